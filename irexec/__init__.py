@@ -1,0 +1,24 @@
+"""irexec: read, check and run OpenVINO IR models with numpy.
+
+    import irexec
+    model = irexec.read_model("model.xml")
+    compiled = irexec.compile_model(model)
+    outputs = compiled({"data": x})
+"""
+
+from irexec import ops as _ops  # noqa: F401  (registers the built-in operations)
+from irexec.api import compile_model, read_model, save_model
+from irexec.errors import InternalError, IRError, OpError
+from irexec.ir.element_type import ElementType
+from irexec.ir.model import Model
+from irexec.ir.shape import Dimension, PartialShape
+from irexec.ops.registry import register as register_op
+from irexec.runtime.compiled_model import CompiledModel, InferRequest
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "CompiledModel", "Dimension", "ElementType", "IRError", "InferRequest", "InternalError",
+    "Model", "OpError", "PartialShape", "compile_model", "read_model", "register_op",
+    "save_model",
+]

@@ -1,0 +1,5 @@
+import sys
+
+from irexec.cli.main import main
+
+sys.exit(main())

@@ -1,0 +1,37 @@
+"""The two kinds of failure: IRError (the user can fix it) and InternalError (irexec's bug)."""
+
+from __future__ import annotations
+
+from irexec.validate.diagnostic import Diagnostic, Location
+
+
+class IRError(Exception):
+    """A problem with a model or its inputs. Carries one or more Diagnostics."""
+
+    def __init__(self, diagnostics: list[Diagnostic] | Diagnostic):
+        if isinstance(diagnostics, Diagnostic):
+            diagnostics = [diagnostics]
+        self.diagnostics = list(diagnostics)
+        super().__init__(str(self.diagnostics[0]) if self.diagnostics else "invalid model")
+
+    @classmethod
+    def make(cls, code: str, message: str, location: Location | None = None) -> IRError:
+        return cls(Diagnostic(code, message, location or Location()))
+
+    @property
+    def code(self) -> str:
+        return self.diagnostics[0].code
+
+    def __str__(self) -> str:
+        first = str(self.diagnostics[0])
+        more = len(self.diagnostics) - 1
+        return first if more == 0 else f"{first} (and {more} more problem{'s' * (more > 1)})"
+
+
+class InternalError(Exception):
+    """Something irexec should never do happened. Please report it."""
+
+
+class OpError(ValueError):
+    """Raised by a kernel or a shape rule when values break the op's rules. The caller turns it
+    into an IRError that names the layer."""

@@ -1,0 +1,317 @@
+"""Read an OpenVINO IR (.xml + .bin, version 10 or 11) into an ``ir.Model``.
+
+The reader collects every problem it can find in one pass and raises them together; each carries
+the file, the XML line and the layer. It checks structure (layers, ports, edges, cycles) and parses
+attributes by the kinds the op specs declare. Shape and type inference runs afterwards
+(:mod:`irexec.infer`).
+
+NOTE for developers: lxml is used with a hardened parser: no DTDs, no entity expansion, no network.
+Only layers' ``<data>``, ports and ``<rt_info>`` are interpreted; unknown ``<data>`` attributes are
+kept as strings in ``Node.extra_attrs`` so that writing the model back loses nothing.
+"""
+
+from __future__ import annotations
+
+import os
+
+import networkx as nx
+from lxml import etree
+
+from irexec.errors import IRError
+from irexec.io import ir_text
+from irexec.io.weights import Weights, WeightsError
+from irexec.ir.model import InputPort, Model, Node, OutputPort, RtInfo
+from irexec.ir.shape import PartialShape
+from irexec.ops import registry
+from irexec.ops.spec import REQUIRED
+from irexec.validate.diagnostic import Diagnostics, Location
+
+SUPPORTED_VERSIONS = (10, 11)
+MAX_XML_BYTES = 1 << 30
+
+
+def _parser() -> etree.XMLParser:
+    return etree.XMLParser(resolve_entities=False, no_network=True, load_dtd=False,
+                           dtd_validation=False, huge_tree=False, remove_comments=True,
+                           remove_pis=True)
+
+
+def _children(parent, tag: str):
+    return [c for c in parent if isinstance(c.tag, str) and c.tag == tag]
+
+
+def _child(parent, tag: str):
+    found = _children(parent, tag)
+    return found[0] if found else None
+
+
+def read_rt_info(element) -> list[RtInfo]:
+    if element is None:
+        return []
+    return [RtInfo(c.tag, dict(c.attrib), read_rt_info(c))
+            for c in element if isinstance(c.tag, str)]
+
+
+class _Reader:
+    def __init__(self, xml_path: str, bin_path: str | None):
+        self.path = xml_path
+        self.diags = Diagnostics()
+        self.weights = Weights(bin_path)
+
+    def loc(self, element=None, node: Node | None = None, layer=None) -> Location:
+        line = element.sourceline if element is not None else None
+        if node is not None:
+            return Location(self.path, line or node.line, node.name, node.type, str(node.id))
+        if layer is not None:
+            return Location(self.path, line, layer.get("name"), layer.get("type"), layer.get("id"))
+        return Location(self.path, line)
+
+    # --- the file ---------------------------------------------------------------------------
+
+    def parse_xml(self):
+        try:
+            size = os.path.getsize(self.path)
+            if size > MAX_XML_BYTES:
+                raise IRError.make("IR001", f"the XML file is {size} bytes; irexec reads at most "
+                                            f"{MAX_XML_BYTES}", Location(self.path))
+            with open(self.path, "rb") as f:
+                data = f.read()
+        except OSError as e:
+            raise IRError.make("IR001", f"cannot read the model: {e.strerror or e}",
+                               Location(self.path)) from None
+        try:
+            root = etree.fromstring(data, _parser())
+        except etree.XMLSyntaxError as e:
+            line = e.lineno if e.lineno else None
+            msg = e.msg if hasattr(e, "msg") and e.msg else str(e)
+            raise IRError.make("IR002", f"malformed XML: {msg}", Location(self.path, line)) from None
+        if root is None or not isinstance(root.tag, str) or root.tag.lower() != "net":
+            tag = root.tag if root is not None else "nothing"
+            raise IRError.make("IR003", f"the root element is <{tag}>, not <net>: this is not an "
+                                        f"OpenVINO IR file", Location(self.path, 1))
+        text = root.get("version")
+        try:
+            version = ir_text.parse_int(text) if text is not None else None
+        except ValueError:
+            version = None
+        if version not in SUPPORTED_VERSIONS:
+            shown = "missing" if text is None else f"'{text}'"
+            raise IRError.make("IR004", f"IR version {shown} is not supported; irexec reads "
+                                        f"versions {', '.join(map(str, SUPPORTED_VERSIONS))}",
+                               Location(self.path, root.sourceline))
+        return root, version
+
+    # --- layers and ports -------------------------------------------------------------------
+
+    def read_layer(self, layer) -> Node | None:
+        missing = [a for a in ("id", "name", "type", "version") if layer.get(a) is None]
+        if missing:
+            self.diags.add("IR101", f"<layer> lacks the mandatory attribute"
+                                    f"{'s' * (len(missing) > 1)} {', '.join(missing)}",
+                           self.loc(layer, layer=layer))
+            return None
+        try:
+            layer_id = ir_text.parse_uint(layer.get("id"))
+        except ValueError:
+            self.diags.add("IR101", f"layer id '{layer.get('id')}' is not a non-negative integer",
+                           self.loc(layer, layer=layer))
+            return None
+        type_name, version = layer.get("type"), layer.get("version")
+        try:
+            op = registry.lookup(type_name, version)
+        except registry.LookupFailure as e:
+            self.diags.add("IR103", str(e), self.loc(layer, layer=layer))
+            op = None
+        node = Node(id=layer_id, name=layer.get("name"),
+                    type=op.spec.type if op else type_name, version=version, op=op,
+                    line=layer.sourceline, file=self.path)
+        node.rt_info = read_rt_info(_child(layer, "rt_info"))
+        self.read_ports(node, layer)
+        if op is not None:
+            self.read_attrs(node, layer)
+        return node
+
+    def read_ports(self, node: Node, layer) -> None:
+        for section, is_input in (("input", True), ("output", False)):
+            block = _child(layer, section)
+            if block is None:
+                continue
+            seen = set()
+            for port in _children(block, "port"):
+                try:
+                    port_id = ir_text.parse_uint(port.get("id", ""))
+                except ValueError:
+                    self.diags.add("IR104", f"{section} <port> id '{port.get('id')}' is not a "
+                                            f"non-negative integer", self.loc(port, node))
+                    continue
+                if port_id in seen:
+                    self.diags.add("IR104", f"{section} port id {port_id} appears twice",
+                                   self.loc(port, node))
+                    continue
+                seen.add(port_id)
+                dims = []
+                for dim in _children(port, "dim"):
+                    try:
+                        dims.append(ir_text.parse_dim_element(dim.text))
+                    except ValueError as e:
+                        self.diags.add("IR105", f"{section} port {port_id}: {e}",
+                                       self.loc(dim, node))
+                        dims.append(None)
+                declared = None if None in dims else PartialShape(dims)
+                precision = None
+                if port.get("precision") is not None:
+                    try:
+                        precision = ir_text.parse_precision(port.get("precision"))
+                    except ValueError as e:
+                        if not is_input:  # OpenVINO ignores input precisions altogether
+                            self.diags.add("IR106", f"output port {port_id}: {e}",
+                                           self.loc(port, node))
+                rt_info = read_rt_info(_child(port, "rt_info"))
+                if is_input:
+                    node.inputs.append(InputPort(node, len(node.inputs), port_id, declared,
+                                                 precision, rt_info, port.sourceline))
+                else:
+                    names = ir_text.split_names(port.get("names", ""))
+                    node.outputs.append(OutputPort(node, len(node.outputs), port_id, declared,
+                                                   precision, names, rt_info, port.sourceline))
+
+    def read_attrs(self, node: Node, layer) -> None:
+        data = _child(layer, "data")
+        raw = dict(data.attrib) if data is not None else {}
+        where = self.loc(data if data is not None else layer, node)
+        for attr in node.op.spec.attrs:
+            if attr.name not in raw:
+                if attr.required:
+                    self.diags.add("IR301", f"attribute '{attr.name}' is required", where)
+                else:
+                    node.attrs[attr.name] = attr.default
+                continue
+            text = raw.pop(attr.name)
+            try:
+                node.attrs[attr.name] = ir_text.parse_attr(attr.kind, text, attr.values)
+            except ValueError as e:
+                self.diags.add("IR302", f"attribute '{attr.name}': {e}", where)
+                continue
+            value = node.attrs[attr.name]
+            if attr.kind == "element_type" and not value.is_supported and not (
+                    value.is_dynamic and node.type == "Parameter"):
+                self.diags.add("IR505", f"attribute '{attr.name}': element type {value} is not "
+                                        f"supported yet (supported: "
+                                        f"{', '.join(e.name for e in _supported())})", where)
+                del node.attrs[attr.name]
+        node.extra_attrs = raw
+        if node.type == "Constant" and all(a.name in node.attrs for a in node.op.spec.attrs):
+            a = node.attrs
+            try:
+                node.value = self.weights.tensor(a["element_type"], a["shape"], a["offset"],
+                                                 a["size"])
+            except WeightsError as e:
+                self.diags.add(e.code, str(e), where)
+
+    # --- edges and graph --------------------------------------------------------------------
+
+    def connect(self, root, nodes: dict[int, Node]) -> None:
+        edges_block = _child(root, "edges")
+        for edge in _children(edges_block, "edge") if edges_block is not None else []:
+            try:
+                ids = [ir_text.parse_uint(edge.get(a, "")) for a in
+                       ("from-layer", "from-port", "to-layer", "to-port")]
+            except ValueError:
+                self.diags.add("IR201", "an <edge> needs integer from-layer, from-port, to-layer "
+                                        "and to-port attributes", self.loc(edge))
+                continue
+            from_layer, from_port, to_layer, to_port = ids
+            src_node, dst_node = nodes.get(from_layer), nodes.get(to_layer)
+            if src_node is None or dst_node is None:
+                missing = from_layer if src_node is None else to_layer
+                self.diags.add("IR201", f"edge {from_layer}:{from_port} -> {to_layer}:{to_port} "
+                                        f"names layer id {missing}, which does not exist",
+                               self.loc(edge))
+                continue
+            src = next((p for p in src_node.outputs if p.port_id == from_port), None)
+            dst = next((p for p in dst_node.inputs if p.port_id == to_port), None)
+            if src is None:
+                self.diags.add("IR201", f"edge {from_layer}:{from_port} -> {to_layer}:{to_port}: "
+                                        f"layer '{src_node.name}' has no output port {from_port}",
+                               self.loc(edge))
+                continue
+            if dst is None:
+                self.diags.add("IR201", f"edge {from_layer}:{from_port} -> {to_layer}:{to_port}: "
+                                        f"layer '{dst_node.name}' has no input port {to_port}",
+                               self.loc(edge))
+                continue
+            if dst.source is not None:
+                self.diags.add("IR203", f"input port {to_port} of layer '{dst_node.name}' already "
+                                        f"has an edge (from layer "
+                                        f"'{dst.source.node.name}'); an input takes exactly one",
+                               self.loc(edge))
+                continue
+            dst.source = src
+            src.consumers.append(dst)
+        for node in nodes.values():
+            for port in node.inputs:
+                if port.source is None:
+                    self.diags.add("IR202", f"input port {port.port_id} has no incoming edge",
+                                   Location(self.path, port.line or node.line, node.name,
+                                            node.type, str(node.id)))
+
+    def read(self) -> Model:
+        root, version = self.parse_xml()
+        layers_block = _child(root, "layers")
+        nodes: dict[int, Node] = {}
+        order: list[Node] = []
+        for layer in _children(layers_block, "layer") if layers_block is not None else []:
+            node = self.read_layer(layer)
+            if node is None:
+                continue
+            if node.id in nodes:
+                self.diags.add("IR102", f"layer id {node.id} is already used by layer "
+                                        f"'{nodes[node.id].name}' (line {nodes[node.id].line})",
+                               node.location)
+                continue
+            nodes[node.id] = node
+            order.append(node)
+        self.connect(root, nodes)
+        self.diags.raise_if_errors()
+        model = Model(order, name=root.get("name", "model"), ir_version=version,
+                      rt_info=read_rt_info(_child(root, "rt_info")), path=self.path)
+        model.weights = self.weights
+        check_graph(model)
+        return model
+
+
+def _supported():
+    from irexec.ir.element_type import SUPPORTED
+
+    return SUPPORTED
+
+
+def check_graph(model: Model) -> None:
+    """Cycles are errors (naming the layers on one); layers no Result needs are warnings."""
+    try:
+        cycle = nx.find_cycle(model.graph)
+    except nx.NetworkXNoCycle:
+        cycle = None
+    if cycle:
+        names = [model.by_id[u].name for u, *_ in cycle]
+        first = model.by_id[cycle[0][0]]
+        raise IRError.make("IR204", "the layers form a cycle: " + " -> ".join(
+            f"'{n}'" for n in names + names[:1]), first.location)
+    needed = model.needed_nodes()
+    diags = Diagnostics()
+    for node in model.nodes:
+        if node.id not in needed:
+            diags.add("IR205", "no Result depends on this layer; it is not executed",
+                      node.location)
+    model.diagnostics.extend(diags)
+
+
+def read_ir(xml_path, bin_path=None) -> Model:
+    """Parse an IR file into a Model (no inference yet). Raises IRError with every problem."""
+    xml_path = os.fspath(xml_path)
+    if bin_path is None:
+        bin_path = os.path.splitext(xml_path)[0] + ".bin"
+    return _Reader(xml_path, os.fspath(bin_path)).read()
+
+
+__all__ = ["read_ir", "SUPPORTED_VERSIONS", "REQUIRED"]

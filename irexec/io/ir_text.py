@@ -1,0 +1,190 @@
+"""The text forms IR files give to values: attribute kinds, shape strings, dims and tensor names.
+
+Parsers raise ``ValueError`` with a sentence that says what was expected; the reader adds the file,
+line and layer. Each ``format_*`` is the exact inverse used by the writer.
+"""
+
+from __future__ import annotations
+
+import re
+
+from irexec.ir import element_type as et_table
+from irexec.ir.element_type import ElementType
+from irexec.ir.shape import Dimension, PartialShape
+
+_INT = re.compile(r"\s*[-+]?\d+\s*")
+_MAX_DIM = 2**63 - 1
+
+
+def parse_int(text: str) -> int:
+    if not _INT.fullmatch(text):
+        raise ValueError(f"'{text}' is not an integer")
+    return int(text)
+
+
+def parse_uint(text: str) -> int:
+    value = parse_int(text)
+    if value < 0:
+        raise ValueError(f"'{text}' is negative; a non-negative integer is needed")
+    return value
+
+
+def parse_bool(text: str) -> bool:
+    lowered = text.strip().lower()
+    if lowered in ("true", "1"):
+        return True
+    if lowered in ("false", "0"):
+        return False
+    raise ValueError(f"'{text}' is not a boolean (true, false, 1 or 0)")
+
+
+def parse_element_type(text: str) -> ElementType:
+    try:
+        return et_table.from_name(text)
+    except KeyError:
+        raise ValueError(f"'{text}' is not an element type name (such as f32, i64, boolean)") from None
+
+
+def parse_precision(text: str) -> ElementType:
+    try:
+        return et_table.from_precision(text)
+    except KeyError:
+        raise ValueError(f"'{text}' is not a precision (such as FP32, f32, I64, BOOL)") from None
+
+
+def _strip_brackets(text: str) -> str:
+    text = text.strip()
+    if text.startswith("[") and text.endswith("]"):
+        text = text[1:-1].strip()
+    return text
+
+
+def parse_dimension(text: str) -> Dimension:
+    t = text.strip()
+    if t in ("?", "-1"):
+        return Dimension.dynamic()
+    if ".." in t:
+        lo_text, hi_text = t.split("..", 1)
+        lo = parse_uint(lo_text) if lo_text.strip() else 0
+        hi = parse_uint(hi_text) if hi_text.strip() else None
+        if hi is not None and hi < lo:
+            raise ValueError(f"interval '{t}' has its upper bound below its lower bound")
+        return Dimension(lo, hi)
+    if not _INT.fullmatch(t):
+        raise ValueError(f"'{t}' is not a dimension (a size, ?, -1, or an interval like 2..10)")
+    value = int(t)
+    if value < 0:
+        raise ValueError(f"dimension '{t}' is negative; use -1 or ? for a dynamic size")
+    if value > _MAX_DIM:
+        raise ValueError(f"dimension '{t}' is too large")
+    return Dimension.static(value)
+
+
+def parse_partial_shape(text: str) -> PartialShape:
+    """``1,3,224,224``; ``?``/``-1`` dynamic; ``2..10``, ``..8``, ``3..`` intervals; ``...`` a
+    dynamic rank; empty for a scalar. Brackets and spaces around are tolerated."""
+    t = _strip_brackets(text)
+    if t == "...":
+        return PartialShape.dynamic()
+    if t == "":
+        return PartialShape([])
+    return PartialShape([parse_dimension(part) for part in t.split(",")])
+
+
+def parse_static_shape(text: str) -> tuple[int, ...]:
+    t = _strip_brackets(text)
+    if t == "":
+        return ()
+    dims = []
+    for part in t.split(","):
+        dim = parse_dimension(part)
+        if not dim.is_static:
+            raise ValueError(f"dimension '{part.strip()}' is not a fixed size; a Const shape is "
+                             f"static")
+        dims.append(dim.min)
+    return tuple(dims)
+
+
+def parse_dim_element(text: str | None) -> Dimension:
+    """The text of a port's ``<dim>``: a size, or -1 for a dynamic one."""
+    t = (text or "").strip()
+    if not _INT.fullmatch(t) or int(t) < -1:
+        raise ValueError(f"<dim> holds '{t}'; it must be a non-negative integer or -1")
+    value = int(t)
+    if value > _MAX_DIM:
+        raise ValueError(f"<dim> holds '{t}', which is too large")
+    return Dimension.dynamic() if value == -1 else Dimension.static(value)
+
+
+def split_names(text: str) -> list[str]:
+    """Tensor names: comma-separated, ``\\,`` is a comma inside a name; spaces are kept."""
+    names, current, i = [], [], 0
+    while i < len(text):
+        c = text[i]
+        if c == "\\" and i + 1 < len(text) and text[i + 1] == ",":
+            current.append(",")
+            i += 2
+            continue
+        if c == ",":
+            names.append("".join(current))
+            current = []
+        else:
+            current.append(c)
+        i += 1
+    names.append("".join(current))
+    return [n for n in names if n != ""]
+
+
+def join_names(names) -> str:
+    return ",".join(n.replace(",", "\\,") for n in names)
+
+
+def format_dimension(dim: Dimension) -> str:
+    return str(dim)
+
+
+def format_partial_shape(shape: PartialShape) -> str:
+    if not shape.rank_is_static:
+        return "..."
+    return ",".join(str(d) for d in shape)
+
+
+# --- attribute kinds (see irexec.ops.spec.ATTR_KINDS) ------------------------------------------
+
+def parse_attr(kind: str, text: str, values: tuple[str, ...] | None = None):
+    if kind == "int":
+        return parse_int(text)
+    if kind == "uint":
+        return parse_uint(text)
+    if kind == "bool":
+        return parse_bool(text)
+    if kind == "string":
+        return text
+    if kind == "enum":
+        lowered = text.strip().lower()
+        if values is not None and lowered not in values:
+            raise ValueError(f"'{text}' is not one of: {', '.join(values)}")
+        return lowered
+    if kind == "element_type":
+        return parse_element_type(text)
+    if kind == "shape":
+        return parse_static_shape(text)
+    if kind == "partial_shape":
+        return parse_partial_shape(text)
+    if kind == "string_list":
+        return tuple(split_names(text))
+    raise ValueError(f"unknown attribute kind {kind!r}")
+
+
+def format_attr(kind: str, value) -> str:
+    if kind == "bool":
+        return "true" if value else "false"
+    if kind == "element_type":
+        return value.name
+    if kind == "shape":
+        return ",".join(str(d) for d in value)
+    if kind == "partial_shape":
+        return format_partial_shape(value)
+    if kind == "string_list":
+        return join_names(value)
+    return str(value)

@@ -1,0 +1,107 @@
+"""Write a Model as an OpenVINO IR v11 ``.xml`` + ``.bin`` pair.
+
+Constants are packed back to back into the .bin; every other attribute, tensor name and rt_info
+entry is written as the model holds it, so reading the files back gives the same model. Ports get
+the inferred dims (any non-static dim is written -1, as OpenVINO's serializer does) and precisions.
+"""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+from lxml import etree
+
+from irexec.io import ir_text
+from irexec.ir.model import Model, RtInfo
+
+_IR_TYPE_NAMES = {"Constant": "Const"}
+
+
+def _rt_info(parent, entries: list[RtInfo]) -> None:
+    if not entries:
+        return
+    block = etree.SubElement(parent, "rt_info")
+
+    def add(into, entry):
+        element = etree.SubElement(into, entry.tag, entry.attrs)
+        for child in entry.children:
+            add(element, child)
+
+    for e in entries:
+        add(block, e)
+
+
+def _dims(port_element, shape) -> None:
+    if shape is None or not shape.rank_is_static:
+        return
+    for d in shape:
+        etree.SubElement(port_element, "dim").text = str(d.min) if d.is_static else "-1"
+
+
+def write_ir(model: Model, xml_path, bin_path=None) -> None:
+    xml_path = os.fspath(xml_path)
+    bin_path = os.fspath(bin_path) if bin_path else os.path.splitext(xml_path)[0] + ".bin"
+    net = etree.Element("net", name=model.name, version="11")
+    layers = etree.SubElement(net, "layers")
+    blobs: list[bytes] = []
+    offset = 0
+    for node in model.nodes:
+        layer = etree.SubElement(layers, "layer", id=str(node.id), name=node.name,
+                                 type=_IR_TYPE_NAMES.get(node.type, node.type),
+                                 version=node.version)
+        attrs = {}
+        for attr in node.op.spec.attrs:
+            if attr.name in node.attrs and not (attr.kind == "string_list"
+                                                and not node.attrs[attr.name]):
+                attrs[attr.name] = ir_text.format_attr(attr.kind, node.attrs[attr.name])
+        if node.type == "Constant":
+            value = np.ascontiguousarray(node.value)
+            if value.dtype == np.bool_:
+                value = value.view(np.uint8)
+            if value.dtype.byteorder == ">":
+                value = value.astype(value.dtype.newbyteorder("<"))
+            blob = value.tobytes()
+            attrs["offset"], attrs["size"] = str(offset), str(len(blob))
+            blobs.append(blob)
+            offset += len(blob)
+        attrs.update(node.extra_attrs)
+        if attrs:
+            etree.SubElement(layer, "data", attrs)
+        _rt_info(layer, node.rt_info)
+        if node.inputs:
+            block = etree.SubElement(layer, "input")
+            for port in node.inputs:
+                element = etree.SubElement(block, "port", id=str(port.port_id))
+                _dims(element, port.source.partial_shape if port.source else port.declared)
+                _rt_info(element, port.rt_info)
+        if node.outputs:
+            block = etree.SubElement(layer, "output")
+            for port in node.outputs:
+                attributes = {"id": str(port.port_id)}
+                et = port.element_type or port.precision
+                if et is not None:
+                    attributes["precision"] = et.precision
+                if port.names:
+                    attributes["names"] = ir_text.join_names(port.names)
+                element = etree.SubElement(block, "port", attributes)
+                _dims(element, port.partial_shape or port.declared)
+                _rt_info(element, port.rt_info)
+    edges = etree.SubElement(net, "edges")
+    for node in model.nodes:
+        for port in node.inputs:
+            if port.source is not None:
+                etree.SubElement(edges, "edge", {
+                    "from-layer": str(port.source.node.id), "from-port": str(port.source.port_id),
+                    "to-layer": str(node.id), "to-port": str(port.port_id)})
+    _rt_info(net, model.rt_info)
+    xml = etree.tostring(net, pretty_print=True, xml_declaration=True, encoding="utf-8")
+    _atomic_write(xml_path, xml)
+    _atomic_write(bin_path, b"".join(blobs))
+
+
+def _atomic_write(path: str, data: bytes) -> None:
+    tmp = f"{path}.tmp{os.getpid()}"
+    with open(tmp, "wb") as f:
+        f.write(data)
+    os.replace(tmp, path)

@@ -1,0 +1,93 @@
+"""Build a Model in Python, layer by layer (used by tests, samples and converters).
+
+    b = ModelBuilder("demo")
+    x = b.parameter("data", "f32", [2, 3])
+    y = b.op("Reverse", x, b.constant(np.array([1], np.int64)), mode="index")
+    b.result(y, "out")
+    model = b.build()          # checked and inferred, like read_model
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from irexec.ir import element_type as et_table
+from irexec.ir.element_type import ElementType
+from irexec.ir.model import InputPort, Model, Node, OutputPort
+from irexec.ir.shape import PartialShape
+
+
+def _element_type(value) -> ElementType:
+    return value if isinstance(value, ElementType) else et_table.from_name(str(value))
+
+
+class ModelBuilder:
+    def __init__(self, name: str = "model"):
+        self.name = name
+        self.nodes: list[Node] = []
+
+    def _add(self, type_name: str, version: str, attrs: dict, inputs, num_outputs: int,
+             name: str | None, tensor_names: list[str] | None = None) -> Node:
+        from irexec.ops import registry
+
+        op = registry.lookup(type_name, version)
+        node = Node(id=len(self.nodes), name=name or f"{op.spec.type.lower()}_{len(self.nodes)}",
+                    type=op.spec.type, version=version, op=op)
+        for attr in op.spec.attrs:
+            if attr.name in attrs:
+                value = attrs.pop(attr.name)
+                if attr.kind == "element_type":
+                    value = _element_type(value)
+                elif attr.kind == "partial_shape" and not isinstance(value, PartialShape):
+                    value = PartialShape(value)
+                elif attr.kind == "shape":
+                    value = tuple(int(d) for d in value)
+                elif attr.kind == "enum":
+                    value = str(value).lower()
+                node.attrs[attr.name] = value
+            elif not attr.required:
+                node.attrs[attr.name] = attr.default
+        node.extra_attrs = {k: str(v) for k, v in attrs.items()}
+        for i, source in enumerate(inputs):
+            port = InputPort(node, i, i, source=source)
+            node.inputs.append(port)
+            source.consumers.append(port)
+        for i in range(num_outputs):
+            names = tensor_names if tensor_names is not None else [node.name]
+            node.outputs.append(OutputPort(node, i, len(inputs) + i, names=list(names)))
+        self.nodes.append(node)
+        return node
+
+    def parameter(self, name: str, element_type, shape) -> OutputPort:
+        shape = shape if isinstance(shape, PartialShape) else PartialShape(shape)
+        return self._add("Parameter", "opset1", {"element_type": element_type, "shape": shape},
+                         [], 1, name).outputs[0]
+
+    def constant(self, value, element_type=None, name: str | None = None) -> OutputPort:
+        et = _element_type(element_type) if element_type is not None else None
+        array = np.asarray(value, dtype=et.dtype if et else None)
+        et = et or et_table.from_dtype(array.dtype)
+        node = self._add("Const", "opset1", {"element_type": et, "shape": array.shape,
+                                             "offset": 0, "size": array.nbytes}, [], 1, name)
+        node.value = array
+        return node.outputs[0]
+
+    def op(self, type_name: str, *inputs: OutputPort, version: str = "opset1",
+           name: str | None = None, **attrs) -> OutputPort:
+        from irexec.ops import registry
+
+        n_out = len(registry.lookup(type_name, version).spec.outputs)
+        return self._add(type_name, version, dict(attrs), list(inputs), n_out, name).outputs[0]
+
+    def result(self, value: OutputPort, name: str | None = None) -> Node:
+        return self._add("Result", "opset1", {}, [value], 0, name)
+
+    def build(self) -> Model:
+        """The finished model, checked and inferred. Raises IRError on any problem."""
+        from irexec.infer import infer_model
+
+        model = Model(list(self.nodes), name=self.name)
+        diags = infer_model(model)
+        diags.raise_if_errors()
+        model.diagnostics.extend(diags.warnings)
+        return model

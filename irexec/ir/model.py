@@ -1,0 +1,196 @@
+"""The in-memory model: layers (Node), their ports, and the graph of edges between them.
+
+Nothing here knows XML. The reader in ``io/`` fills these objects; inference fills in each output
+port's element type and partial shape; the runtime compiles them into a flat plan.
+
+NOTE for developers: an output port *is* the value it carries (as OpenVINO's ``Output``); an input
+port points at the output port feeding it (``source``). The networkx graph mirrors those links with
+one edge per connection (keys are ``(from_index, to_index)``) and is used for ordering and analysis,
+never while running.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import networkx as nx
+
+from irexec.ir.element_type import ElementType
+from irexec.ir.shape import PartialShape
+
+if TYPE_CHECKING:
+    import numpy as np
+
+    from irexec.ops.spec import Op
+    from irexec.validate.diagnostic import Diagnostic, Location
+
+
+@dataclass
+class RtInfo:
+    """One element of an ``<rt_info>`` block, kept as written so that nothing is lost."""
+
+    tag: str
+    attrs: dict[str, str] = field(default_factory=dict)
+    children: list[RtInfo] = field(default_factory=list)
+
+    def to_dict(self) -> Any:
+        """A plain view: ``value`` attributes become strings, nested blocks dicts."""
+        if not self.children:
+            return self.attrs.get("value", dict(self.attrs))
+        return rt_info_dict(self.children)
+
+
+def rt_info_dict(entries: list[RtInfo]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for e in entries:
+        key = e.attrs.get("name", e.tag) if e.tag == "attribute" else e.tag
+        out[key] = e.to_dict()
+    return out
+
+
+@dataclass(eq=False)
+class InputPort:
+    node: Node
+    index: int
+    port_id: int
+    declared: PartialShape | None = None  # the dims the XML wrote, if any
+    precision: ElementType | None = None
+    rt_info: list[RtInfo] = field(default_factory=list)
+    line: int | None = None
+    source: OutputPort | None = None  # set when edges are connected
+
+    def __repr__(self) -> str:
+        return f"<input {self.index} of {self.node.name!r}>"
+
+
+@dataclass(eq=False)
+class OutputPort:
+    """An output port of a layer, and the tensor it produces."""
+
+    node: Node
+    index: int
+    port_id: int
+    declared: PartialShape | None = None
+    precision: ElementType | None = None
+    names: list[str] = field(default_factory=list)
+    rt_info: list[RtInfo] = field(default_factory=list)
+    line: int | None = None
+    # Filled by inference:
+    element_type: ElementType | None = None
+    partial_shape: PartialShape | None = None
+    consumers: list[InputPort] = field(default_factory=list)
+
+    def get_any_name(self) -> str:
+        return self.names[0] if self.names else self.node.name
+
+    def get_element_type(self) -> ElementType | None:
+        return self.element_type
+
+    def get_partial_shape(self) -> PartialShape | None:
+        return self.partial_shape
+
+    def __repr__(self) -> str:
+        return (f"<output {self.index} of {self.node.name!r}: "
+                f"{self.element_type} {self.partial_shape}>")
+
+
+@dataclass(eq=False)
+class Node:
+    """One layer of the IR."""
+
+    id: int
+    name: str
+    type: str  # the registered op type, e.g. "Constant" for the IR's "Const"
+    version: str  # as written: "opset1"
+    op: type[Op] | None = None
+    attrs: dict[str, Any] = field(default_factory=dict)
+    inputs: list[InputPort] = field(default_factory=list)
+    outputs: list[OutputPort] = field(default_factory=list)
+    rt_info: list[RtInfo] = field(default_factory=list)
+    line: int | None = None
+    file: str | None = None
+    value: np.ndarray | None = None  # a Constant's payload (a read-only view of the .bin)
+    extra_attrs: dict[str, str] = field(default_factory=dict)  # <data> attributes no spec names
+
+    @property
+    def location(self) -> Location:
+        from irexec.validate.diagnostic import Location
+
+        return Location(self.file, self.line, self.name, self.type, str(self.id))
+
+    def input_values(self) -> list[OutputPort | None]:
+        return [p.source for p in self.inputs]
+
+    def __repr__(self) -> str:
+        return f"<layer {self.id} {self.name!r} ({self.type}-{self.version})>"
+
+
+class Model:
+    """A whole IR model. Build it with ``irexec.read_model`` or ``irexec.ir.builder``."""
+
+    def __init__(self, nodes: list[Node], *, name: str = "model", ir_version: int = 11,
+                 rt_info: list[RtInfo] | None = None, path: str | None = None):
+        self.nodes = nodes
+        self.name = name
+        self.ir_version = ir_version
+        self.rt_info = rt_info or []
+        self.path = path
+        self.diagnostics: list[Diagnostic] = []  # warnings found while reading and inferring
+        self.weights = None  # the io.weights.Weights the Consts view, kept alive with the model
+        self.by_id = {n.id: n for n in nodes}
+        self.graph = nx.MultiDiGraph()
+        for n in nodes:
+            self.graph.add_node(n.id)
+        for n in nodes:
+            for port in n.inputs:
+                if port.source is not None:
+                    self.graph.add_edge(port.source.node.id, n.id,
+                                        key=(port.source.index, port.index))
+        self._order: list[Node] | None = None
+
+    @property
+    def parameters(self) -> list[Node]:
+        return [n for n in self.nodes if n.type == "Parameter"]
+
+    @property
+    def results(self) -> list[Node]:
+        return [n for n in self.nodes if n.type == "Result"]
+
+    @property
+    def inputs(self) -> list[OutputPort]:
+        return [p.outputs[0] for p in self.parameters]
+
+    @property
+    def outputs(self) -> list[OutputPort]:
+        return [r.inputs[0].source for r in self.results]
+
+    def topological_order(self) -> list[Node]:
+        """Every layer, producers before consumers; ties keep the order of the XML."""
+        if self._order is None:
+            position = {n.id: i for i, n in enumerate(self.nodes)}
+            ids = nx.lexicographical_topological_sort(self.graph, key=position.__getitem__)
+            self._order = [self.by_id[i] for i in ids]
+        return self._order
+
+    def needed_nodes(self) -> set[int]:
+        """Ids of layers some Result depends on (Parameters always count)."""
+        needed: set[int] = set()
+        for r in self.results:
+            needed.add(r.id)
+            needed |= nx.ancestors(self.graph, r.id)
+        needed |= {p.id for p in self.parameters}
+        return needed
+
+    def output_name(self, result: Node) -> str:
+        """A Result's output name: output_names, else the feeding port's first name, else its name."""
+        names = result.attrs.get("output_names")
+        if names and self.ir_version >= 11:  # IR v10 had no output_names; OpenVINO ignores it
+            return names[0]
+        source = result.inputs[0].source
+        if source is not None and source.names:
+            return source.names[0]
+        return result.name
+
+    def __repr__(self) -> str:
+        return f"<Model {self.name!r}: {len(self.nodes)} layers>"

@@ -1,0 +1,1 @@
+"""numpy kernels shared by several ops."""

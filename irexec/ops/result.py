@@ -1,0 +1,22 @@
+"""Result-1: a model output."""
+
+from irexec.ops.registry import register
+from irexec.ops.spec import Attr, Input, Op, OpSpec
+
+
+@register
+class Result(Op):
+    spec = OpSpec(
+        type="Result",
+        since=1,
+        attrs=(
+            Attr("output_names", "string_list", default=(),
+                 doc="the model output's names (IR v11); the first one names the output"),
+        ),
+        inputs=(Input("input", doc="the value to return"),),
+        doc="A model output: returns the value it is given.",
+    )
+
+    @staticmethod
+    def infer(ctx):
+        return []

@@ -1,0 +1,79 @@
+"""Reverse-1: flip a tensor along some axes, given as axis numbers (``index``) or a mask."""
+
+import numpy as np
+
+from irexec.errors import OpError
+from irexec.ops.registry import register
+from irexec.ops.spec import (ANY, BOOLEAN, INTEGER, Attr, ByAttr, AxisIndices, AxisMask, Input, Op,
+                             OpSpec, Output, Rank)
+
+
+def _normalize_axes(axes: np.ndarray, rank: int) -> tuple[int, ...]:
+    """Axis numbers -> sorted unique non-negative axes; OpError names the first one out of range.
+
+    Unsigned values are read as signed 64-bit, as OpenVINO does (u64 2**64-1 is -1).
+    """
+    values = np.asarray(axes).reshape(-1)
+    if values.dtype.kind == "u":
+        values = values.astype(np.uint64).view(np.int64)
+    else:
+        values = values.astype(np.int64)
+    bad = values[(values < -rank) | (values >= rank)]
+    if bad.size:
+        raise OpError(f"axis {int(bad[0])} is out of range [-{rank}, {rank - 1}] "
+                      f"for data of rank {rank}")
+    return tuple(sorted({int(a) % rank for a in values})) if rank else ()
+
+
+@register
+class Reverse(Op):
+    spec = OpSpec(
+        type="Reverse",
+        since=1,
+        until=1,
+        attrs=(
+            Attr("mode", "enum", values=("index", "mask"),
+                 doc="how to read the second input: axis numbers (index) or one boolean per axis "
+                     "(mask)"),
+        ),
+        inputs=(
+            Input("data", ANY, doc="the tensor to reverse"),
+            Input("axis", ByAttr("mode", {"index": INTEGER, "mask": BOOLEAN}), Rank(exact=1),
+                  domain=ByAttr("mode", {"index": AxisIndices(0), "mask": AxisMask(0)}),
+                  doc="axes to reverse: axis numbers in [-rank, rank-1] (index mode; repeats "
+                      "flip once) or a boolean mask with one entry per axis (mask mode)"),
+        ),
+        outputs=(Output("output", "data reversed along the chosen axes; same type and shape"),),
+        doc="Reverses the elements of a tensor along the chosen axes.",
+    )
+
+    @staticmethod
+    def infer(ctx):
+        data, axes = ctx.input_type(0), ctx.input_type(1)
+        rank = data.shape.rank
+        if ctx.attrs["mode"] == "mask":
+            if rank.is_static and axes.shape.rank_is_static:
+                if not axes.shape[0].contains(rank.min):
+                    ctx.error("IR307", f"the mask has {axes.shape[0]} entries but data has rank "
+                                       f"{rank.min}; mask mode needs one entry per axis")
+        else:
+            values = ctx.input_value(1)
+            if values is not None and rank.is_static:
+                try:
+                    _normalize_axes(values, rank.min)
+                except OpError as e:
+                    ctx.error("IR306", str(e))
+        return [data]
+
+    @staticmethod
+    def kernel(data, axis, *, mode):
+        if mode == "mask":
+            if axis.shape != (data.ndim,):
+                raise OpError(f"the mask has {axis.size} entries but data has rank {data.ndim}; "
+                              f"mask mode needs one entry per axis")
+            axes = tuple(int(i) for i in np.flatnonzero(axis))
+        else:
+            axes = _normalize_axes(axis, data.ndim)
+        if not axes:
+            return data.copy()
+        return np.flip(data, axes).copy()

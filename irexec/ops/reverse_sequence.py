@@ -1,0 +1,108 @@
+"""ReverseSequence-1: for each index along batch_axis, reverse the first seq_lengths[i] elements
+along seq_axis."""
+
+import numpy as np
+
+from irexec.errors import OpError
+from irexec.kernels.reverse_subsequences import reverse_subsequences
+from irexec.ops.registry import register
+from irexec.ops.spec import (ANY, NUMERIC, Attr, Input, Op, OpSpec, Output, Rank,
+                             SequenceLengths)
+
+
+def normalize_axes(batch_axis: int, seq_axis: int, rank: int) -> tuple[int, int]:
+    """Both axes made non-negative; OpError if either lies outside [-rank, rank-1] or they meet."""
+    for name, axis in (("batch_axis", batch_axis), ("seq_axis", seq_axis)):
+        if not -rank <= axis < rank:
+            raise OpError(f"{name} {axis} is out of range [-{rank}, {rank - 1}] for data of "
+                          f"rank {rank}")
+    b, s = batch_axis % rank, seq_axis % rank
+    if b == s:
+        raise OpError(f"batch_axis {batch_axis} and seq_axis {seq_axis} name the same axis {b}; "
+                      f"they must differ")
+    return b, s
+
+
+def lengths_to_int(lengths: np.ndarray, dim: int | None) -> np.ndarray:
+    """The lengths as int64, after OpenVINO's rules: floats truncate toward zero; 0 means no
+    change. OpError names the first length that is NaN, negative or above ``dim``."""
+    values = np.asarray(lengths).reshape(-1)
+    if values.dtype.kind == "f":
+        values = np.trunc(values.astype(np.float64))
+        bad = np.isnan(values) | (values < 0)
+    elif values.dtype.kind == "i":
+        bad = values < 0
+    else:
+        bad = np.zeros(values.shape, dtype=bool)
+    if dim is not None:
+        bad |= values > dim
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        limit = f"[0, {dim}]" if dim is not None else "[0, the sequence length]"
+        raise OpError(f"seq_lengths[{i}] = {lengths.reshape(-1)[i]} is not in {limit}: "
+                      f"a length must be a whole number of elements along seq_axis")
+    return values.astype(np.int64)
+
+
+@register
+class ReverseSequence(Op):
+    spec = OpSpec(
+        type="ReverseSequence",
+        since=1,
+        until=16,
+        attrs=(
+            Attr("batch_axis", "int", default=0,
+                 doc="the axis that indexes seq_lengths, in [-rank, rank-1]"),
+            Attr("seq_axis", "int", default=1,
+                 doc="the axis whose leading elements are reversed, in [-rank, rank-1]; "
+                     "must differ from batch_axis"),
+        ),
+        inputs=(
+            Input("data", ANY, Rank(min=2), doc="the tensor to reverse, rank >= 2"),
+            Input("seq_lengths", NUMERIC, Rank(exact=1), domain=SequenceLengths(0),
+                  doc="one length per index along batch_axis, in [1, dim(seq_axis)] (0 is "
+                      "accepted and changes nothing); floats truncate toward zero"),
+        ),
+        outputs=(Output("output", "data with each sequence's leading elements reversed"),),
+        doc="Reverses variable-length prefixes of slices along seq_axis.",
+    )
+
+    @staticmethod
+    def infer(ctx):
+        data, lengths = ctx.input_type(0), ctx.input_type(1)
+        shape = data.shape
+        if not shape.rank_is_static:
+            return [data]
+        try:
+            b, s = normalize_axes(ctx.attrs["batch_axis"], ctx.attrs["seq_axis"], len(shape))
+        except OpError as e:
+            ctx.error("IR306" if "out of range" in str(e) else "IR302", str(e))
+        if lengths.shape.rank_is_static:
+            merged = shape[b].merge(lengths.shape[0])
+            if merged is None:
+                ctx.error("IR307", f"seq_lengths has {lengths.shape[0]} entries but data has "
+                                   f"{shape[b]} along batch_axis {b} (data {shape}, "
+                                   f"seq_lengths {lengths.shape})")
+            shape = shape.replace(b, merged)
+        values = ctx.input_value(1)
+        if values is not None:
+            dim = shape[s].max if shape[s].is_static else None
+            try:
+                ints = lengths_to_int(values, dim)
+            except OpError as e:
+                ctx.error("IR308", str(e))
+            if (ints == 0).any():
+                i = int(np.flatnonzero(ints == 0)[0])
+                ctx.warn("IR309", f"seq_lengths[{i}] is 0; the specification asks for lengths "
+                                  f">= 1 (0 is run as 1: nothing is reversed)")
+        return [data.__class__(data.element_type, shape)]
+
+    @staticmethod
+    def kernel(data, seq_lengths, *, batch_axis, seq_axis):
+        if data.ndim < 2:
+            raise OpError(f"data has rank {data.ndim}; ReverseSequence needs rank >= 2")
+        b, s = normalize_axes(batch_axis, seq_axis, data.ndim)
+        if seq_lengths.shape != (data.shape[b],):
+            raise OpError(f"seq_lengths has shape {list(seq_lengths.shape)} but data has "
+                          f"{data.shape[b]} elements along batch_axis {b}")
+        return reverse_subsequences(data, lengths_to_int(seq_lengths, data.shape[s]), b, s)

@@ -1,0 +1,212 @@
+"""How an operation is described: its spec as data, its shape inference and its kernel.
+
+An op is a class with three members:
+
+* ``spec``   -- an :class:`OpSpec`: attributes (type, default, allowed values), inputs (element-type
+  rule, rank rule, value domain) and outputs. The reader, the validator, the docs, the random-input
+  generator and the generic checks in :mod:`irexec.infer` all read this one description.
+* ``infer(ctx)`` -- given the inputs' element types and partial shapes (and constant values where
+  known), return each output's :class:`TensorType`, or report problems through ``ctx``.
+* ``kernel(*arrays, **attrs)`` -- numpy in, numpy out. Attributes arrive parsed, as keywords.
+  A kernel reports bad run-time values by raising :class:`irexec.errors.OpError`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from irexec.ir.element_type import ElementType
+from irexec.ir.shape import PartialShape
+
+if TYPE_CHECKING:
+    import numpy as np
+
+REQUIRED = type("REQUIRED", (), {"__repr__": lambda self: "REQUIRED"})()
+
+# Attribute kinds the IR text can hold; io/attr_text.py parses and formats each one.
+ATTR_KINDS = ("int", "uint", "bool", "string", "enum", "element_type", "shape", "partial_shape",
+              "string_list")
+
+
+@dataclass(frozen=True)
+class Attr:
+    name: str
+    kind: str
+    default: Any = REQUIRED
+    values: tuple[str, ...] | None = None  # allowed values of an enum (lower case)
+    doc: str = ""
+
+    def __post_init__(self):
+        if self.kind not in ATTR_KINDS:
+            raise ValueError(f"unknown attribute kind {self.kind!r}")
+
+    @property
+    def required(self) -> bool:
+        return self.default is REQUIRED
+
+
+# --- element-type rules -----------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Types:
+    """Which element types an input accepts: a named category."""
+
+    category: str  # "any", "integer", "boolean", "numeric", "real"
+    _CHECKS: ClassVar[dict[str, Callable[[ElementType], bool]]] = {
+        "any": lambda et: True,
+        "integer": lambda et: et.is_integral,
+        "boolean": lambda et: et.kind == "boolean",
+        "numeric": lambda et: et.is_numeric,
+        "real": lambda et: et.is_real,
+    }
+
+    def allows(self, et: ElementType) -> bool:
+        return et.is_dynamic or self._CHECKS[self.category](et)
+
+    def describe(self) -> str:
+        return {"any": "any type", "integer": "an integer type", "boolean": "boolean",
+                "numeric": "a numeric type (not boolean)", "real": "a floating-point type"}[
+            self.category]
+
+
+@dataclass(frozen=True)
+class ByAttr:
+    """A rule that depends on an attribute's value, e.g. Reverse's axes: integers when
+    ``mode=index``, booleans when ``mode=mask``. Works for element-type rules and value domains."""
+
+    attr: str
+    choices: dict[str, Any]
+
+    def describe(self) -> str:
+        return "; ".join(f"{t.describe()} when {self.attr}={v}" for v, t in self.choices.items())
+
+
+def resolve(rule, attrs: dict):
+    """The rule that applies for these attribute values (``None`` if the attribute has no rule)."""
+    if isinstance(rule, ByAttr):
+        return rule.choices.get(attrs.get(rule.attr))
+    return rule
+
+
+ANY = Types("any")
+INTEGER = Types("integer")
+BOOLEAN = Types("boolean")
+NUMERIC = Types("numeric")
+
+
+# --- rank rules -------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Rank:
+    exact: int | None = None
+    min: int | None = None
+
+    def allows(self, rank: int) -> bool:
+        if self.exact is not None and rank != self.exact:
+            return False
+        return self.min is None or rank >= self.min
+
+    def describe(self) -> str:
+        if self.exact is not None:
+            return f"rank {self.exact}"
+        return f"rank >= {self.min}"
+
+
+# --- value domains: what values an input may hold (drives random inputs and value checks) -----
+
+@dataclass(frozen=True)
+class AnyValues:
+    """Any value of the element type."""
+
+
+@dataclass(frozen=True)
+class AxisIndices:
+    """Axis numbers of input ``of``: each in [-rank, rank-1]."""
+
+    of: int = 0
+
+
+@dataclass(frozen=True)
+class AxisMask:
+    """One boolean per axis of input ``of``."""
+
+    of: int = 0
+
+
+@dataclass(frozen=True)
+class SequenceLengths:
+    """One length per index along ``batch_axis`` of input ``of``, each in [low, dim(seq_axis)]."""
+
+    of: int = 0
+    batch_axis: str = "batch_axis"
+    seq_axis: str = "seq_axis"
+    low: int = 1
+
+
+@dataclass(frozen=True)
+class Input:
+    name: str
+    types: Types | ByAttr = ANY
+    rank: Rank | None = None
+    domain: Any = AnyValues()
+    optional: bool = False
+    doc: str = ""
+
+
+@dataclass(frozen=True)
+class Output:
+    name: str
+    doc: str = ""
+
+
+@dataclass(frozen=True)
+class OpSpec:
+    type: str
+    since: int  # first opset that holds this version of the op
+    until: int | None = None  # last opset that holds it; None = every later opset
+    attrs: tuple[Attr, ...] = ()
+    inputs: tuple[Input, ...] = ()
+    outputs: tuple[Output, ...] = ()
+    aliases: tuple[str, ...] = ()  # other spellings of the type in IR files ("Const")
+    doc: str = ""
+
+    def attr(self, name: str) -> Attr:
+        for a in self.attrs:
+            if a.name == name:
+                return a
+        raise KeyError(name)
+
+    @property
+    def min_inputs(self) -> int:
+        return sum(1 for i in self.inputs if not i.optional)
+
+    @property
+    def opsets(self) -> str:
+        if self.until == self.since:
+            return f"opset{self.since} only"
+        if self.until is None:
+            return f"opset{self.since} and later"
+        return f"opset{self.since} to opset{self.until}"
+
+
+@dataclass(frozen=True)
+class TensorType:
+    """What inference knows about a tensor: its element type and partial shape."""
+
+    element_type: ElementType
+    shape: PartialShape
+
+
+class Op:
+    """Base class of registered operations. Subclass it, set ``spec``, write ``infer``/``kernel``."""
+
+    spec: ClassVar[OpSpec]
+    # kernel(*arrays, **attrs) -> array | tuple of arrays; None for Parameter/Constant/Result.
+    kernel: ClassVar[Callable[..., np.ndarray] | None] = None
+
+    @staticmethod
+    def infer(ctx) -> list[TensorType]:
+        """Default: one output with the first input's type and shape."""
+        return [ctx.input_type(0)]

@@ -1,0 +1,132 @@
+"""CompiledModel and InferRequest: check the caller's inputs, run the plan, return the outputs."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+
+from irexec.errors import IRError, OpError
+from irexec.ir import element_type as et_table
+from irexec.ir.model import Model
+from irexec.runtime.plan import InputSlot, Plan, compile_plan
+from irexec.validate.diagnostic import Location
+
+
+def _as_array(value, slot: InputSlot) -> np.ndarray:
+    array = np.asarray(value)
+    if array.dtype.byteorder not in ("=", "|") and array.dtype.kind in "biuf":
+        array = array.astype(array.dtype.newbyteorder("="))  # big-endian input: same values
+    try:
+        got = et_table.from_dtype(array.dtype)
+    except KeyError:
+        raise IRError.make("IR603", f"input '{slot.name}' has numpy dtype {array.dtype}, which "
+                                    f"irexec cannot hold; expected {slot.element_type}",
+                           slot.location) from None
+    if not slot.element_type.is_dynamic and got != slot.element_type:
+        raise IRError.make("IR603", f"input '{slot.name}' expects element type "
+                                    f"{slot.element_type} but got {got} (numpy {array.dtype}); "
+                                    f"convert it with .astype({slot.element_type.dtype.name!r})",
+                           slot.location)
+    if not slot.shape.contains(array.shape):
+        raise IRError.make("IR604", f"input '{slot.name}' expects shape {slot.shape} but got "
+                                    f"{list(array.shape)}", slot.location)
+    return array
+
+
+class CompiledModel:
+    """A model ready to run: ``compiled(inputs) -> {output name: array}``."""
+
+    def __init__(self, model: Model):
+        self.model = model
+        self.plan: Plan = compile_plan(model)
+        self._by_name: dict[str, InputSlot] = {}
+        for slot in self.plan.inputs:
+            for name in slot.names:
+                self._by_name.setdefault(name, slot)
+
+    @property
+    def inputs(self):
+        return self.model.inputs
+
+    @property
+    def outputs(self):
+        return self.model.outputs
+
+    def input_names(self) -> list[str]:
+        return [s.name for s in self.plan.inputs]
+
+    def output_names(self) -> list[str]:
+        return [o.name for o in self.plan.outputs]
+
+    def _bind_inputs(self, inputs) -> dict[int, np.ndarray]:
+        slots = self.plan.inputs
+        if inputs is None:
+            inputs = {}
+        if isinstance(inputs, Mapping):
+            given: dict[int, np.ndarray] = {}
+            for key, value in inputs.items():
+                slot = self._by_name.get(key)
+                if slot is None:
+                    known = ", ".join(repr(s.name) for s in slots) or "none"
+                    raise IRError.make("IR601", f"the model has no input named {key!r} "
+                                                f"(inputs: {known})", Location(self.model.path))
+                if slot.slot in given:
+                    raise IRError.make("IR601", f"input '{slot.name}' is given twice (as "
+                                                f"{key!r} and another of its names)", slot.location)
+                given[slot.slot] = _as_array(value, slot)
+        elif isinstance(inputs, Sequence) and not isinstance(inputs, (str, bytes)):
+            if len(inputs) != len(slots):
+                raise IRError.make("IR602", f"the model takes {len(slots)} inputs (in order: "
+                                            f"{', '.join(s.name for s in slots)}) but "
+                                            f"{len(inputs)} were given", Location(self.model.path))
+            given = {s.slot: _as_array(v, s) for s, v in zip(slots, inputs)}
+        else:
+            raise IRError.make("IR601", "inputs must be a dict {name: array} or a list in "
+                                        "Parameter order", Location(self.model.path))
+        missing = [s.name for s in slots if s.slot not in given]
+        if missing:
+            raise IRError.make("IR602", f"no value given for input{'s' * (len(missing) > 1)} "
+                                        f"{', '.join(map(repr, missing))}",
+                               Location(self.model.path))
+        return given
+
+    def __call__(self, inputs=None) -> dict[str, np.ndarray]:
+        plan = self.plan
+        values: list[np.ndarray | None] = [None] * plan.num_slots
+        for s, array in plan.constants.items():
+            values[s] = array
+        for s, array in self._bind_inputs(inputs).items():
+            values[s] = array
+        for step in plan.steps:
+            try:
+                result = step.kernel(*[values[i] for i in step.inputs])
+            except OpError as e:
+                raise IRError.make("IR605", str(e), step.location) from None
+            except MemoryError:
+                raise IRError.make("IR605", "not enough memory to compute this layer",
+                                   step.location) from None
+            if len(step.outputs) == 1:
+                values[step.outputs[0]] = result
+            else:
+                for s, r in zip(step.outputs, result):
+                    values[s] = r
+            for s in step.free:
+                values[s] = None
+        return {o.name: (np.array(values[o.slot]) if o.copy else values[o.slot])
+                for o in plan.outputs}
+
+    def create_infer_request(self) -> InferRequest:
+        return InferRequest(self)
+
+
+class InferRequest:
+    """OpenVINO's request-style interface: ``request.infer(inputs)``, then ``request.results``."""
+
+    def __init__(self, compiled: CompiledModel):
+        self.compiled = compiled
+        self.results: dict[str, np.ndarray] = {}
+
+    def infer(self, inputs=None) -> dict[str, np.ndarray]:
+        self.results = self.compiled(inputs)
+        return self.results

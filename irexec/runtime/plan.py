@@ -1,0 +1,137 @@
+"""Compile a model into a flat plan: a list of Steps over numbered slots.
+
+A plan is the narrow artifact between the graph and execution: no networkx, no XML, no attribute
+strings past this point. Each Step names its kernel (attributes already bound), the slots it reads
+and writes, and the slots nobody reads afterwards, which the run loop frees at once so that peak
+memory stays near the largest live set. Constants are resolved once, when the plan is built.
+``print(plan)`` shows it.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+
+from irexec.errors import InternalError
+from irexec.ir.element_type import ElementType
+from irexec.ir.model import Model, OutputPort
+from irexec.ir.shape import PartialShape
+from irexec.validate.diagnostic import Location
+
+
+@dataclass(frozen=True)
+class Step:
+    layer: str
+    type: str
+    kernel: Callable[..., np.ndarray]
+    inputs: tuple[int, ...]
+    outputs: tuple[int, ...]
+    free: tuple[int, ...]
+    location: Location
+
+    def __str__(self) -> str:
+        ins = ", ".join(f"%{i}" for i in self.inputs)
+        outs = ", ".join(f"%{o}" for o in self.outputs)
+        freed = f"   free {', '.join(f'%{f}' for f in self.free)}" if self.free else ""
+        return f"{outs} = {self.type}({ins})   # {self.layer}{freed}"
+
+
+@dataclass(frozen=True)
+class InputSlot:
+    name: str  # the Parameter's layer name
+    names: tuple[str, ...]  # every name it answers to: layer name and tensor names
+    element_type: ElementType
+    shape: PartialShape
+    slot: int
+    location: Location
+
+
+@dataclass(frozen=True)
+class OutputSlot:
+    name: str
+    slot: int
+    element_type: ElementType
+    shape: PartialShape
+    copy: bool  # the value is a Parameter's or Constant's own array: hand out a copy
+
+
+@dataclass
+class Plan:
+    num_slots: int
+    inputs: list[InputSlot]
+    constants: dict[int, np.ndarray]
+    steps: list[Step]
+    outputs: list[OutputSlot]
+
+    def __str__(self) -> str:
+        lines = [f"plan: {self.num_slots} slots, {len(self.steps)} steps"]
+        lines += [f"  %{i.slot} = input {i.name!r} {i.element_type}{i.shape}" for i in self.inputs]
+        lines += [f"  %{s} = constant {a.dtype}{list(a.shape)}" for s, a in self.constants.items()]
+        lines += [f"  {step}" for step in self.steps]
+        lines += [f"  output {o.name!r} = %{o.slot}" for o in self.outputs]
+        return "\n".join(lines)
+
+
+def _bind(node) -> Callable[..., np.ndarray]:
+    kernel = node.op.kernel
+    if kernel is None:
+        raise InternalError(f"{node.type} has no kernel")
+    names = {a.name for a in node.op.spec.attrs}
+    return functools.partial(kernel, **{k: v for k, v in node.attrs.items() if k in names})
+
+
+def output_names(model: Model) -> list[str]:
+    """Each Result's output name; a name already taken falls back to the Result's layer name."""
+    names: list[str] = []
+    for result in model.results:
+        name = model.output_name(result)
+        names.append(result.name if name in names else name)
+    return names
+
+
+def compile_plan(model: Model) -> Plan:
+    needed = model.needed_nodes()
+    order = [n for n in model.topological_order() if n.id in needed]
+    slot_of: dict[OutputPort, int] = {}
+
+    def slot(port: OutputPort) -> int:
+        if port not in slot_of:
+            slot_of[port] = len(slot_of)
+        return slot_of[port]
+
+    inputs, constants, steps, outputs = [], {}, [], []
+    for node in order:
+        if node.type == "Parameter":
+            port = node.outputs[0]
+            inputs.append(InputSlot(node.name, (node.name, *port.names), port.element_type,
+                                    port.partial_shape, slot(port), node.location))
+        elif node.type == "Constant":
+            constants[slot(node.outputs[0])] = node.value
+        elif node.type != "Result":
+            steps.append(Step(node.name, node.type, _bind(node),
+                              tuple(slot(p.source) for p in node.inputs),
+                              tuple(slot(p) for p in node.outputs), (), node.location))
+    kept = set()
+    for result, name in zip(model.results, output_names(model)):
+        port = result.inputs[0].source
+        s = slot(port)
+        kept.add(s)
+        outputs.append(OutputSlot(name, s, port.element_type, port.partial_shape,
+                                  port.node.type in ("Parameter", "Constant")))
+    # Free each slot right after the last step that reads it (outputs are never freed).
+    last_use: dict[int, int] = {}
+    for i, step in enumerate(steps):
+        for s in step.inputs:
+            last_use[s] = i
+        for s in step.outputs:
+            last_use.setdefault(s, i)  # an output nobody reads dies at once
+    frees: dict[int, list[int]] = {}
+    for s, i in last_use.items():
+        if s not in kept:
+            frees.setdefault(i, []).append(s)
+    steps = [Step(st.layer, st.type, st.kernel, st.inputs, st.outputs,
+                  tuple(sorted(frees.get(i, ()))), st.location) for i, st in enumerate(steps)]
+    return Plan(len(slot_of), inputs, constants, steps, outputs)

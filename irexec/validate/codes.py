@@ -1,0 +1,69 @@
+"""The one table of diagnostic codes.
+
+A code never changes meaning once released. Ranges: IR0xx files and XML, IR1xx layers and ports,
+IR2xx the graph, IR3xx attributes and op rules, IR4xx inference against what the XML declares,
+IR5xx weights, IR6xx run-time inputs and values.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+ERROR = "error"
+WARNING = "warning"
+
+
+@dataclass(frozen=True)
+class Code:
+    code: str
+    name: str
+    severity: str
+    help: str
+
+
+_CODES = (
+    Code("IR001", "file-unreadable", ERROR, "check the path and the file's permissions"),
+    Code("IR002", "xml-syntax", ERROR, "the file is not well-formed XML; fix the markup at that line"),
+    Code("IR003", "not-an-ir", ERROR, "an IR file has a root element <net> with a version attribute"),
+    Code("IR004", "unsupported-ir-version", ERROR, "re-export the model as IR v10 or v11"),
+    Code("IR101", "missing-layer-attribute", ERROR, "every <layer> needs id, name, type and version"),
+    Code("IR102", "duplicate-layer-id", ERROR, "give every <layer> a unique id"),
+    Code("IR103", "unknown-op", ERROR, "see `irexec ops` for the registered types and versions"),
+    Code("IR104", "bad-port", ERROR, "every <port> needs a numeric id unique within its <input> or <output>"),
+    Code("IR105", "bad-dim", ERROR, "a <dim> holds a non-negative integer, or -1 for a dynamic size"),
+    Code("IR106", "bad-precision", ERROR, "use an element type name such as f32 or FP32"),
+    Code("IR107", "bad-xml-structure", ERROR, "see the IR format: <net><layers>...</layers><edges>...</edges></net>"),
+    Code("IR201", "dangling-edge", ERROR, "an edge must name existing layers and ports"),
+    Code("IR202", "unconnected-input", ERROR, "connect every input port with exactly one edge"),
+    Code("IR203", "multiple-edges-into-input", ERROR, "an input port takes exactly one edge"),
+    Code("IR204", "cycle", ERROR, "an IR graph must be acyclic"),
+    Code("IR205", "unused-layer", WARNING, "no Result depends on this layer; it is not executed"),
+    Code("IR301", "missing-attribute", ERROR, "add the attribute to the layer's <data> element"),
+    Code("IR302", "bad-attribute-value", ERROR, "see `irexec ops TYPE` for the allowed values"),
+    Code("IR303", "wrong-port-count", ERROR, "give the layer the ports its operation takes"),
+    Code("IR304", "bad-input-type", ERROR, "convert the input to an element type the operation accepts"),
+    Code("IR305", "bad-input-rank", ERROR, "reshape the input to a rank the operation accepts"),
+    Code("IR306", "axis-out-of-range", ERROR, "axes lie in [-rank, rank-1]"),
+    Code("IR307", "shape-mismatch", ERROR, "make the inputs' shapes agree as the operation requires"),
+    Code("IR308", "bad-value", ERROR, "change the constant's values to ones the operation accepts"),
+    Code("IR309", "value-outside-spec", WARNING, "the specification does not allow this value"),
+    Code("IR401", "port-dims-mismatch", ERROR, "write the inferred dims on the port (or -1 for any)"),
+    Code("IR501", "missing-weights", ERROR, "put the .bin next to the .xml or pass its path"),
+    Code("IR502", "weights-out-of-range", ERROR, "offset + size must lie inside the .bin file"),
+    Code("IR503", "weights-too-small", ERROR, "size must hold every element the shape needs"),
+    Code("IR504", "bad-shape", ERROR, "write dims as 1,3,?,2..10 (or ... for a dynamic rank)"),
+    Code("IR505", "unsupported-element-type", ERROR, "convert the tensor to a supported element type"),
+    Code("IR601", "bad-input-name", ERROR, "name inputs by a Parameter's name or tensor name"),
+    Code("IR602", "missing-input", ERROR, "give a value for every Parameter"),
+    Code("IR603", "input-type-mismatch", ERROR, "convert the array to the Parameter's element type"),
+    Code("IR604", "input-shape-mismatch", ERROR, "give an array whose shape the Parameter allows"),
+    Code("IR605", "bad-runtime-value", ERROR, "the values reaching this layer break its rules"),
+    Code("IR606", "input-file", ERROR, "give an existing .npy file written by numpy.save"),
+)
+
+CODES: dict[str, Code] = {c.code: c for c in _CODES}
+BY_NAME: dict[str, Code] = {c.name: c for c in _CODES}
+
+
+def lookup(code_or_name: str) -> Code:
+    return CODES.get(code_or_name) or BY_NAME[code_or_name]

@@ -1,0 +1,86 @@
+"""One problem found in a model or its inputs: what, where, and how to fix it."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from irexec.validate import codes
+
+
+@dataclass(frozen=True)
+class Location:
+    """Where a problem sits: the file, its XML line, and the layer when there is one."""
+
+    file: str | None = None
+    line: int | None = None
+    layer_name: str | None = None
+    layer_type: str | None = None
+    layer_id: str | None = None
+
+    def with_layer(self, name, type_, id_=None) -> Location:
+        return Location(self.file, self.line, name, type_, id_)
+
+
+@dataclass(frozen=True)
+class Diagnostic:
+    code: str
+    message: str
+    location: Location = field(default_factory=Location)
+
+    @property
+    def info(self) -> codes.Code:
+        return codes.CODES[self.code]
+
+    @property
+    def severity(self) -> str:
+        return self.info.severity
+
+    @property
+    def is_error(self) -> bool:
+        return self.severity == codes.ERROR
+
+    def where(self) -> str:
+        loc = self.location
+        parts = []
+        if loc.file:
+            parts.append(loc.file if loc.line is None else f"{loc.file}:{loc.line}")
+        if loc.layer_name is not None:
+            parts.append(f"layer '{loc.layer_name}' ({loc.layer_type})")
+        return ": ".join(parts)
+
+    def __str__(self) -> str:
+        where = self.where()
+        return f"{where}: {self.message}" if where else self.message
+
+
+class Diagnostics:
+    """A list that collects problems so a phase can report all of them at once."""
+
+    def __init__(self):
+        self.items: list[Diagnostic] = []
+
+    def add(self, code: str, message: str, location: Location | None = None) -> Diagnostic:
+        codes.CODES[code]  # an unknown code is our bug: fail loudly here, not in a renderer
+        diag = Diagnostic(code, message, location or Location())
+        self.items.append(diag)
+        return diag
+
+    @property
+    def errors(self) -> list[Diagnostic]:
+        return [d for d in self.items if d.is_error]
+
+    @property
+    def warnings(self) -> list[Diagnostic]:
+        return [d for d in self.items if not d.is_error]
+
+    def raise_if_errors(self) -> None:
+        from irexec.errors import IRError
+
+        if self.errors:
+            raise IRError(self.errors)
+
+    def __iter__(self):
+        return iter(self.items)
+
+    def __len__(self) -> int:
+        return len(self.items)
