@@ -53,6 +53,11 @@ class CompiledModel:
     def outputs(self):
         return self.model.outputs
 
+    def input_name(self, name: str) -> str | None:
+        """The Parameter layer name that ``name`` (a layer or tensor name) refers to."""
+        slot = self._by_name.get(name)
+        return slot.name if slot else None
+
     def input_names(self) -> list[str]:
         return [s.name for s in self.plan.inputs]
 

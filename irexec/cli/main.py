@@ -1,0 +1,60 @@
+"""``irexec COMMAND ...``: dispatch, and the one place that turns errors into exit codes.
+
+Exit codes: 0 success, 1 a problem with the model or inputs (one line per problem on stderr),
+2 a usage error (argparse), 3 an internal error (a bug in irexec; IREXEC_DEBUG=1 shows the
+traceback).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import traceback
+
+from irexec.cli import ops_cmd, run
+from irexec.errors import IRError
+
+COMMANDS = {"run": run, "ops": ops_cmd}
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="irexec", description="Read, check and run OpenVINO IR models with numpy.")
+    from irexec import __version__
+
+    parser.add_argument("--version", action="version", version=f"irexec {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    for name, module in COMMANDS.items():
+        module.add_parser(sub)
+    return parser
+
+
+def print_warnings(diagnostics) -> None:
+    for d in diagnostics:
+        print(f"warning: {d}", file=sys.stderr)
+
+
+def main(argv=None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return COMMANDS[args.command].execute(args)
+    except IRError as e:
+        for d in e.diagnostics:
+            print(f"error: {d}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        return 0
+    except Exception as e:  # a bug in irexec: say so in one line, keep the trace on request
+        if os.environ.get("IREXEC_DEBUG"):
+            traceback.print_exc()
+        print(f"irexec: internal error: {type(e).__name__}: {e} (this is a bug in irexec; "
+              f"run with IREXEC_DEBUG=1 for a traceback and please report it)", file=sys.stderr)
+        return 3
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,132 @@
+"""``irexec run MODEL``: run a model on given or generated inputs and show the outputs."""
+
+from __future__ import annotations
+
+import os
+import sys
+import tempfile
+import zlib
+
+import numpy as np
+
+from irexec.api import compile_model, read_model
+from irexec.errors import IRError
+from irexec.ir import element_type as et_table
+from irexec.runtime.inputs import make_inputs
+from irexec.validate.diagnostic import Location
+
+SHOWN_VALUES = 6
+
+
+def add_parser(sub) -> None:
+    p = sub.add_parser("run", help="run a model and print its outputs",
+                       description="Run an IR model with numpy. Inputs not given with --input are "
+                                   "generated from --seed, valid for the layers that read them.")
+    p.add_argument("model", help="the model's .xml file")
+    p.add_argument("--weights", metavar="BIN", help="the .bin file (default: beside the .xml)")
+    p.add_argument("--input", "-i", action="append", default=[], metavar="NAME=FILE.npy",
+                   help="an input value from a .npy file; NAME is a Parameter's layer or tensor "
+                        "name (repeatable)")
+    p.add_argument("--output", "-o", metavar="OUT.npz",
+                   help="also save the outputs to this .npz file, keyed by output name")
+    p.add_argument("--seed", type=int, default=0, help="seed for generated inputs (default 0)")
+
+
+def checksum(array: np.ndarray) -> str:
+    """CRC-32 of the array's bytes in C order: equal arrays give equal checksums."""
+    return f"{zlib.crc32(np.ascontiguousarray(array).tobytes()):08x}"
+
+
+def _type_name(array: np.ndarray) -> str:
+    try:
+        return et_table.from_dtype(array.dtype).name
+    except KeyError:
+        return str(array.dtype)
+
+
+def _preview(array: np.ndarray) -> str:
+    flat = array.reshape(-1)[:SHOWN_VALUES]
+    if array.dtype == np.bool_:
+        items = ["true" if v else "false" for v in flat.tolist()]
+    elif array.dtype.kind in "iu":
+        items = [str(v) for v in flat.tolist()]
+    else:
+        items = [f"{float(v):.6g}" for v in flat]
+    more = ", ..." if array.size > SHOWN_VALUES else ""
+    return "[" + ", ".join(items) + more + "]"
+
+
+def table(rows: dict[str, np.ndarray]) -> list[str]:
+    header = ("name", "type", "shape", "crc32", "values")
+    cells = [(name, _type_name(a), str(list(a.shape)).replace(" ", ""), checksum(a), _preview(a))
+             for name, a in rows.items()]
+    widths = [max(len(r[i]) for r in [header, *cells]) for i in range(4)]
+    return ["  ".join(c.ljust(w) for c, w in zip(row[:4], widths)) + "  " + row[4]
+            for row in [header, *cells]]
+
+
+def _load_inputs(specs: list[str], compiled, model_path: str) -> dict[str, np.ndarray]:
+    loaded: dict[str, np.ndarray] = {}
+    for spec in specs:
+        name, sep, path = spec.partition("=")
+        if not sep or not name or not path:
+            raise IRError.make("IR606", f"--input '{spec}' is not NAME=FILE.npy",
+                               Location(model_path))
+        layer = compiled.input_name(name)
+        if layer is None:
+            raise IRError.make("IR601", f"--input {name}: the model has no input named {name!r} "
+                                        f"(inputs: {', '.join(compiled.input_names())})",
+                               Location(model_path))
+        try:
+            loaded[layer] = np.load(path, allow_pickle=False)
+        except (OSError, ValueError, EOFError) as e:
+            raise IRError.make("IR606", f"--input {name}: cannot read '{path}' as a .npy "
+                                        f"array: {e}", Location(path)) from None
+        if not isinstance(loaded[layer], np.ndarray):
+            raise IRError.make("IR606", f"--input {name}: '{path}' holds several arrays (.npz); "
+                                        f"give one .npy file per input", Location(path))
+    return loaded
+
+
+def save_npz(path: str, arrays: dict[str, np.ndarray]) -> None:
+    """Write atomically: a temporary file in the same folder, renamed over the target."""
+    folder = os.path.dirname(os.path.abspath(path))
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=".irexec-", suffix=".npz", dir=folder)
+    except OSError as e:
+        raise IRError.make("IR001", f"cannot write '{path}': {e.strerror or e}",
+                           Location(path)) from None
+    try:
+        with os.fdopen(fd, "wb") as f:
+            np.savez(f, **arrays)
+        os.replace(tmp, path)
+    except OSError as e:
+        raise IRError.make("IR001", f"cannot write '{path}': {e.strerror or e}",
+                           Location(path)) from None
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+
+
+def execute(args) -> int:
+    from irexec.cli.main import print_warnings
+
+    model = read_model(args.model, args.weights)
+    print_warnings(model.diagnostics)
+    compiled = compile_model(model)
+    given = _load_inputs(args.input, compiled, args.model)
+    inputs = {**given, **make_inputs(model, given, args.seed)}
+    outputs = compiled(inputs)
+    generated = [n for n in inputs if n not in given]
+    print(f"inputs ({'generated from seed ' + str(args.seed) if generated else 'given'}"
+          f"{': ' + ', '.join(generated) if generated and given else ''}):")
+    for line in table({n: inputs[n] for n in compiled.input_names()}):
+        print("  " + line)
+    print("outputs:")
+    for line in table(outputs):
+        print("  " + line)
+    if args.output:
+        save_npz(args.output, outputs)
+        print(f"saved {len(outputs)} output{'s' * (len(outputs) != 1)} to {args.output}")
+    sys.stdout.flush()
+    return 0

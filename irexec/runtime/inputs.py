@@ -1,0 +1,116 @@
+"""Make example inputs for a model from a seed, valid for the ops that read them.
+
+Each Parameter's consumers say, through their op specs' value domains, what values make sense:
+axis numbers within the data's rank, a mask with one entry per axis, sequence lengths in
+[1, dim]. Parameters whose every consumer takes any value are made first (dynamic dims get a small
+size); inference with those concrete shapes then tells the others what they must fit.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from irexec.errors import IRError
+from irexec.infer import infer_types
+from irexec.ir.element_type import ElementType
+from irexec.ir.model import Model, Node
+from irexec.ir.shape import PartialShape
+from irexec.ops.spec import AnyValues, AxisIndices, AxisMask, SequenceLengths, resolve
+from irexec.validate.diagnostic import Diagnostics
+
+PREFERRED_SIZE = 3  # what a dynamic dim becomes when the model does not pin it
+
+
+def _domain(param: Node):
+    """The first specific value domain among the Parameter's consumers, with that consumer."""
+    for port in param.outputs[0].consumers:
+        consumer = port.node
+        if consumer.op is None or port.index >= len(consumer.op.spec.inputs):
+            continue
+        domain = resolve(consumer.op.spec.inputs[port.index].domain, consumer.attrs)
+        if domain is not None and not isinstance(domain, AnyValues):
+            return domain, consumer
+    return AnyValues(), None
+
+
+def _concrete(shape: PartialShape) -> tuple[int, ...]:
+    if not shape.rank_is_static:
+        return (PREFERRED_SIZE, PREFERRED_SIZE)
+    sizes = []
+    for d in shape:
+        hi = d.max if d.max is not None else max(d.min, PREFERRED_SIZE)
+        sizes.append(min(max(d.min, PREFERRED_SIZE), hi))
+    return tuple(sizes)
+
+
+def random_values(et: ElementType, shape, rng: np.random.Generator) -> np.ndarray:
+    """Values of any kind for a tensor: small integers, floats in [-10, 10), random booleans."""
+    if et.kind == "boolean":
+        return rng.integers(0, 2, size=shape).astype(np.bool_)
+    if et.is_integral:
+        info = np.iinfo(et.dtype)
+        return rng.integers(max(info.min, -100), min(info.max, 100) + 1, size=shape,
+                            dtype=np.int64).astype(et.dtype)
+    return rng.uniform(-10, 10, size=shape).astype(et.dtype)
+
+
+def _fail(param: Node, message: str) -> IRError:
+    return IRError.make("IR602", f"cannot make a value for input '{param.name}': {message}; "
+                                 f"give it with --input {param.name}=FILE.npy", param.location)
+
+
+def _dependent_value(param: Node, domain, consumer: Node, shapes: dict, rng) -> np.ndarray:
+    et = param.attrs["element_type"]
+    declared = param.attrs["shape"]
+    data_port = consumer.inputs[domain.of].source
+    data = shapes.get(data_port)
+    if data is None or not data.shape.is_static:
+        raise _fail(param, f"the shape of {consumer.type} '{consumer.name}' input {domain.of} is "
+                           f"not known")
+    data_shape = data.shape.to_shape()
+    rank = len(data_shape)
+    if isinstance(domain, AxisMask):
+        values = rng.integers(0, 2, size=rank).astype(np.bool_)
+    elif isinstance(domain, AxisIndices):
+        count = _concrete(declared)[0] if declared.rank_is_static and len(declared) == 1 else 1
+        if rank == 0 and count:
+            raise _fail(param, "a scalar has no axes to name")
+        values = rng.integers(-rank, rank, size=count) if rank else np.zeros(0, np.int64)
+    elif isinstance(domain, SequenceLengths):
+        attrs = consumer.attrs
+        b, s = attrs[domain.batch_axis] % rank, attrs[domain.seq_axis] % rank
+        top = data_shape[s]
+        low = min(domain.low, top)
+        values = rng.integers(low, top + 1, size=data_shape[b])
+    else:
+        raise _fail(param, f"no generator for {type(domain).__name__}")
+    values = np.asarray(values).astype(et.dtype if et.is_supported else np.int64)
+    if not declared.contains(values.shape):
+        raise _fail(param, f"a valid value has shape {list(values.shape)} but the Parameter "
+                           f"declares {declared}")
+    return values
+
+
+def make_inputs(model: Model, given: dict[str, np.ndarray], seed: int) -> dict[str, np.ndarray]:
+    """Values for every Parameter not in ``given`` (keyed by layer name)."""
+    rng = np.random.default_rng(seed)
+    made: dict[str, np.ndarray] = {}
+    pending = []
+    for param in model.parameters:
+        if param.name in given:
+            continue
+        domain, consumer = _domain(param)
+        if consumer is None:
+            et = param.attrs["element_type"]
+            if not et.is_supported:
+                raise _fail(param, f"its element type is {et}")
+            made[param.name] = random_values(et, _concrete(param.attrs["shape"]), rng)
+        else:
+            pending.append((param, domain, consumer))
+    if pending:
+        known = {**given, **made}
+        overrides = {name: PartialShape(np.shape(v)) for name, v in known.items()}
+        shapes = infer_types(model, Diagnostics(), overrides, check_declared=False)
+        for param, domain, consumer in pending:
+            made[param.name] = _dependent_value(param, domain, consumer, shapes, rng)
+    return made
