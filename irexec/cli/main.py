@@ -43,6 +43,9 @@ def main(argv=None) -> int:
         for d in e.diagnostics:
             print(f"error: {d}", file=sys.stderr)
         return 1
+    except MemoryError:
+        print("error: not enough memory for this model and these inputs", file=sys.stderr)
+        return 1
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130

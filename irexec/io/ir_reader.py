@@ -88,7 +88,8 @@ class _Reader:
         if root is None or not isinstance(root.tag, str) or root.tag.lower() != "net":
             tag = root.tag if root is not None else "nothing"
             raise IRError.make("IR003", f"the root element is <{tag}>, not <net>: this is not an "
-                                        f"OpenVINO IR file", Location(self.path, 1))
+                                        f"OpenVINO IR file",
+                               Location(self.path, root.sourceline if root is not None else 1))
         text = root.get("version")
         try:
             version = ir_text.parse_int(text) if text is not None else None
@@ -178,6 +179,13 @@ class _Reader:
     def read_attrs(self, node: Node, layer) -> None:
         data = _child(layer, "data")
         raw = dict(data.attrib) if data is not None else {}
+        ignored = {}
+        if node.type == "Result":
+            # OpenVINO reads output_names from the <layer> element, where its serializer writes
+            # it, and ignores one inside <data> (kept here as an unknown attribute).
+            ignored = {k: raw.pop(k) for k in ("output_names",) if k in raw}
+            if layer.get("output_names") is not None:
+                raw["output_names"] = layer.get("output_names")
         where = self.loc(data if data is not None else layer, node)
         for attr in node.op.spec.attrs:
             if attr.name not in raw:
@@ -199,7 +207,7 @@ class _Reader:
                                         f"supported yet (supported: "
                                         f"{', '.join(e.name for e in _supported())})", where)
                 del node.attrs[attr.name]
-        node.extra_attrs = raw
+        node.extra_attrs = {**raw, **ignored}
         if node.type == "Constant" and all(a.name in node.attrs for a in node.op.spec.attrs):
             a = node.attrs
             try:

@@ -61,12 +61,17 @@ def _strip_brackets(text: str) -> str:
 
 def parse_dimension(text: str) -> Dimension:
     t = text.strip()
+    if t == "":
+        raise ValueError("a dimension is empty (two commas in a row, or one at an end?)")
     if t in ("?", "-1"):
         return Dimension.dynamic()
     if ".." in t:
         lo_text, hi_text = t.split("..", 1)
-        lo = parse_uint(lo_text) if lo_text.strip() else 0
-        hi = parse_uint(hi_text) if hi_text.strip() else None
+        try:
+            lo = parse_uint(lo_text) if lo_text.strip() else 0
+            hi = parse_uint(hi_text) if hi_text.strip() else None
+        except ValueError as e:
+            raise ValueError(f"interval '{t}': {e}") from None
         if hi is not None and hi < lo:
             raise ValueError(f"interval '{t}' has its upper bound below its lower bound")
         return Dimension(lo, hi)

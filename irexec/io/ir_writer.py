@@ -65,6 +65,8 @@ def write_ir(model: Model, xml_path, bin_path=None) -> None:
             attrs["offset"], attrs["size"] = str(offset), str(len(blob))
             blobs.append(blob)
             offset += len(blob)
+        if node.type == "Result" and "output_names" in attrs:
+            layer.set("output_names", attrs.pop("output_names"))  # where OpenVINO reads it
         attrs.update(node.extra_attrs)
         if attrs:
             etree.SubElement(layer, "data", attrs)

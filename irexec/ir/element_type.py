@@ -93,7 +93,7 @@ _TABLE: tuple[ElementType, ...] = (
     _et("f8e5m2", "F8E5M2", 8, "other", None),
     _et("f8e8m0", "F8E8M0", 8, "other", None),
     _et("string", "STRING", 8, "other", None),
-    _et("dynamic", "DYNAMIC", 0, "dynamic", None),
+    _et("dynamic", "UNSPECIFIED", 0, "dynamic", None),  # OpenVINO's serializer writes UNSPECIFIED
 )
 
 _BY_NAME = {et.name: et for et in _TABLE}
@@ -103,7 +103,7 @@ _BY_IR_NAME = {**{et.name.lower(): et for et in _TABLE}, "undefined": _BY_NAME["
 _BY_PRECISION = {
     **{et.name: et for et in _TABLE},
     **{et.precision: et for et in _TABLE},
-    "UNSPECIFIED": _BY_NAME["dynamic"],
+    "U1": _BY_NAME["u1"],  # accepted by OpenVINO beside BIN and u1
     "undefined": _BY_NAME["dynamic"],
 }
 _BY_DTYPE = {et.dtype: et for et in _TABLE if et.dtype is not None}

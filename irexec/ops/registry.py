@@ -36,8 +36,8 @@ def parse_opset(version: str) -> int | None:
 def lookup(type_name: str, version: str) -> type[Op]:
     versions = _REGISTRY.get(type_name.lower())
     if not versions:
-        raise LookupFailure(f"operation type '{type_name}' is not registered "
-                            f"(registered types: {', '.join(registered_types())})")
+        raise LookupFailure(f"operation type '{type_name}' (version '{version}') is not "
+                            f"registered (registered types: {', '.join(registered_types())})")
     n = parse_opset(version)
     canonical = next(iter(versions.values())).spec.type
     available = ", ".join(f"{canonical}-{op.spec.since} ({op.spec.opsets})"
