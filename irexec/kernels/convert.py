@@ -30,7 +30,8 @@ def convert(x: np.ndarray, dtype) -> np.ndarray:
         return _float_to_int(x, dtype)
     if dtype == BF16 and x.dtype != BF16 and (x.dtype == np.float64 or x.dtype.kind in "iu"):
         return _round_to_odd_f32(x).astype(BF16)
-    return x.astype(dtype)
+    with np.errstate(over="ignore"):  # beyond a float type's range is +-inf, by IEEE rounding
+        return x.astype(dtype)
 
 
 def _is_float(dtype: np.dtype) -> bool:

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from irexec.errors import InternalError
-from irexec.ir.element_type import ElementType
+from irexec.ir.element_type import ElementType, from_dtype
 from irexec.ir.model import Model, OutputPort
 from irexec.ir.shape import PartialShape
 from irexec.validate.diagnostic import Location
@@ -69,7 +69,8 @@ class Plan:
     def __str__(self) -> str:
         lines = [f"plan: {self.num_slots} slots, {len(self.steps)} steps"]
         lines += [f"  %{i.slot} = input {i.name!r} {i.element_type}{i.shape}" for i in self.inputs]
-        lines += [f"  %{s} = constant {a.dtype}{list(a.shape)}" for s, a in self.constants.items()]
+        lines += [f"  %{s} = constant {from_dtype(a.dtype)}{PartialShape(a.shape)}"
+                  for s, a in self.constants.items()]
         lines += [f"  {step}" for step in self.steps]
         lines += [f"  output {o.name!r} = %{o.slot}" for o in self.outputs]
         return "\n".join(lines)
@@ -84,11 +85,19 @@ def _bind(node) -> Callable[..., np.ndarray]:
 
 
 def output_names(model: Model) -> list[str]:
-    """Each Result's output name; a name already taken falls back to the Result's layer name."""
+    """Each Result's output name; a name already taken falls back to the Result's layer name,
+    and if that is taken too, to the layer name with a suffix ``_1``, ``_2`` ... (outputs are a
+    dict: two Results must never share a key)."""
     names: list[str] = []
     for result in model.results:
         name = model.output_name(result)
-        names.append(result.name if name in names else name)
+        if name in names:
+            name = result.name
+        suffix = 0
+        while name in names:
+            suffix += 1
+            name = f"{result.name}_{suffix}"
+        names.append(name)
     return names
 
 

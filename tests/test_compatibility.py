@@ -1,0 +1,325 @@
+"""One test per row of docs/compatibility.md: where irexec deliberately differs from OpenVINO.
+
+Each test pins irexec's side of the difference; the OpenVINO side is recorded in the doc with its
+source (the facts and the conformance tests, which compare with OpenVINO where it is installed).
+Expected values come from the specification or plain numpy.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import irexec
+from irexec.ir.builder import ModelBuilder
+from irexec.kernels.convert import convert
+from tests.helpers_ir import const, layer, net, parameter, result, write_ir
+
+BF16 = np.dtype("bfloat16") if hasattr(np, "bfloat16") else None
+
+
+def codes_of(path) -> list[str]:
+    with pytest.raises(irexec.IRError) as info:
+        irexec.read_model(path)
+    return [d.code for d in info.value.diagnostics]
+
+
+def reverse_sequence_xml(data_attrs: dict, data_dims=(2, 3), seq_dims=(2,),
+                         seq_type="i32") -> str:
+    return net([
+        parameter(0, "data", ",".join(map(str, data_dims)), dims=data_dims),
+        parameter(1, "lengths", ",".join(map(str, seq_dims)), element_type=seq_type,
+                  precision=seq_type.upper(), dims=seq_dims),
+        layer(2, "rs", "ReverseSequence", inputs=[data_dims, seq_dims], outputs=[data_dims],
+              data=data_attrs),
+        result(3, "out", data_dims),
+    ], [(0, 0, 2, 0), (1, 0, 2, 1), (2, 2, 3, 0)])
+
+
+# --- stricter checks ---------------------------------------------------------------------------
+
+@pytest.mark.parametrize("text", ["1.7", "1abc"])
+def test_integer_attribute_with_trailing_text_is_rejected(tmp_path, text):
+    path = write_ir(tmp_path, reverse_sequence_xml({"batch_axis": "0", "seq_axis": text}))
+    assert codes_of(path) == ["IR302"]
+
+
+@pytest.mark.parametrize("text", ["1..10", "2.5"])
+def test_dim_with_trailing_text_is_rejected(tmp_path, text):
+    xml = net([parameter(0, "x", "2", dims=[text]), result(1, "out", [2])], [(0, 0, 1, 0)])
+    assert "IR105" in codes_of(write_ir(tmp_path, xml))
+
+
+@pytest.mark.parametrize("shape", ["-2", "3..1"])
+def test_parameter_shape_that_openvino_rewrites_is_rejected(tmp_path, shape):
+    xml = net([parameter(0, "x", shape), result(1, "out")], [(0, 0, 1, 0)])
+    assert codes_of(write_ir(tmp_path, xml)) == ["IR302"]
+
+
+def test_duplicate_layer_id_is_rejected(tmp_path):
+    xml = net([parameter(0, "x", "2"), parameter(0, "y", "2"), result(1, "out")], [(0, 0, 1, 0)])
+    assert "IR102" in codes_of(write_ir(tmp_path, xml))
+
+
+def test_port_dims_contradicting_inference_are_rejected(tmp_path):
+    xml = net([parameter(0, "x", "2,3", dims=[2, 3]), result(1, "out", [3, 2])], [(0, 0, 1, 0)])
+    assert codes_of(write_ir(tmp_path, xml)) == ["IR401"]
+
+
+def test_layer_no_result_needs_is_read_checked_and_not_run(tmp_path):
+    xml = net([parameter(0, "x", "2", dims=[2]), result(1, "out", [2]),
+               parameter(2, "unused", "2", dims=[2]),
+               layer(3, "dead", "Convert", inputs=[[2]], outputs=[[2]],
+                     data={"destination_type": "i32"})],
+              [(0, 0, 1, 0), (2, 0, 3, 0)])
+    model = irexec.read_model(write_ir(tmp_path, xml))
+    assert [d.code for d in model.diagnostics] == ["IR205"]
+    assert "dead" not in [s.layer for s in irexec.compile_model(model).plan.steps]
+    broken = xml.replace('destination_type="i32"', 'destination_type="nonsense"')
+    assert codes_of(write_ir(tmp_path, broken, name="broken")) == ["IR302"]
+
+
+def _reverse_xml(mode_data: dict, axes: np.ndarray, rank_dims=(2, 3)):
+    return net([
+        parameter(0, "data", ",".join(map(str, rank_dims)), dims=rank_dims),
+        const(1, "axes", "i64", str(axes.size), 0, axes.nbytes, dims=[axes.size],
+              precision="I64"),
+        layer(2, "rev", "Reverse", inputs=[rank_dims, [axes.size]], outputs=[rank_dims],
+              data=mode_data),
+        result(3, "out", rank_dims),
+    ], [(0, 0, 2, 0), (1, 0, 2, 1), (2, 2, 3, 0)])
+
+
+def test_reverse_without_mode_is_rejected(tmp_path):
+    axes = np.array([0], np.int64)
+    assert codes_of(write_ir(tmp_path, _reverse_xml({}, axes), axes.tobytes())) == ["IR301"]
+
+
+def test_reverse_negative_constant_axis_below_minus_rank_fails_at_read(tmp_path):
+    axes = np.array([-3], np.int64)
+    xml = _reverse_xml({"mode": "index"}, axes)
+    assert codes_of(write_ir(tmp_path, xml, axes.tobytes())) == ["IR306"]
+
+
+def test_reverse_sequence_equal_axes_are_rejected(tmp_path):
+    xml = reverse_sequence_xml({"batch_axis": "1", "seq_axis": "-1"}, data_dims=(2, 2),
+                               seq_dims=(2,))
+    assert codes_of(write_ir(tmp_path, xml)) == ["IR302"]
+
+
+@pytest.mark.parametrize("value, code", [(5.0, "IR308"), (-1.0, "IR308"), (np.nan, "IR308")])
+def test_reverse_sequence_bad_constant_lengths_fail_at_read(value, code):
+    b = ModelBuilder()
+    data = b.parameter("data", "f32", [2, 3])
+    lengths = b.constant(np.array([1.0, value], np.float32))
+    b.result(b.op("ReverseSequence", data, lengths))
+    with pytest.raises(irexec.IRError) as info:
+        b.build()
+    assert [d.code for d in info.value.diagnostics] == [code]
+
+
+def test_reverse_sequence_constant_zero_length_warns_and_changes_nothing():
+    b = ModelBuilder()
+    data = b.parameter("data", "i32", [2, 3])
+    b.result(b.op("ReverseSequence", data, b.constant(np.array([0, 3], np.int32)), name="rs"))
+    model = b.build()
+    assert [d.code for d in model.diagnostics] == ["IR309"]
+    x = np.arange(6, dtype=np.int32).reshape(2, 3)
+    out = irexec.compile_model(model)({"data": x})["rs"]
+    np.testing.assert_array_equal(out, [[0, 1, 2], [5, 4, 3]])
+
+
+def test_reverse_sequence_zero_size_data_still_checks_lengths():
+    b = ModelBuilder()
+    data = b.parameter("data", "f32", [2, -1])
+    lengths = b.parameter("lengths", "i32", [2])
+    b.result(b.op("ReverseSequence", data, lengths, name="rs"))
+    compiled = irexec.compile_model(b.build())
+    empty = np.zeros((2, 0), np.float32)
+    assert compiled([empty, np.zeros(2, np.int32)])["rs"].shape == (2, 0)
+    with pytest.raises(irexec.IRError) as info:
+        compiled([empty, np.ones(2, np.int32)])
+    assert info.value.code == "IR605"
+
+
+def test_input_of_another_element_type_is_rejected():
+    b = ModelBuilder()
+    b.result(b.parameter("x", "f32", [2]))
+    with pytest.raises(irexec.IRError) as info:
+        irexec.compile_model(b.build())({"x": np.zeros(2, np.float64)})
+    assert info.value.code == "IR603"
+    assert "f32" in str(info.value) and "f64" in str(info.value)
+
+
+# --- lenient where OpenVINO is strict ----------------------------------------------------------
+
+def test_output_port_without_precision_is_accepted(tmp_path):
+    xml = net([parameter(0, "x", "2", dims=[2], precision=None), result(1, "out", [2])],
+              [(0, 0, 1, 0)])
+    model = irexec.read_model(write_ir(tmp_path, xml))
+    assert model.outputs[0].element_type == irexec.ElementType.f32
+
+
+def test_reverse_sequence_dynamic_rank_negative_seq_axis_is_checked_at_run_time():
+    b = ModelBuilder()
+    data = b.parameter("data", "i32", None)
+    lengths = b.parameter("lengths", "i32", [-1])
+    b.result(b.op("ReverseSequence", data, lengths, batch_axis=0, seq_axis=-1, name="rs"))
+    compiled = irexec.compile_model(b.build())
+    x = np.arange(6, dtype=np.int32).reshape(2, 3)
+    out = compiled([x, np.array([3, 2], np.int32)])["rs"]
+    np.testing.assert_array_equal(out, [[2, 1, 0], [4, 3, 5]])
+    with pytest.raises(irexec.IRError) as info:
+        compiled([np.arange(3, dtype=np.int32), np.array([1], np.int32)])
+    assert info.value.code == "IR605"
+
+
+def test_reverse_with_empty_runtime_axes_returns_a_copy():
+    b = ModelBuilder()
+    data = b.parameter("data", "f32", [2, 3])
+    axes = b.parameter("axes", "i64", [-1])
+    b.result(b.op("Reverse", data, axes, mode="index", name="rev"))
+    x = np.arange(6, dtype=np.float32).reshape(2, 3)
+    out = irexec.compile_model(b.build())([x, np.zeros(0, np.int64)])["rev"]
+    np.testing.assert_array_equal(out, x)
+    assert not np.shares_memory(out, x)
+
+
+# --- exact where OpenVINO's CPU plugin is not ----------------------------------------------------
+
+def _run_single(op, data, second, **attrs):
+    b = ModelBuilder()
+    d = b.parameter("data", irexec.ElementType.__dict__[_et(data)], list(data.shape))
+    s = b.parameter("second", irexec.ElementType.__dict__[_et(second)], list(second.shape))
+    b.result(b.op(op, d, s, name="y", **attrs))
+    return irexec.compile_model(b.build())([data, second])["y"]
+
+
+def _et(array) -> str:
+    from irexec.ir.element_type import from_dtype
+
+    return from_dtype(array.dtype).name
+
+
+@pytest.mark.parametrize("dtype", [np.int64, np.uint64, np.float64])
+def test_reverse_keeps_64_bit_values(dtype):
+    values = {np.int64: [2**40 + 3, -5, 2**33, 7], np.uint64: [2**63 + 1, 5, 2**40, 1],
+              np.float64: [1e300, -1e-300, 1 / 3, 7.0]}[dtype]
+    x = np.array(values, dtype=dtype)
+    out = _run_single("Reverse", x, np.array([0], np.int64), mode="index")
+    assert out.tobytes() == x[::-1].tobytes()
+
+
+def test_reverse_with_axis_two_to_the_32_is_an_error_not_axis_zero():
+    with pytest.raises(irexec.IRError) as info:
+        _run_single("Reverse", np.zeros((2, 2), np.float32), np.array([2**32], np.int64),
+                    mode="index")
+    assert info.value.code == "IR605" and str(2**32) in str(info.value)
+
+
+@pytest.mark.parametrize("dtype, big", [(np.int32, 2**31 - 1), (np.uint32, 2**32 - 1),
+                                        (np.int64, 2**62 + 1), (np.uint64, 2**64 - 1),
+                                        (np.float64, 1 + 2**-40)])
+def test_reverse_sequence_keeps_full_precision(dtype, big):
+    x = np.array([[big, 16777217, 3], [1, 2, big]], dtype=dtype)
+    out = _run_single("ReverseSequence", x, np.array([3, 2], np.int32))
+    expected = np.array([[3, 16777217, big], [2, 1, big]], dtype=dtype)
+    assert out.tobytes() == expected.tobytes()
+
+
+def test_reverse_sequence_reads_64_bit_lengths_at_full_width():
+    x = np.arange(6, dtype=np.float32).reshape(2, 3)
+    with pytest.raises(irexec.IRError) as info:
+        _run_single("ReverseSequence", x, np.array([2**32 + 1, 1], np.int64))
+    assert info.value.code == "IR605" and str(2**32 + 1) in str(info.value)
+
+
+def test_convert_64_bit_integers_keep_every_bit():
+    x = np.array([2**40 + 5, -(2**50) - 1], np.int64)
+    assert convert(x, np.uint64).tolist() == [2**40 + 5, 2**64 - 2**50 - 1]
+    assert convert(np.array([2**32 - 1], np.uint32), np.int64).tolist() == [2**32 - 1]
+
+
+def _bf16_round_to_nearest_even(value: int) -> float:
+    """Exact reference: bf16 keeps 8 significant bits; round the integer to 8 bits, ties even."""
+    if value == 0:
+        return 0.0
+    sign, m = (-1 if value < 0 else 1), abs(value)
+    shift = max(m.bit_length() - 8, 0)
+    q, r = divmod(m, 1 << shift)
+    half = (1 << shift) // 2 if shift else 0
+    if shift and (r > half or (r == half and q % 2 == 1)):
+        q += 1
+    return float(sign * q * (1 << shift))
+
+
+@pytest.mark.parametrize("value", [12345, 2**24 + 2**16 + 1, -(2**24 + 2**16 + 1), 65535,
+                                   2**63 - 1, -(2**63), 2**53 + 1])
+def test_convert_integers_to_bf16_round_once(value):
+    import ml_dtypes
+
+    out = convert(np.array([value], np.int64), ml_dtypes.bfloat16)
+    assert float(out[0]) == _bf16_round_to_nearest_even(value)
+
+
+def test_convert_f64_to_bf16_rounds_once():
+    import ml_dtypes
+
+    x = np.array([1 + 2**-8 + 2**-30, 1 + 2**-8, -(1 + 2**-8 + 2**-30)], np.float64)
+    out = convert(x, ml_dtypes.bfloat16).astype(np.float64)
+    assert out.tolist() == [1 + 2**-7, 1.0, -(1 + 2**-7)]
+
+
+def test_convert_integers_and_f64_to_f64_are_exact():
+    x = np.array([16777217, 2**31 - 1], np.int32)
+    assert convert(x, np.float64).tolist() == [16777217.0, 2147483647.0]
+    y = np.array([1 / 3], np.float64)
+    assert convert(y, np.float64).tobytes() == y.tobytes()
+
+
+def test_convert_f64_to_f16_rounds_once():
+    x = np.array([1.0004882812509095], np.float64)  # just above the f16 midpoint 1 + 2**-11
+    assert float(convert(x, np.float16)[0]) == 1 + 2**-10
+
+
+def test_convert_beyond_f32_range_gives_infinity():
+    assert convert(np.array([1e300, -1e300]), np.float32).tolist() == [np.inf, -np.inf]
+    assert convert(np.array([np.inf], np.float32), np.float64).tolist() == [np.inf]
+
+
+def test_convert_f32_subnormal_to_bf16_is_not_flushed():
+    import ml_dtypes
+
+    x = np.array([2.0**-130], np.float32)
+    assert float(convert(x, ml_dtypes.bfloat16)[0]) == 2.0**-130
+
+
+def test_convert_to_boolean_is_nonzero_and_nan_is_true():
+    f = np.array([np.nan, -0.0, 0.5, 0.0], np.float32)
+    assert convert(f, np.bool_).tolist() == [True, False, True, False]
+    i = np.array([2**32, 2**31], np.int64)
+    assert convert(i, np.bool_).tolist() == [True, True]
+    assert convert(np.array([2**31], np.uint32), np.bool_).tolist() == [True]
+
+
+# --- Convert: values outside the target's range ------------------------------------------------
+
+def test_convert_float_to_int_truncates_then_saturates_and_nan_is_zero():
+    x = np.array([300.7, -1.5, np.nan, np.inf, -np.inf, 2.9, -2.9], np.float32)
+    assert convert(x, np.uint8).tolist() == [255, 0, 0, 255, 0, 2, 0]
+    assert convert(x, np.int8).tolist() == [127, -1, 0, 127, -128, 2, -2]
+    assert convert(np.array([1e10]), np.int32).tolist() == [2**31 - 1]
+    assert convert(np.array([-np.inf]), np.int64).tolist() == [-(2**63)]
+    assert convert(np.array([2.0**63]), np.int64).tolist() == [2**63 - 1]
+
+
+def test_convert_integer_narrowing_wraps():
+    assert convert(np.array([300, -1], np.int32), np.uint8).tolist() == [44, 255]
+    assert convert(np.array([2**40 + 5], np.int64), np.int32).tolist() == [5]
+
+
+def test_convert_to_narrow_floats_beyond_range_gives_infinity():
+    import ml_dtypes
+
+    assert convert(np.array([70000.0], np.float32), np.float16).tolist() == [np.inf]
+    assert float(convert(np.array([1e39]), ml_dtypes.bfloat16)[0]) == np.inf
