@@ -16,7 +16,7 @@ import numpy as np
 from irexec.ir.model import Model, Node, OutputPort
 from irexec.ir.shape import PartialShape
 from irexec.ops.spec import TensorType, resolve
-from irexec.validate.diagnostic import Diagnostics
+from irexec.validate.diagnostic import Diagnostics, Location
 
 
 class _LayerFailed(Exception):
@@ -77,13 +77,18 @@ def _check_spec_rules(ctx: InferContext) -> None:
 
 
 def _declared_matches(declared: PartialShape, inferred: PartialShape) -> bool:
-    """XML dims agree with inference when each is -1 or a size the inferred dim allows."""
+    """XML dims agree with inference when each is -1 or a size the inferred dim allows (a
+    static 5 inside an inferred 2..10 agrees: the file may know more than the graph says)."""
     if not inferred.rank_is_static:
-        return True
+        return True  # OpenVINO writes no <dim> for a dynamic rank; any dims are possible
     if len(declared) != len(inferred):
-        # A port with no <dim> is how a dynamic rank is written.
         return False
     return all(d.is_dynamic or i.contains(d.min) for d, i in zip(declared, inferred))
+
+
+def _port_location(node: Node, port) -> Location:
+    loc = node.location
+    return Location(loc.file, port.line or loc.line, loc.layer_name, loc.layer_type, loc.layer_id)
 
 
 def _compare_declared(node: Node, types: dict, diags: Diagnostics) -> None:
@@ -93,13 +98,13 @@ def _compare_declared(node: Node, types: dict, diags: Diagnostics) -> None:
                                                                                  t.shape):
             diags.add("IR401", f"input port {port.port_id} declares dims {port.declared} but "
                                f"receives {t.shape} from layer '{port.source.node.name}'",
-                      node.location)
+                      _port_location(node, port))
     for port in node.outputs:
         t = types.get(port)
         if port.declared is not None and t is not None and not _declared_matches(port.declared,
                                                                                  t.shape):
             diags.add("IR401", f"output port {port.port_id} declares dims {port.declared} but "
-                               f"inference gives {t.shape}", node.location)
+                               f"inference gives {t.shape}", _port_location(node, port))
 
 
 def infer_types(model: Model, diags: Diagnostics,

@@ -57,6 +57,9 @@ class _Reader:
         self.path = xml_path
         self.diags = Diagnostics()
         self.weights = Weights(bin_path)
+        # Layers already reported as broken (bad header or ports): edges touching them would only
+        # repeat the problem, so they are not reported again.
+        self.broken: set[str] = set()
 
     def loc(self, element=None, node: Node | None = None, layer=None) -> Location:
         line = element.sourceline if element is not None else None
@@ -106,6 +109,8 @@ class _Reader:
 
     def read_layer(self, layer) -> Node | None:
         missing = [a for a in ("id", "name", "type", "version") if layer.get(a) is None]
+        if missing or not ir_text.is_uint(layer.get("id", "")):
+            self.broken.add(str(layer.get("id", "")).strip())
         if missing:
             self.diags.add("IR101", f"<layer> lacks the mandatory attribute"
                                     f"{'s' * (len(missing) > 1)} {', '.join(missing)}",
@@ -144,10 +149,12 @@ class _Reader:
                 except ValueError:
                     self.diags.add("IR104", f"{section} <port> id '{port.get('id')}' is not a "
                                             f"non-negative integer", self.loc(port, node))
+                    self.broken.add(str(node.id))
                     continue
                 if port_id in seen:
                     self.diags.add("IR104", f"{section} port id {port_id} appears twice",
                                    self.loc(port, node))
+                    self.broken.add(str(node.id))
                     continue
                 seen.add(port_id)
                 dims = []
@@ -221,6 +228,9 @@ class _Reader:
     def connect(self, root, nodes: dict[int, Node]) -> None:
         edges_block = _child(root, "edges")
         for edge in _children(edges_block, "edge") if edges_block is not None else []:
+            ends = {edge.get("from-layer", "").strip(), edge.get("to-layer", "").strip()}
+            if ends & self.broken or {_canonical(e) for e in ends} & self.broken:
+                continue
             try:
                 ids = [ir_text.parse_uint(edge.get(a, "")) for a in
                        ("from-layer", "from-port", "to-layer", "to-port")]
@@ -257,6 +267,8 @@ class _Reader:
             dst.source = src
             src.consumers.append(dst)
         for node in nodes.values():
+            if str(node.id) in self.broken:
+                continue
             for port in node.inputs:
                 if port.source is None:
                     self.diags.add("IR202", f"input port {port.port_id} has no incoming edge",
@@ -286,6 +298,11 @@ class _Reader:
         model.weights = self.weights
         check_graph(model)
         return model
+
+
+def _canonical(layer_id: str) -> str:
+    """An edge's layer id as the reader keys layers ("007" is layer 7)."""
+    return str(int(layer_id)) if ir_text.is_uint(layer_id) else layer_id
 
 
 def _supported():

@@ -22,6 +22,10 @@ def parse_int(text: str) -> int:
     return int(text)
 
 
+def is_uint(text: str) -> bool:
+    return bool(_INT.fullmatch(text)) and int(text) >= 0
+
+
 def parse_uint(text: str) -> int:
     value = parse_int(text)
     if value < 0:

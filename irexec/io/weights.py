@@ -34,9 +34,14 @@ class Weights:
                 where = f"'{self.path}'" if self.path else "(none given)"
                 raise WeightsError("IR501", f"this Const needs the weights file {where}, which "
                                             f"does not exist")
-            with open(self.path, "rb") as f:
-                size = os.fstat(f.fileno()).st_size
-                self._buffer = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) if size else b""
+            try:
+                with open(self.path, "rb") as f:
+                    size = os.fstat(f.fileno()).st_size
+                    self._buffer = (mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) if size
+                                    else b"")
+            except OSError as e:
+                raise WeightsError("IR501", f"cannot read the weights file '{self.path}': "
+                                            f"{e.strerror or e}") from None
         return self._buffer
 
     @property
