@@ -227,9 +227,12 @@ class _Reader:
 
     def connect(self, root, nodes: dict[int, Node]) -> None:
         edges_block = _child(root, "edges")
+        excused = set()  # input ports whose edge comes from a broken layer
         for edge in _children(edges_block, "edge") if edges_block is not None else []:
             ends = {edge.get("from-layer", "").strip(), edge.get("to-layer", "").strip()}
             if ends & self.broken or {_canonical(e) for e in ends} & self.broken:
+                excused.add((_canonical(edge.get("to-layer", "").strip()),
+                             edge.get("to-port", "").strip()))
                 continue
             try:
                 ids = [ir_text.parse_uint(edge.get(a, "")) for a in
@@ -270,7 +273,7 @@ class _Reader:
             if str(node.id) in self.broken:
                 continue
             for port in node.inputs:
-                if port.source is None:
+                if port.source is None and (str(node.id), str(port.port_id)) not in excused:
                     self.diags.add("IR202", f"input port {port.port_id} has no incoming edge",
                                    Location(self.path, port.line or node.line, node.name,
                                             node.type, str(node.id)))
