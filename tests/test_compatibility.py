@@ -323,3 +323,33 @@ def test_convert_to_narrow_floats_beyond_range_gives_infinity():
 
     assert convert(np.array([70000.0], np.float32), np.float16).tolist() == [np.inf]
     assert float(convert(np.array([1e39]), ml_dtypes.bfloat16)[0]) == np.inf
+
+
+def test_constant_u64_axis_all_ones_reads_as_minus_one():
+    b = ModelBuilder()
+    data = b.parameter("data", "i32", [2, 3])
+    axes = b.constant(np.array([2**64 - 1], np.uint64))
+    b.result(b.op("Reverse", data, axes, mode="index", name="rev"))
+    x = np.arange(6, dtype=np.int32).reshape(2, 3)
+    np.testing.assert_array_equal(irexec.compile_model(b.build())([x])["rev"], x[:, ::-1])
+
+
+def test_reverse_keeps_f64_values_below_the_f32_range():
+    x = np.array([1e-310, -1e-45, 5e-324], np.float64)
+    out = _run_single("Reverse", x, np.array([0], np.int64), mode="index")
+    assert out.tobytes() == x[::-1].tobytes()
+
+
+@pytest.mark.parametrize("op", ["Reverse", "ReverseSequence"])
+@pytest.mark.parametrize("dtype, bits", [(np.float16, [0x7C01, 0xFC01]),
+                                         ("bfloat16", [0x7F81, 0xFF81])])
+def test_signalling_nans_are_moved_bit_for_bit(op, dtype, bits):
+    import ml_dtypes
+
+    dtype = np.dtype(ml_dtypes.bfloat16) if dtype == "bfloat16" else np.dtype(dtype)
+    x = np.array([bits], np.uint16).view(dtype)  # shape [1, 2]
+    if op == "Reverse":
+        out = _run_single(op, x, np.array([1], np.int64), mode="index")
+    else:
+        out = _run_single(op, x, np.array([2], np.int32))
+    assert out.view(np.uint16).tolist() == [bits[::-1]]

@@ -24,14 +24,22 @@ BF16 = np.dtype(ml_dtypes.bfloat16)
 
 def convert(x: np.ndarray, dtype) -> np.ndarray:
     dtype = np.dtype(dtype)
+    if x.ndim == 0:  # ufuncs turn 0-d arrays into numpy scalars; work on one element instead
+        return convert(x.reshape(1), dtype).reshape(())
+    # Signalling NaNs raise numpy's "invalid" flag in casts, and beyond a float type's range is
+    # +-inf by IEEE rounding: the rules above define every result, so numpy need not warn.
+    with np.errstate(invalid="ignore", over="ignore"):
+        return _convert(x, dtype)
+
+
+def _convert(x: np.ndarray, dtype: np.dtype) -> np.ndarray:
     if dtype == np.bool_:
         return x != 0
     if _is_float(x.dtype) and dtype.kind in "iu":
         return _float_to_int(x, dtype)
     if dtype == BF16 and x.dtype != BF16 and (x.dtype == np.float64 or x.dtype.kind in "iu"):
         return _round_to_odd_f32(x).astype(BF16)
-    with np.errstate(over="ignore"):  # beyond a float type's range is +-inf, by IEEE rounding
-        return x.astype(dtype)
+    return x.astype(dtype)
 
 
 def _is_float(dtype: np.dtype) -> bool:
