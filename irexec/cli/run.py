@@ -77,6 +77,9 @@ def _load_inputs(specs: list[str], compiled, model_path: str) -> dict[str, np.nd
             raise IRError.make("IR601", f"--input {name}: the model has no input named {name!r} "
                                         f"(inputs: {', '.join(compiled.input_names())})",
                                Location(model_path))
+        if layer in loaded:
+            raise IRError.make("IR601", f"--input {name}: input '{layer}' is given twice",
+                               Location(model_path))
         try:
             loaded[layer] = np.load(path, allow_pickle=False)
         except (OSError, ValueError, EOFError) as e:
@@ -85,6 +88,8 @@ def _load_inputs(specs: list[str], compiled, model_path: str) -> dict[str, np.nd
         if not isinstance(loaded[layer], np.ndarray):
             raise IRError.make("IR606", f"--input {name}: '{path}' holds several arrays (.npz); "
                                         f"give one .npy file per input", Location(path))
+        # Check type and shape now: the inputs made from the seed are sized from these.
+        loaded[layer] = compiled.check_input(layer, loaded[layer])
     return loaded
 
 

@@ -64,6 +64,16 @@ class CompiledModel:
     def output_names(self) -> list[str]:
         return [o.name for o in self.plan.outputs]
 
+    def check_input(self, name: str, value) -> np.ndarray:
+        """``value`` as an array for the input ``name`` (a layer or tensor name); IRError
+        (IR601, IR603, IR604) if there is no such input or its element type or shape is wrong."""
+        slot = self._by_name.get(name)
+        if slot is None:
+            known = ", ".join(repr(s.name) for s in self.plan.inputs) or "none"
+            raise IRError.make("IR601", f"the model has no input named {name!r} (inputs: {known})",
+                               Location(self.model.path))
+        return _as_array(value, slot)
+
     def _bind_inputs(self, inputs) -> dict[int, np.ndarray]:
         slots = self.plan.inputs
         if inputs is None:

@@ -14,7 +14,7 @@ from irexec.errors import IRError
 from irexec.infer import infer_types
 from irexec.ir.element_type import ElementType
 from irexec.ir.model import Model, Node
-from irexec.ir.shape import PartialShape
+from irexec.ir.shape import Dimension, PartialShape
 from irexec.ops.spec import AnyValues, AxisIndices, AxisMask, SequenceLengths, resolve
 from irexec.validate.diagnostic import Diagnostics
 
@@ -75,7 +75,8 @@ def _dependent_value(param: Node, domain, consumer: Node, shapes: dict, rng) -> 
         count = _concrete(declared)[0] if declared.rank_is_static and len(declared) == 1 else 1
         if rank == 0 and count:
             raise _fail(param, "a scalar has no axes to name")
-        values = rng.integers(-rank, rank, size=count) if rank else np.zeros(0, np.int64)
+        low = 0 if et.kind == "uint" else -rank  # unsigned axes cannot be negative
+        values = rng.integers(low, rank, size=count) if rank else np.zeros(0, np.int64)
     elif isinstance(domain, SequenceLengths):
         attrs = consumer.attrs
         b, s = attrs[domain.batch_axis] % rank, attrs[domain.seq_axis] % rank
@@ -91,22 +92,44 @@ def _dependent_value(param: Node, domain, consumer: Node, shapes: dict, rng) -> 
     return values
 
 
+def _pinned_shape(param: Node, pending) -> PartialShape:
+    """The Parameter's shape, narrowed by what the static shape of an input made from it must
+    match: a seq_lengths of length n fixes the batch dim to n, a mask of length n the rank."""
+    shape = param.attrs["shape"]
+    for dependent, domain, consumer in pending:
+        declared = dependent.attrs["shape"]
+        if (consumer.inputs[domain.of].source is not param.outputs[0]
+                or not (declared.rank_is_static and len(declared) == 1 and declared[0].is_static)):
+            continue
+        n = declared[0].min
+        if isinstance(domain, AxisMask) and not shape.rank_is_static:
+            shape = PartialShape([Dimension.dynamic()] * n)
+        elif isinstance(domain, SequenceLengths) and shape.rank_is_static:
+            b = consumer.attrs[domain.batch_axis]
+            merged = shape[b].merge(Dimension.static(n)) if -len(shape) <= b < len(shape) else None
+            if merged is not None:
+                shape = shape.replace(b % len(shape), merged)
+    return shape
+
+
 def make_inputs(model: Model, given: dict[str, np.ndarray], seed: int) -> dict[str, np.ndarray]:
     """Values for every Parameter not in ``given`` (keyed by layer name)."""
     rng = np.random.default_rng(seed)
     made: dict[str, np.ndarray] = {}
-    pending = []
+    free, pending = [], []
     for param in model.parameters:
         if param.name in given:
             continue
         domain, consumer = _domain(param)
         if consumer is None:
-            et = param.attrs["element_type"]
-            if not et.is_supported:
-                raise _fail(param, f"its element type is {et}")
-            made[param.name] = random_values(et, _concrete(param.attrs["shape"]), rng)
+            free.append(param)
         else:
             pending.append((param, domain, consumer))
+    for param in free:
+        et = param.attrs["element_type"]
+        if not et.is_supported:
+            raise _fail(param, f"its element type is {et}")
+        made[param.name] = random_values(et, _concrete(_pinned_shape(param, pending)), rng)
     if pending:
         known = {**given, **made}
         overrides = {name: PartialShape(np.shape(v)) for name, v in known.items()}
