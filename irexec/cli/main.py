@@ -13,6 +13,7 @@ import sys
 import traceback
 
 from irexec.cli import ops_cmd, run
+from irexec.cli.usage import UsageError
 from irexec.errors import IRError
 
 COMMANDS = {"run": run, "ops": ops_cmd}
@@ -36,9 +37,14 @@ def print_warnings(diagnostics) -> None:
 
 
 def main(argv=None) -> int:
-    args = build_parser().parse_args(argv)
+    parser = build_parser()
+    args = parser.parse_args(argv)
     try:
         return COMMANDS[args.command].execute(args)
+    except UsageError as e:
+        parser.print_usage(sys.stderr)
+        print(f"irexec {args.command}: error: {e}", file=sys.stderr)
+        return 2
     except IRError as e:
         for d in e.diagnostics:
             print(f"error: {d}", file=sys.stderr)

@@ -10,6 +10,7 @@ import zlib
 import numpy as np
 
 from irexec.api import compile_model, read_model
+from irexec.cli.usage import UsageError
 from irexec.errors import IRError
 from irexec.ir import element_type as et_table
 from irexec.runtime.inputs import make_inputs
@@ -70,8 +71,7 @@ def _load_inputs(specs: list[str], compiled, model_path: str) -> dict[str, np.nd
     for spec in specs:
         name, sep, path = spec.partition("=")
         if not sep or not name or not path:
-            raise IRError.make("IR606", f"--input '{spec}' is not NAME=FILE.npy",
-                               Location(model_path))
+            raise UsageError(f"argument --input: '{spec}' is not NAME=FILE.npy")
         layer = compiled.input_name(name)
         if layer is None:
             raise IRError.make("IR601", f"--input {name}: the model has no input named {name!r} "
@@ -82,9 +82,12 @@ def _load_inputs(specs: list[str], compiled, model_path: str) -> dict[str, np.nd
                                Location(model_path))
         try:
             loaded[layer] = np.load(path, allow_pickle=False)
-        except (OSError, ValueError, EOFError) as e:
-            raise IRError.make("IR606", f"--input {name}: cannot read '{path}' as a .npy "
-                                        f"array: {e}", Location(path)) from None
+        except OSError as e:
+            raise IRError.make("IR606", f"--input {name}: cannot read the file: "
+                                        f"{e.strerror or e}", Location(path)) from None
+        except (ValueError, EOFError):
+            raise IRError.make("IR606", f"--input {name}: the file is not a .npy array written "
+                                        f"by numpy.save", Location(path)) from None
         if not isinstance(loaded[layer], np.ndarray):
             raise IRError.make("IR606", f"--input {name}: '{path}' holds several arrays (.npz); "
                                         f"give one .npy file per input", Location(path))
@@ -122,6 +125,8 @@ def execute(args) -> int:
     given = _load_inputs(args.input, compiled, args.model)
     inputs = {**given, **make_inputs(model, given, args.seed)}
     outputs = compiled(inputs)
+    if args.output:
+        save_npz(args.output, outputs)
     generated = [n for n in inputs if n not in given]
     print(f"inputs ({'generated from seed ' + str(args.seed) if generated else 'given'}"
           f"{': ' + ', '.join(generated) if generated and given else ''}):")
@@ -131,7 +136,6 @@ def execute(args) -> int:
     for line in table(outputs):
         print("  " + line)
     if args.output:
-        save_npz(args.output, outputs)
         print(f"saved {len(outputs)} output{'s' * (len(outputs) != 1)} to {args.output}")
     sys.stdout.flush()
     return 0

@@ -13,6 +13,7 @@ kept as strings in ``Node.extra_attrs`` so that writing the model back loses not
 from __future__ import annotations
 
 import os
+import re
 
 import networkx as nx
 from lxml import etree
@@ -87,6 +88,7 @@ class _Reader:
         except etree.XMLSyntaxError as e:
             line = e.lineno if e.lineno else None
             msg = e.msg if hasattr(e, "msg") and e.msg else str(e)
+            msg = re.sub(r",? line \d+, column \d+$", "", msg)  # the location is in front
             raise IRError.make("IR002", f"malformed XML: {msg}", Location(self.path, line)) from None
         if root is None or not isinstance(root.tag, str) or root.tag.lower() != "net":
             tag = root.tag if root is not None else "nothing"

@@ -9,6 +9,7 @@ import numpy as np
 from irexec.errors import IRError, OpError
 from irexec.ir import element_type as et_table
 from irexec.ir.model import Model
+from irexec.ir.shape import PartialShape
 from irexec.runtime.plan import InputSlot, Plan, compile_plan
 from irexec.validate.diagnostic import Location
 
@@ -30,7 +31,7 @@ def _as_array(value, slot: InputSlot) -> np.ndarray:
                            slot.location)
     if not slot.shape.contains(array.shape):
         raise IRError.make("IR604", f"input '{slot.name}' expects shape {slot.shape} but got "
-                                    f"{list(array.shape)}", slot.location)
+                                    f"{PartialShape(array.shape)}", slot.location)
     return array
 
 
@@ -94,7 +95,7 @@ class CompiledModel:
             if len(inputs) != len(slots):
                 raise IRError.make("IR602", f"the model takes {len(slots)} inputs (in order: "
                                             f"{', '.join(s.name for s in slots)}) but "
-                                            f"{len(inputs)} were given", Location(self.model.path))
+                                            f"{len(inputs)} {'was' if len(inputs) == 1 else 'were'} given", Location(self.model.path))
             given = {s.slot: _as_array(v, s) for s, v in zip(slots, inputs)}
         else:
             raise IRError.make("IR601", "inputs must be a dict {name: array} or a list in "
