@@ -4,20 +4,40 @@ from __future__ import annotations
 
 import os
 
+from irexec.errors import IRError
 from irexec.infer import infer_model
 from irexec.ir.model import Model
 from irexec.runtime.compiled_model import CompiledModel
+from irexec.validate.diagnostic import Diagnostic
+
+
+def check_model(model, weights=None) -> tuple[Model | None, list[Diagnostic]]:
+    """Read, check and infer an IR file; return the model (None when the file is not readable
+    IR at all) and every problem found, errors and warnings, in file order. Never raises for a
+    problem in the file. ``read_model`` and ``irexec validate`` both stand on this."""
+    from irexec.io.ir_reader import load_ir
+
+    try:
+        model, diags = load_ir(model, weights)
+    except IRError as e:
+        return None, list(e.diagnostics)
+    diags.items.extend(infer_model(model))
+    return model, sorted(diags, key=_file_order)
+
+
+def _file_order(d: Diagnostic):
+    return (d.location.line or 0, d.location.column or 0)
 
 
 def read_model(model, weights=None) -> Model:
     """Read an IR ``.xml`` (weights from ``weights`` or the ``.bin`` beside it), check it and
-    infer every tensor's type and shape. Raises :class:`irexec.IRError` listing every problem."""
-    from irexec.io.ir_reader import read_ir
-
-    model = read_ir(model, weights)
-    diags = infer_model(model)
-    diags.raise_if_errors()
-    model.diagnostics.extend(diags.warnings)
+    infer every tensor's type and shape. Raises :class:`irexec.IRError` listing every error;
+    warnings are kept in ``model.diagnostics``."""
+    model, diags = check_model(model, weights)
+    errors = [d for d in diags if d.is_error]
+    if errors:
+        raise IRError(errors)
+    model.diagnostics = diags
     return model
 
 

@@ -34,4 +34,9 @@ class InternalError(Exception):
 
 class OpError(ValueError):
     """Raised by a kernel or a shape rule when values break the op's rules. The caller turns it
-    into an IRError that names the layer."""
+    into an IRError that names the layer: with ``code`` while checking a model, with IR605
+    (bad-runtime-value) while running one."""
+
+    def __init__(self, message: str, code: str = "IR308"):
+        super().__init__(message)
+        self.code = code

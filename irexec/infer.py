@@ -88,7 +88,10 @@ def _declared_matches(declared: PartialShape, inferred: PartialShape) -> bool:
 
 def _port_location(node: Node, port) -> Location:
     loc = node.location
-    return Location(loc.file, port.line or loc.line, loc.layer_name, loc.layer_type, loc.layer_id)
+    if port.line is None:
+        return loc
+    return Location(loc.file, port.line, loc.layer_name, loc.layer_type, loc.layer_id,
+                    port.column)
 
 
 def _compare_declared(node: Node, types: dict, diags: Diagnostics) -> None:
@@ -101,6 +104,11 @@ def _compare_declared(node: Node, types: dict, diags: Diagnostics) -> None:
                       _port_location(node, port))
     for port in node.outputs:
         t = types.get(port)
+        if (t is not None and port.precision is not None and not port.precision.is_dynamic
+                and not t.element_type.is_dynamic and port.precision != t.element_type):
+            diags.add("IR402", f"output port {port.port_id} declares precision "
+                               f"{port.precision.precision} but the tensor is {t.element_type} "
+                               f"({t.element_type.precision})", _port_location(node, port))
         if port.declared is not None and t is not None and not _declared_matches(port.declared,
                                                                                  t.shape):
             diags.add("IR401", f"output port {port.port_id} declares dims {port.declared} but "
@@ -108,15 +116,15 @@ def _compare_declared(node: Node, types: dict, diags: Diagnostics) -> None:
 
 
 def infer_types(model: Model, diags: Diagnostics,
-                parameter_shapes: dict[str, PartialShape] | None = None,
+                parameter_types: dict[str, TensorType | PartialShape] | None = None,
                 check_declared: bool = True) -> dict[OutputPort, TensorType]:
-    """Infer every output port's type. ``parameter_shapes`` overrides Parameters' shapes by
-    layer name (used to plan concrete inputs); the model itself is not changed."""
+    """Infer every output port's type. ``parameter_types`` overrides Parameters' types (or just
+    their shapes) by layer name, to infer for concrete inputs; the model itself is not changed."""
     types: dict[OutputPort, TensorType] = {}
-    overrides = parameter_shapes or {}
+    overrides = parameter_types or {}
     for node in model.topological_order():
-        if node.op is None:
-            continue
+        if node.op is None or node.broken:
+            continue  # already reported by the reader
         sources = [p.source for p in node.inputs]
         if any(s is None or s not in types for s in sources):
             continue  # an input failed upstream (already reported)
@@ -129,7 +137,9 @@ def infer_types(model: Model, diags: Diagnostics,
         except _LayerFailed:
             continue
         if node.type == "Parameter" and node.name in overrides:
-            outputs = [TensorType(outputs[0].element_type, overrides[node.name])]
+            given = overrides[node.name]
+            outputs = [given if isinstance(given, TensorType)
+                       else TensorType(outputs[0].element_type, given)]
         if len(outputs) != len(node.outputs):
             diags.add("IR303", f"the layer has {len(node.outputs)} output port"
                                f"{'s' * (len(node.outputs) != 1)}; {node.type} gives "

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import sys
 import tempfile
+import zipfile
 import zlib
 
 import numpy as np
@@ -30,7 +31,14 @@ def add_parser(sub) -> None:
                         "name (repeatable)")
     p.add_argument("--output", "-o", metavar="OUT.npz",
                    help="also save the outputs to this .npz file, keyed by output name")
-    p.add_argument("--seed", type=int, default=0, help="seed for generated inputs (default 0)")
+    p.add_argument("--seed", type=_seed, default=0, help="seed for generated inputs (default 0)")
+
+
+def _seed(text: str) -> int:
+    value = int(text)  # argparse turns ValueError into a usage error
+    if not 0 <= value < 2**63:
+        raise ValueError(text)
+    return value
 
 
 def checksum(array: np.ndarray) -> str:
@@ -96,6 +104,15 @@ def _load_inputs(specs: list[str], compiled, model_path: str) -> dict[str, np.nd
     return loaded
 
 
+def _write_npz(f, arrays: dict[str, np.ndarray]) -> None:
+    """What np.savez writes, for any key: np.savez takes keys as keyword arguments, so outputs
+    named 'file' or 'allow_pickle' would collide with its own parameters."""
+    with zipfile.ZipFile(f, "w", zipfile.ZIP_STORED, allowZip64=True) as archive:
+        for name, array in arrays.items():
+            with archive.open(f"{name}.npy", "w", force_zip64=True) as member:
+                np.lib.format.write_array(member, np.asanyarray(array), allow_pickle=False)
+
+
 def save_npz(path: str, arrays: dict[str, np.ndarray]) -> None:
     """Write atomically: a temporary file in the same folder, renamed over the target."""
     folder = os.path.dirname(os.path.abspath(path))
@@ -106,7 +123,7 @@ def save_npz(path: str, arrays: dict[str, np.ndarray]) -> None:
                            Location(path)) from None
     try:
         with os.fdopen(fd, "wb") as f:
-            np.savez(f, **arrays)
+            _write_npz(f, arrays)
         os.replace(tmp, path)
     except OSError as e:
         raise IRError.make("IR001", f"cannot write '{path}': {e.strerror or e}",

@@ -15,7 +15,6 @@ from __future__ import annotations
 import os
 import re
 
-import networkx as nx
 from lxml import etree
 
 from irexec.errors import IRError
@@ -24,7 +23,6 @@ from irexec.io.weights import Weights, WeightsError
 from irexec.ir.model import InputPort, Model, Node, OutputPort, RtInfo
 from irexec.ir.shape import PartialShape
 from irexec.ops import registry
-from irexec.ops.spec import REQUIRED
 from irexec.validate.diagnostic import Diagnostics, Location
 
 SUPPORTED_VERSIONS = (10, 11)
@@ -61,25 +59,55 @@ class _Reader:
         # Layers already reported as broken (bad header or ports): edges touching them would only
         # repeat the problem, so they are not reported again.
         self.broken: set[str] = set()
+        self._lines: list[bytes] = []
+        self._ordinal: dict = {}
 
     def loc(self, element=None, node: Node | None = None, layer=None) -> Location:
         line = element.sourceline if element is not None else None
+        column = self.column(element)
         if node is not None:
-            return Location(self.path, line or node.line, node.name, node.type, str(node.id))
+            if line is None:
+                line, column = node.line, node.column
+            return Location(self.path, line, node.name, node.type, str(node.id), column)
         if layer is not None:
-            return Location(self.path, line, layer.get("name"), layer.get("type"), layer.get("id"))
-        return Location(self.path, line)
+            return Location(self.path, line, layer.get("name"), layer.get("type"), layer.get("id"),
+                            column)
+        return Location(self.path, line, column=column)
+
+    def index_columns(self, root, data: bytes) -> None:
+        """lxml knows each element's line but not its column: find the k-th ``<tag`` on that
+        line for the k-th element with that tag there."""
+        self._lines = data.split(b"\n")
+        self._ordinal = {}
+        counts: dict[tuple[int, str], int] = {}
+        for element in root.iter(tag=etree.Element):
+            key = (element.sourceline, element.tag)
+            self._ordinal[element] = counts.get(key, 0)
+            counts[key] = self._ordinal[element] + 1
+
+    def column(self, element) -> int | None:
+        if element is None or element not in self._ordinal or not element.sourceline:
+            return None
+        line = self._lines[element.sourceline - 1].decode("utf-8", "replace")
+        start = -1
+        for _ in range(self._ordinal[element] + 1):
+            start = line.find("<" + element.tag, start + 1)
+            if start < 0:
+                return None
+        return start + 1
 
     # --- the file ---------------------------------------------------------------------------
 
     def parse_xml(self):
         try:
-            size = os.path.getsize(self.path)
-            if size > MAX_XML_BYTES:
-                raise IRError.make("IR001", f"the XML file is {size} bytes; irexec reads at most "
-                                            f"{MAX_XML_BYTES}", Location(self.path))
+            if not os.path.isfile(self.path) and os.path.exists(self.path):
+                raise IRError.make("IR001", "the model is not a regular file",
+                                   Location(self.path))
             with open(self.path, "rb") as f:
-                data = f.read()
+                data = f.read(MAX_XML_BYTES + 1)
+            if len(data) > MAX_XML_BYTES:
+                raise IRError.make("IR001", f"the XML file is larger than {MAX_XML_BYTES} bytes, "
+                                            f"the most irexec reads", Location(self.path))
         except OSError as e:
             raise IRError.make("IR001", f"cannot read the model: {e.strerror or e}",
                                Location(self.path)) from None
@@ -89,7 +117,12 @@ class _Reader:
             line = e.lineno if e.lineno else None
             msg = e.msg if hasattr(e, "msg") and e.msg else str(e)
             msg = re.sub(r",? line \d+, column \d+$", "", msg)  # the location is in front
-            raise IRError.make("IR002", f"malformed XML: {msg}", Location(self.path, line)) from None
+            msg = msg.replace(", use XML_PARSE_HUGE option", "")  # libxml2's advice, not ours
+            column = e.position[1] if getattr(e, "position", None) and line else None
+            raise IRError.make("IR002", f"malformed XML: {msg}",
+                               Location(self.path, line, column=column)) from None
+        if root is not None:
+            self.index_columns(root, data)
         if root is None or not isinstance(root.tag, str) or root.tag.lower() != "net":
             tag = root.tag if root is not None else "nothing"
             raise IRError.make("IR003", f"the root element is <{tag}>, not <net>: this is not an "
@@ -132,7 +165,7 @@ class _Reader:
             op = None
         node = Node(id=layer_id, name=layer.get("name"),
                     type=op.spec.type if op else type_name, version=version, op=op,
-                    line=layer.sourceline, file=self.path)
+                    line=layer.sourceline, file=self.path, column=self.column(layer))
         node.rt_info = read_rt_info(_child(layer, "rt_info"))
         self.read_ports(node, layer)
         if op is not None:
@@ -152,11 +185,13 @@ class _Reader:
                     self.diags.add("IR104", f"{section} <port> id '{port.get('id')}' is not a "
                                             f"non-negative integer", self.loc(port, node))
                     self.broken.add(str(node.id))
+                    node.broken = True
                     continue
                 if port_id in seen:
                     self.diags.add("IR104", f"{section} port id {port_id} appears twice",
                                    self.loc(port, node))
                     self.broken.add(str(node.id))
+                    node.broken = True
                     continue
                 seen.add(port_id)
                 dims = []
@@ -164,8 +199,13 @@ class _Reader:
                     try:
                         dims.append(ir_text.parse_dim_element(dim.text))
                     except ValueError as e:
-                        self.diags.add("IR105", f"{section} port {port_id}: {e}",
-                                       self.loc(dim, node))
+                        if (dim.text or "").strip() == "?":
+                            self.diags.add("IR107", f"{section} port {port_id}: <dim> holds '?'; "
+                                                    f"a dynamic size is written -1 in a <dim>",
+                                           self.loc(dim, node))
+                        else:
+                            self.diags.add("IR105", f"{section} port {port_id}: {e}",
+                                           self.loc(dim, node))
                         dims.append(None)
                 declared = None if None in dims else PartialShape(dims)
                 precision = None
@@ -179,11 +219,23 @@ class _Reader:
                 rt_info = read_rt_info(_child(port, "rt_info"))
                 if is_input:
                     node.inputs.append(InputPort(node, len(node.inputs), port_id, declared,
-                                                 precision, rt_info, port.sourceline))
+                                                 precision, rt_info, port.sourceline,
+                                                 column=self.column(port)))
                 else:
                     names = ir_text.split_names(port.get("names", ""))
                     node.outputs.append(OutputPort(node, len(node.outputs), port_id, declared,
-                                                   precision, names, rt_info, port.sourceline))
+                                                   precision, names, rt_info, port.sourceline,
+                                                   column=self.column(port)))
+        self.check_port_order(node, layer)
+
+    def check_port_order(self, node: Node, layer) -> None:
+        ids = [p.port_id for p in node.inputs] + [p.port_id for p in node.outputs]
+        if not node.broken and ids != list(range(len(ids))):
+            inputs = ",".join(str(p.port_id) for p in node.inputs) or "none"
+            outputs = ",".join(str(p.port_id) for p in node.outputs) or "none"
+            self.diags.add("IR108", f"port ids are {inputs} (inputs) and {outputs} (outputs); "
+                                    f"they are matched by order, but OpenVINO's writer numbers "
+                                    f"inputs 0..n-1 and outputs from n", self.loc(layer, node))
 
     def read_attrs(self, node: Node, layer) -> None:
         data = _child(layer, "data")
@@ -200,22 +252,33 @@ class _Reader:
             if attr.name not in raw:
                 if attr.required:
                     self.diags.add("IR301", f"attribute '{attr.name}' is required", where)
+                    node.broken = True
                 else:
                     node.attrs[attr.name] = attr.default
                 continue
             text = raw.pop(attr.name)
             try:
-                node.attrs[attr.name] = ir_text.parse_attr(attr.kind, text, attr.values)
+                node.attrs[attr.name] = attr.coerce(ir_text.parse_attr(attr.kind, text))
             except ValueError as e:
                 self.diags.add("IR302", f"attribute '{attr.name}': {e}", where)
+                node.broken = True
                 continue
             value = node.attrs[attr.name]
             if attr.kind == "element_type" and not value.is_supported and not (
-                    value.is_dynamic and node.type == "Parameter"):
+                    value.is_dynamic and attr.dynamic_ok):
                 self.diags.add("IR505", f"attribute '{attr.name}': element type {value} is not "
                                         f"supported yet (supported: "
                                         f"{', '.join(e.name for e in _supported())})", where)
                 del node.attrs[attr.name]
+                node.broken = True
+        for name in raw:
+            self.diags.add("IR310", f"attribute '{name}' is not one {node.type}-"
+                                    f"{node.op.spec.since} takes; it is ignored "
+                                    f"(known: {', '.join(a.name for a in node.op.spec.attrs)})",
+                           where)
+        for name in ignored:
+            self.diags.add("IR310", f"attribute '{name}' belongs on the <layer> element, not in "
+                                    f"<data>; it is ignored", where)
         node.extra_attrs = {**raw, **ignored}
         if node.type == "Constant" and all(a.name in node.attrs for a in node.op.spec.attrs):
             a = node.attrs
@@ -224,6 +287,13 @@ class _Reader:
                                                  a["size"])
             except WeightsError as e:
                 self.diags.add(e.code, str(e), where)
+                node.broken = True
+                return
+            needed = a["element_type"].nbytes(node.value.size)
+            if a["size"] > needed:
+                self.diags.add("IR504", f"size {a['size']} is larger than the {needed} bytes "
+                                        f"shape {list(a['shape'])} of {a['element_type']} needs",
+                               where)
 
     # --- edges and graph --------------------------------------------------------------------
 
@@ -263,6 +333,10 @@ class _Reader:
                                         f"layer '{dst_node.name}' has no input port {to_port}",
                                self.loc(edge))
                 continue
+            if dst.source is src:
+                self.diags.add("IR206", f"edge {from_layer}:{from_port} -> {to_layer}:{to_port} "
+                                        f"is written twice", self.loc(edge))
+                continue
             if dst.source is not None:
                 self.diags.add("IR203", f"input port {to_port} of layer '{dst_node.name}' already "
                                         f"has an edge (from layer "
@@ -280,7 +354,7 @@ class _Reader:
                                    Location(self.path, port.line or node.line, node.name,
                                             node.type, str(node.id)))
 
-    def read(self) -> Model:
+    def read(self) -> tuple[Model, Diagnostics]:
         root, version = self.parse_xml()
         layers_block = _child(root, "layers")
         nodes: dict[int, Node] = {}
@@ -293,16 +367,16 @@ class _Reader:
                 self.diags.add("IR102", f"layer id {node.id} is already used by layer "
                                         f"'{nodes[node.id].name}' (line {nodes[node.id].line})",
                                node.location)
+                self.broken.add(str(node.id))
                 continue
             nodes[node.id] = node
             order.append(node)
         self.connect(root, nodes)
-        self.diags.raise_if_errors()
         model = Model(order, name=root.get("name", "model"), ir_version=version,
                       rt_info=read_rt_info(_child(root, "rt_info")), path=self.path)
         model.weights = self.weights
-        check_graph(model)
-        return model
+        check_graph(model, self.diags)
+        return model, self.diags
 
 
 def _canonical(layer_id: str) -> str:
@@ -316,32 +390,45 @@ def _supported():
     return SUPPORTED
 
 
-def check_graph(model: Model) -> None:
-    """Cycles are errors (naming the layers on one); layers no Result needs are warnings."""
-    try:
-        cycle = nx.find_cycle(model.graph)
-    except nx.NetworkXNoCycle:
-        cycle = None
-    if cycle:
-        names = [model.by_id[u].name for u, *_ in cycle]
-        first = model.by_id[cycle[0][0]]
-        raise IRError.make("IR204", "the layers form a cycle: " + " -> ".join(
+def check_graph(model: Model, diags: Diagnostics) -> None:
+    """Cycles are errors (naming the layers on each); layers no Result needs are warnings."""
+    for cycle in model.cycles():
+        names = [model.by_id[i].name for i in cycle]
+        first = model.by_id[cycle[0]]
+        diags.add("IR204", "the layers form a cycle: " + " -> ".join(
             f"'{n}'" for n in names + names[:1]), first.location)
+    owner: dict[str, Node] = {}
+    for param in model.parameters:
+        names = {param.name, *(n for p in param.outputs for n in p.names)}
+        for name in sorted(names):
+            first = owner.setdefault(name, param)
+            if first is not param:
+                diags.add("IR207", f"input name '{name}' already names Parameter "
+                                   f"'{first.name}' (line {first.line}); inputs given by this "
+                                   f"name could not reach both", param.location)
     needed = model.needed_nodes()
-    diags = Diagnostics()
     for node in model.nodes:
         if node.id not in needed:
             diags.add("IR205", "no Result depends on this layer; it is not executed",
                       node.location)
-    model.diagnostics.extend(diags)
 
 
-def read_ir(xml_path, bin_path=None) -> Model:
-    """Parse an IR file into a Model (no inference yet). Raises IRError with every problem."""
+def load_ir(xml_path, bin_path=None) -> tuple[Model, Diagnostics]:
+    """Parse an IR file into a Model (no inference yet) and every problem found on the way.
+    Only a file that cannot be read as IR at all raises IRError. Layers with problems are kept
+    but marked ``broken``, so that later passes skip them instead of repeating the problem."""
     xml_path = os.fspath(xml_path)
     if bin_path is None:
         bin_path = os.path.splitext(xml_path)[0] + ".bin"
     return _Reader(xml_path, os.fspath(bin_path)).read()
 
 
-__all__ = ["read_ir", "SUPPORTED_VERSIONS", "REQUIRED"]
+def read_ir(xml_path, bin_path=None) -> Model:
+    """Parse an IR file into a Model (no inference yet). Raises IRError with every error."""
+    model, diags = load_ir(xml_path, bin_path)
+    diags.raise_if_errors()
+    model.diagnostics.extend(diags)
+    return model
+
+
+__all__ = ["load_ir", "read_ir", "SUPPORTED_VERSIONS"]

@@ -12,14 +12,22 @@ from irexec.ir import element_type as et_table
 from irexec.ir.element_type import ElementType
 from irexec.ir.shape import Dimension, PartialShape
 
-_INT = re.compile(r"\s*[-+]?\d+\s*")
+_INT = re.compile(r"\s*[-+]?\d{1,20}\s*")  # 20 digits hold every 64-bit value
 _MAX_DIM = 2**63 - 1
 
 
 def parse_int(text: str) -> int:
     if not _INT.fullmatch(text):
-        raise ValueError(f"'{text}' is not an integer")
-    return int(text)
+        raise ValueError(f"'{_short(text)}' is not an integer (of at most 20 digits)")
+    value = int(text)
+    if not -2**63 <= value < 2**64:
+        raise ValueError(f"'{_short(text)}' does not fit in 64 bits")
+    return value
+
+
+def _short(text: str, limit: int = 40) -> str:
+    """Echo user text in messages without flooding them."""
+    return text if len(text) <= limit else text[:limit] + "..."
 
 
 def is_uint(text: str) -> bool:
@@ -160,7 +168,9 @@ def format_partial_shape(shape: PartialShape) -> str:
 
 # --- attribute kinds (see irexec.ops.spec.ATTR_KINDS) ------------------------------------------
 
-def parse_attr(kind: str, text: str, values: tuple[str, ...] | None = None):
+def parse_attr(kind: str, text: str):
+    """The Python value an attribute's text spells; the op spec's ``Attr.coerce`` then checks
+    it against the attribute's rules (allowed values ...)."""
     if kind == "int":
         return parse_int(text)
     if kind == "uint":
@@ -170,10 +180,7 @@ def parse_attr(kind: str, text: str, values: tuple[str, ...] | None = None):
     if kind == "string":
         return text
     if kind == "enum":
-        lowered = text.strip().lower()
-        if values is not None and lowered not in values:
-            raise ValueError(f"'{text}' is not one of: {', '.join(values)}")
-        return lowered
+        return text
     if kind == "element_type":
         return parse_element_type(text)
     if kind == "shape":

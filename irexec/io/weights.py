@@ -32,8 +32,10 @@ class Weights:
         if self._buffer is None:
             if self.path is None or not os.path.isfile(self.path):
                 where = f"'{self.path}'" if self.path else "(none given)"
+                what = "is not a regular file" if self.path and os.path.exists(self.path) else \
+                    "does not exist"
                 raise WeightsError("IR501", f"this Const needs the weights file {where}, which "
-                                            f"does not exist")
+                                            f"{what}")
             try:
                 with open(self.path, "rb") as f:
                     size = os.fstat(f.fileno()).st_size

@@ -11,14 +11,29 @@ from __future__ import annotations
 
 import numpy as np
 
+from irexec.errors import IRError
 from irexec.ir import element_type as et_table
 from irexec.ir.element_type import ElementType
 from irexec.ir.model import InputPort, Model, Node, OutputPort
 from irexec.ir.shape import PartialShape
+from irexec.validate.diagnostic import Location
 
 
 def _element_type(value) -> ElementType:
-    return value if isinstance(value, ElementType) else et_table.from_name(str(value))
+    try:
+        return value if isinstance(value, ElementType) else et_table.from_name(str(value))
+    except KeyError:
+        raise IRError.make("IR302", f"'{value}' is not an element type name") from None
+
+
+def _lookup(type_name: str, version: str, name: str | None):
+    from irexec.ops import registry
+
+    try:
+        return registry.lookup(type_name, version)
+    except registry.LookupFailure as e:
+        raise IRError.make("IR103", str(e), Location(layer_name=name, layer_type=type_name)) \
+            from None
 
 
 class ModelBuilder:
@@ -28,24 +43,20 @@ class ModelBuilder:
 
     def _add(self, type_name: str, version: str, attrs: dict, inputs, num_outputs: int,
              name: str | None, tensor_names: list[str] | None = None) -> Node:
-        from irexec.ops import registry
-
-        op = registry.lookup(type_name, version)
+        op = _lookup(type_name, version, name)
         node = Node(id=len(self.nodes), name=name or f"{op.spec.type.lower()}_{len(self.nodes)}",
                     type=op.spec.type, version=version, op=op)
         for attr in op.spec.attrs:
             if attr.name in attrs:
-                value = attrs.pop(attr.name)
-                if attr.kind == "element_type":
-                    value = _element_type(value)
-                elif attr.kind == "partial_shape" and not isinstance(value, PartialShape):
-                    value = PartialShape(value)
-                elif attr.kind == "shape":
-                    value = tuple(int(d) for d in value)
-                elif attr.kind == "enum":
-                    value = str(value).lower()
-                node.attrs[attr.name] = value
-            elif not attr.required:
+                try:
+                    node.attrs[attr.name] = attr.coerce(attrs.pop(attr.name))
+                except ValueError as e:
+                    raise IRError.make("IR302", f"attribute '{attr.name}': {e}",
+                                       node.location) from None
+            elif attr.required:
+                raise IRError.make("IR301", f"attribute '{attr.name}' is required",
+                                   node.location)
+            else:
                 node.attrs[attr.name] = attr.default
         node.extra_attrs = {k: str(v) for k, v in attrs.items()}
         for i, source in enumerate(inputs):
@@ -74,9 +85,7 @@ class ModelBuilder:
 
     def op(self, type_name: str, *inputs: OutputPort, version: str = "opset1",
            name: str | None = None, **attrs) -> OutputPort:
-        from irexec.ops import registry
-
-        n_out = len(registry.lookup(type_name, version).spec.outputs)
+        n_out = len(_lookup(type_name, version, name).spec.outputs)
         return self._add(type_name, version, dict(attrs), list(inputs), n_out, name).outputs[0]
 
     def result(self, value: OutputPort, name: str | None = None) -> Node:

@@ -59,6 +59,7 @@ class InputPort:
     rt_info: list[RtInfo] = field(default_factory=list)
     line: int | None = None
     source: OutputPort | None = None  # set when edges are connected
+    column: int | None = None
 
     def __repr__(self) -> str:
         return f"<input {self.index} of {self.node.name!r}>"
@@ -76,6 +77,7 @@ class OutputPort:
     names: list[str] = field(default_factory=list)
     rt_info: list[RtInfo] = field(default_factory=list)
     line: int | None = None
+    column: int | None = None
     # Filled by inference:
     element_type: ElementType | None = None
     partial_shape: PartialShape | None = None
@@ -112,12 +114,14 @@ class Node:
     file: str | None = None
     value: np.ndarray | None = None  # a Constant's payload (a read-only view of the .bin)
     extra_attrs: dict[str, str] = field(default_factory=dict)  # <data> attributes no spec names
+    column: int | None = None
+    broken: bool = False  # the reader reported a problem that leaves this layer unusable
 
     @property
     def location(self) -> Location:
         from irexec.validate.diagnostic import Location
 
-        return Location(self.file, self.line, self.name, self.type, str(self.id))
+        return Location(self.file, self.line, self.name, self.type, str(self.id), self.column)
 
     def input_values(self) -> list[OutputPort | None]:
         return [p.source for p in self.inputs]
@@ -165,11 +169,21 @@ class Model:
     def outputs(self) -> list[OutputPort]:
         return [r.inputs[0].source for r in self.results]
 
+    def cycles(self) -> list[list[int]]:
+        """Layer ids of each cycle (a strongly connected group, or a layer feeding itself)."""
+        position = {n.id: i for i, n in enumerate(self.nodes)}
+        groups = [sorted(c, key=position.__getitem__)
+                  for c in nx.strongly_connected_components(self.graph)
+                  if len(c) > 1 or self.graph.has_edge(next(iter(c)), next(iter(c)))]
+        return sorted(groups, key=lambda c: position[c[0]])
+
     def topological_order(self) -> list[Node]:
-        """Every layer, producers before consumers; ties keep the order of the XML."""
+        """Every layer not on a cycle, producers before consumers; ties keep the XML order."""
         if self._order is None:
             position = {n.id: i for i, n in enumerate(self.nodes)}
-            ids = nx.lexicographical_topological_sort(self.graph, key=position.__getitem__)
+            on_cycles = {i for c in self.cycles() for i in c}
+            graph = self.graph.subgraph(set(self.graph) - on_cycles) if on_cycles else self.graph
+            ids = nx.lexicographical_topological_sort(graph, key=position.__getitem__)
             self._order = [self.by_id[i] for i in ids]
         return self._order
 

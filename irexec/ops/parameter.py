@@ -14,8 +14,8 @@ class Parameter(Op):
         attrs=(
             Attr("shape", "partial_shape", default=PartialShape([]),
                  doc="the input's partial shape; empty means a scalar"),
-            Attr("element_type", "element_type", default=ElementType.dynamic,
-                 doc="the input's element type"),
+            Attr("element_type", "element_type", default=ElementType.dynamic, dynamic_ok=True,
+                 doc="the input's element type; dynamic takes any type at run time"),
         ),
         outputs=(Output("output", "the value the caller gives"),),
         doc="A model input, fed by the caller at run time.",

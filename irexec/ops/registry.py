@@ -12,7 +12,7 @@ import re
 from irexec.ops.spec import Op
 
 _REGISTRY: dict[str, dict[int, type[Op]]] = {}  # lower-case type or alias -> {since: op class}
-_OPSET = re.compile(r"opset(\d{1,4})")
+_OPSET = re.compile(r"opset(\d{1,9})")
 
 
 class LookupFailure(LookupError):

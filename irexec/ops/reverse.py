@@ -20,8 +20,9 @@ def _normalize_axes(axes: np.ndarray, rank: int) -> tuple[int, ...]:
         values = values.astype(np.int64)
     bad = values[(values < -rank) | (values >= rank)]
     if bad.size:
-        raise OpError(f"axis {int(bad[0])} is out of range [-{rank}, {rank - 1}] "
-                      f"for data of rank {rank}")
+        allowed = f"[-{rank}, {rank - 1}]" if rank else "nothing: a scalar has no axes"
+        raise OpError(f"axis {int(bad[0])} is out of range {allowed} for data of rank {rank}",
+                      code="IR306")
     return tuple(sorted({int(a) % rank for a in values})) if rank else ()
 
 
@@ -54,21 +55,27 @@ class Reverse(Op):
         if ctx.attrs["mode"] == "mask":
             if rank.is_static and axes.shape.rank_is_static:
                 if not axes.shape[0].contains(rank.min):
-                    ctx.error("IR307", f"the mask has {axes.shape[0]} entries but data has rank "
+                    ctx.error("IR314", f"the mask has {axes.shape[0]} entries but data has rank "
                                        f"{rank.min}; mask mode needs one entry per axis")
         else:
             values = ctx.input_value(1)
             if values is not None and rank.is_static:
                 try:
-                    _normalize_axes(values, rank.min)
+                    unique = _normalize_axes(values, rank.min)
                 except OpError as e:
-                    ctx.error("IR306", str(e))
+                    ctx.error(e.code, str(e))
+                if values.size > rank.min:
+                    ctx.warn("IR313", f"{values.size} axes are named for data of rank "
+                                      f"{rank.min}; the specification allows at most {rank.min}")
+                elif len(unique) < values.size:
+                    ctx.warn("IR312", f"axes {values.reshape(-1).tolist()} name the same axis "
+                                      f"more than once; it is flipped once")
         return [data]
 
     @staticmethod
     def kernel(data, axis, *, mode):
         if mode == "mask":
-            if axis.shape != (data.ndim,):
+            if axis.shape != (data.ndim,):  # only dynamic shapes get here unchecked
                 raise OpError(f"the mask has {axis.size} entries but data has rank {data.ndim}; "
                               f"mask mode needs one entry per axis")
             axes = tuple(int(i) for i in np.flatnonzero(axis))

@@ -4,10 +4,11 @@ along seq_axis."""
 import numpy as np
 
 from irexec.errors import OpError
+from irexec.ir.element_type import from_dtype
 from irexec.kernels.reverse_subsequences import reverse_subsequences
 from irexec.ops.registry import register
 from irexec.ops.spec import (ANY, NUMERIC, Attr, Input, Op, OpSpec, Output, Rank,
-                             SequenceLengths)
+                             SequenceLengths, TensorType)
 
 
 def normalize_axes(batch_axis: int, seq_axis: int, rank: int) -> tuple[int, int]:
@@ -15,11 +16,11 @@ def normalize_axes(batch_axis: int, seq_axis: int, rank: int) -> tuple[int, int]
     for name, axis in (("batch_axis", batch_axis), ("seq_axis", seq_axis)):
         if not -rank <= axis < rank:
             raise OpError(f"{name} {axis} is out of range [-{rank}, {rank - 1}] for data of "
-                          f"rank {rank}")
+                          f"rank {rank}", code="IR306")
     b, s = batch_axis % rank, seq_axis % rank
     if b == s:
         raise OpError(f"batch_axis {batch_axis} and seq_axis {seq_axis} name the same axis {b}; "
-                      f"they must differ")
+                      f"they must differ", code="IR311")
     return b, s
 
 
@@ -27,7 +28,7 @@ def lengths_to_int(lengths: np.ndarray, dim: int | None) -> np.ndarray:
     """The lengths as int64, after OpenVINO's rules: floats truncate toward zero; 0 means no
     change. OpError names the first length that is NaN, negative or above ``dim``."""
     values = np.asarray(lengths).reshape(-1)
-    if values.dtype.kind == "f":
+    if from_dtype(values.dtype).is_real:
         values = np.trunc(values.astype(np.float64))
         bad = np.isnan(values) | (values < 0)
     elif values.dtype.kind == "i":
@@ -76,7 +77,7 @@ class ReverseSequence(Op):
         try:
             b, s = normalize_axes(ctx.attrs["batch_axis"], ctx.attrs["seq_axis"], len(shape))
         except OpError as e:
-            ctx.error("IR306" if "out of range" in str(e) else "IR302", str(e))
+            ctx.error(e.code, str(e))
         if lengths.shape.rank_is_static:
             merged = shape[b].merge(lengths.shape[0])
             if merged is None:
@@ -86,19 +87,20 @@ class ReverseSequence(Op):
             shape = shape.replace(b, merged)
         values = ctx.input_value(1)
         if values is not None:
-            dim = shape[s].max if shape[s].is_static else None
             try:
-                ints = lengths_to_int(values, dim)
+                # A bounded dim's upper bound already rules out longer lengths.
+                ints = lengths_to_int(values, shape[s].max)
             except OpError as e:
-                ctx.error("IR308", str(e))
+                ctx.error(e.code, str(e))
             if (ints == 0).any():
                 i = int(np.flatnonzero(ints == 0)[0])
-                ctx.warn("IR309", f"seq_lengths[{i}] is 0; the specification asks for lengths "
-                                  f">= 1 (0 is run as 1: nothing is reversed)")
-        return [data.__class__(data.element_type, shape)]
+                ctx.warn("IR309", f"seq_lengths[{i}] = {values.reshape(-1)[i]} counts as 0; the "
+                                  f"specification asks for lengths >= 1 (0 reverses nothing)")
+        return [TensorType(data.element_type, shape)]
 
     @staticmethod
     def kernel(data, seq_lengths, *, batch_axis, seq_axis):
+        # Shapes are only known here when the model's are dynamic: check them again.
         if data.ndim < 2:
             raise OpError(f"data has rank {data.ndim}; ReverseSequence needs rank >= 2")
         b, s = normalize_axes(batch_axis, seq_axis, data.ndim)

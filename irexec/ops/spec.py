@@ -15,17 +15,16 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import Any, ClassVar
+
+import numpy as np
 
 from irexec.ir.element_type import ElementType
 from irexec.ir.shape import PartialShape
 
-if TYPE_CHECKING:
-    import numpy as np
-
 REQUIRED = type("REQUIRED", (), {"__repr__": lambda self: "REQUIRED"})()
 
-# Attribute kinds the IR text can hold; io/attr_text.py parses and formats each one.
+# Attribute kinds the IR text can hold; io/ir_text.py parses and formats each one.
 ATTR_KINDS = ("int", "uint", "bool", "string", "enum", "element_type", "shape", "partial_shape",
               "string_list")
 
@@ -37,6 +36,7 @@ class Attr:
     default: Any = REQUIRED
     values: tuple[str, ...] | None = None  # allowed values of an enum (lower case)
     doc: str = ""
+    dynamic_ok: bool = False  # an element_type attribute that may be "dynamic"
 
     def __post_init__(self):
         if self.kind not in ATTR_KINDS:
@@ -45,6 +45,75 @@ class Attr:
     @property
     def required(self) -> bool:
         return self.default is REQUIRED
+
+    def coerce(self, value):
+        """The attribute's value in its one in-memory form; ValueError saying what is wrong.
+        Both the IR reader (after parsing the text) and the Python builder go through here."""
+        return _COERCE[self.kind](self, value)
+
+
+def _int(attr, value):
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
+        raise ValueError(f"{value!r} is not an integer")
+    return int(value)
+
+
+def _uint(attr, value):
+    value = _int(attr, value)
+    if value < 0:
+        raise ValueError(f"{value} is negative; a non-negative integer is needed")
+    return value
+
+
+def _bool(attr, value):
+    if not isinstance(value, (bool, np.bool_)):
+        raise ValueError(f"{value!r} is not a boolean")
+    return bool(value)
+
+
+def _string(attr, value):
+    if not isinstance(value, str):
+        raise ValueError(f"{value!r} is not a string")
+    return value
+
+
+def _enum(attr, value):
+    lowered = _string(attr, value).strip().lower()  # OpenVINO reads enums case-insensitively
+    if attr.values is not None and lowered not in attr.values:
+        raise ValueError(f"'{value}' is not one of: {', '.join(attr.values)}")
+    return lowered
+
+
+def _element_type(attr, value):
+    from irexec.ir import element_type as table
+
+    if isinstance(value, ElementType):
+        return value
+    try:
+        return table.from_name(_string(attr, value))
+    except KeyError:
+        raise ValueError(f"'{value}' is not an element type name (such as f32, i64, "
+                         f"boolean)") from None
+
+
+def _shape(attr, value):
+    dims = tuple(_uint(attr, d) for d in value)
+    return dims
+
+
+def _partial_shape(attr, value):
+    return value if isinstance(value, PartialShape) else PartialShape(value)
+
+
+def _string_list(attr, value):
+    if isinstance(value, str):
+        raise ValueError(f"{value!r} is one string; a list of names is needed")
+    return tuple(_string(attr, v) for v in value)
+
+
+_COERCE = {"int": _int, "uint": _uint, "bool": _bool, "string": _string, "enum": _enum,
+           "element_type": _element_type, "shape": _shape, "partial_shape": _partial_shape,
+           "string_list": _string_list}
 
 
 # --- element-type rules -----------------------------------------------------------------------

@@ -8,10 +8,12 @@ import numpy as np
 
 from irexec.errors import IRError, OpError
 from irexec.ir import element_type as et_table
+from irexec.infer import infer_types
 from irexec.ir.model import Model
 from irexec.ir.shape import PartialShape
+from irexec.ops.spec import TensorType
 from irexec.runtime.plan import InputSlot, Plan, compile_plan
-from irexec.validate.diagnostic import Location
+from irexec.validate.diagnostic import Diagnostics, Location
 
 
 def _as_array(value, slot: InputSlot) -> np.ndarray:
@@ -45,6 +47,7 @@ class CompiledModel:
         for slot in self.plan.inputs:
             for name in slot.names:
                 self._by_name.setdefault(name, slot)
+        self._dynamic_types = any(s.element_type.is_dynamic for s in self.plan.inputs)
 
     @property
     def inputs(self):
@@ -74,6 +77,17 @@ class CompiledModel:
             raise IRError.make("IR601", f"the model has no input named {name!r} (inputs: {known})",
                                Location(self.model.path))
         return _as_array(value, slot)
+
+    def _check_types(self, bound: dict[int, np.ndarray]) -> None:
+        """A Parameter of dynamic element type takes any array, so the op rules on element types
+        could not be checked when the model was read: check them now, for these arrays."""
+        given = {s.name: TensorType(et_table.from_dtype(bound[s.slot].dtype),
+                                    PartialShape(bound[s.slot].shape)) for s in self.plan.inputs}
+        diags = Diagnostics()
+        infer_types(self.model, diags, given, check_declared=False)
+        errors = [d for d in diags if d.is_error]
+        if errors:
+            raise IRError(errors)
 
     def _bind_inputs(self, inputs) -> dict[int, np.ndarray]:
         slots = self.plan.inputs
@@ -112,8 +126,11 @@ class CompiledModel:
         values: list[np.ndarray | None] = [None] * plan.num_slots
         for s, array in plan.constants.items():
             values[s] = array
-        for s, array in self._bind_inputs(inputs).items():
+        bound = self._bind_inputs(inputs)
+        for s, array in bound.items():
             values[s] = array
+        if self._dynamic_types:
+            self._check_types(bound)
         for step in plan.steps:
             try:
                 result = step.kernel(*[values[i] for i in step.inputs])

@@ -8,6 +8,8 @@ size); inference with those concrete shapes then tells the others what they must
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from irexec.errors import IRError
@@ -19,6 +21,7 @@ from irexec.ops.spec import AnyValues, AxisIndices, AxisMask, SequenceLengths, r
 from irexec.validate.diagnostic import Diagnostics
 
 PREFERRED_SIZE = 3  # what a dynamic dim becomes when the model does not pin it
+MAX_GENERATED = 2**27  # elements; a larger input must be given, not made up
 
 
 def _domain(param: Node):
@@ -129,7 +132,11 @@ def make_inputs(model: Model, given: dict[str, np.ndarray], seed: int) -> dict[s
         et = param.attrs["element_type"]
         if not et.is_supported:
             raise _fail(param, f"its element type is {et}")
-        made[param.name] = random_values(et, _concrete(_pinned_shape(param, pending)), rng)
+        shape = _concrete(_pinned_shape(param, pending))
+        if math.prod(shape) > MAX_GENERATED:
+            raise _fail(param, f"its shape {list(shape)} holds {math.prod(shape)} elements, more "
+                               f"than the {MAX_GENERATED} irexec generates")
+        made[param.name] = random_values(et, shape, rng)
     if pending:
         known = {**given, **made}
         overrides = {name: PartialShape(np.shape(v)) for name, v in known.items()}

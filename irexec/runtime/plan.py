@@ -55,7 +55,7 @@ class OutputSlot:
     slot: int
     element_type: ElementType
     shape: PartialShape
-    copy: bool  # the value is a Parameter's or Constant's own array: hand out a copy
+    copy: bool  # the array is not the caller's alone (an input, a constant, another output)
 
 
 @dataclass
@@ -127,9 +127,11 @@ def compile_plan(model: Model) -> Plan:
     for result, name in zip(model.results, output_names(model)):
         port = result.inputs[0].source
         s = slot(port)
+        # The caller owns each output: hand out a copy of a Parameter's or Constant's array,
+        # and of a value a second Result also returns.
+        shared = s in kept or port.node.type in ("Parameter", "Constant")
         kept.add(s)
-        outputs.append(OutputSlot(name, s, port.element_type, port.partial_shape,
-                                  port.node.type in ("Parameter", "Constant")))
+        outputs.append(OutputSlot(name, s, port.element_type, port.partial_shape, shared))
     # Free each slot right after the last step that reads it (outputs are never freed).
     last_use: dict[int, int] = {}
     for i, step in enumerate(steps):

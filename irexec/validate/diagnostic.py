@@ -16,9 +16,7 @@ class Location:
     layer_name: str | None = None
     layer_type: str | None = None
     layer_id: str | None = None
-
-    def with_layer(self, name, type_, id_=None) -> Location:
-        return Location(self.file, self.line, name, type_, id_)
+    column: int | None = None  # 1-based, of the element's "<" on its line
 
 
 @dataclass(frozen=True)
