@@ -34,10 +34,6 @@ class InferContext:
         self._values = input_values
         self._diags = diags
 
-    @property
-    def num_inputs(self) -> int:
-        return len(self._types)
-
     def input_type(self, i: int) -> TensorType:
         return self._types[i]
 

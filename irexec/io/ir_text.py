@@ -156,10 +156,6 @@ def join_names(names) -> str:
     return ",".join(n.replace(",", "\\,") for n in names)
 
 
-def format_dimension(dim: Dimension) -> str:
-    return str(dim)
-
-
 def format_partial_shape(shape: PartialShape) -> str:
     if not shape.rank_is_static:
         return "..."

@@ -46,10 +46,6 @@ class Weights:
                                             f"{e.strerror or e}") from None
         return self._buffer
 
-    @property
-    def size(self) -> int:
-        return len(self._open())
-
     def tensor(self, et: ElementType, shape: tuple[int, ...], offset: int, size: int) -> np.ndarray:
         """The Const payload at ``offset``: checks bounds and size, returns a read-only view."""
         buffer = self._open()

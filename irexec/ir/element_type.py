@@ -50,11 +50,6 @@ class ElementType:
     def is_dynamic(self) -> bool:
         return self.kind == "dynamic"
 
-    @property
-    def itemsize(self) -> int:
-        """Bytes one element takes in a .bin file (packed types round up per tensor)."""
-        return max(self.bits, 8) // 8
-
     def nbytes(self, count: int) -> int:
         """Bytes that ``count`` elements of this type take in a .bin file."""
         return (count * self.bits + 7) // 8
@@ -111,7 +106,6 @@ _BY_DTYPE = {et.dtype: et for et in _TABLE if et.dtype is not None}
 for _et_item in _TABLE:
     setattr(ElementType, _et_item.name, _et_item)
 
-ALL: tuple[ElementType, ...] = _TABLE
 SUPPORTED: tuple[ElementType, ...] = tuple(et for et in _TABLE if et.is_supported)
 
 
@@ -128,7 +122,3 @@ def from_precision(text: str) -> ElementType:
 def from_dtype(dtype) -> ElementType:
     """The element type irexec uses for a numpy dtype; KeyError if none."""
     return _BY_DTYPE[np.dtype(dtype)]
-
-
-def supported_names() -> str:
-    return ", ".join(et.name for et in SUPPORTED)
