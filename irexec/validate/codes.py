@@ -41,7 +41,7 @@ _CODES = (
     Code("IR202", "unconnected-input", ERROR, "connect every input port with exactly one edge"),
     Code("IR203", "multiple-edges-into-input", ERROR, "an input port takes exactly one edge"),
     Code("IR204", "cycle", ERROR, "an IR graph must be acyclic"),
-    Code("IR205", "unused-layer", WARNING, "no Result depends on this layer; it is not executed"),
+    Code("IR205", "unused-layer", WARNING, "remove the layer, or connect its output to a Result"),
     Code("IR206", "duplicate-edge", ERROR, "write each edge once"),
     Code("IR207", "duplicate-input-name", ERROR,
          "give every Parameter a layer name and tensor names no other Parameter uses"),
