@@ -127,7 +127,7 @@ class _Reader:
             tag = root.tag if root is not None else "nothing"
             raise IRError.make("IR003", f"the root element is <{tag}>, not <net>: this is not an "
                                         f"OpenVINO IR file",
-                               Location(self.path, root.sourceline if root is not None else 1))
+                               self.loc(root) if root is not None else Location(self.path, 1))
         text = root.get("version")
         try:
             version = ir_text.parse_int(text) if text is not None else None
@@ -137,7 +137,7 @@ class _Reader:
             shown = "missing" if text is None else f"'{text}'"
             raise IRError.make("IR004", f"IR version {shown} is not supported; irexec reads "
                                         f"versions {', '.join(map(str, SUPPORTED_VERSIONS))}",
-                               Location(self.path, root.sourceline))
+                               self.loc(root))
         return root, version
 
     # --- layers and ports -------------------------------------------------------------------
@@ -352,7 +352,8 @@ class _Reader:
                 if port.source is None and (str(node.id), str(port.port_id)) not in excused:
                     self.diags.add("IR202", f"input port {port.port_id} has no incoming edge",
                                    Location(self.path, port.line or node.line, node.name,
-                                            node.type, str(node.id)))
+                                            node.type, str(node.id),
+                                            port.column if port.line else node.column))
 
     def read(self) -> tuple[Model, Diagnostics]:
         root, version = self.parse_xml()
@@ -408,7 +409,7 @@ def check_graph(model: Model, diags: Diagnostics) -> None:
                                    f"name could not reach both", param.location)
     needed = model.needed_nodes()
     for node in model.nodes:
-        if node.id not in needed:
+        if node.id not in needed and not node.broken:  # a broken layer lost its edges
             diags.add("IR205", "no Result depends on this layer; it is not executed",
                       node.location)
 
