@@ -24,7 +24,6 @@ STATIC = [c for c in all_codes() if not is_runtime(c)]
 RUNTIME = [c for c in all_codes() if is_runtime(c)]
 
 # Diagnostics that know their line but not yet their column (see test_column_known_everywhere).
-NO_COLUMN_YET = {"IR003", "IR004", "IR202"}
 
 
 def expected_column(code: str, path, line: int) -> int:
@@ -73,7 +72,7 @@ def test_fixture_reports_exactly_its_code(code):
     assert (line is None) == (code == "IR001"), "mark the offending line with <!-- here -->"
     for d in diags:
         assert d.location.line == line, str(d)
-        if d.location.column is not None or code not in NO_COLUMN_YET | {"IR001"}:
+        if code != "IR001":
             assert d.location.column == expected_column(code, path, line), str(d)
 
 
@@ -83,16 +82,6 @@ def test_fixed_fixture_is_clean(code):
     assert diags == [], [str(d) for d in diags]
 
 
-@pytest.mark.xfail(strict=True, reason="IR003, IR004 and IR202 give a line but no column")
-@pytest.mark.parametrize("code", sorted(NO_COLUMN_YET))
-def test_column_known_everywhere(code):
-    path = xml_path(code)
-    line = marked_line(path)
-    assert [d.location.column for d in validate_file(path)] == [element_column(path, line)]
-
-
-@pytest.mark.xfail(strict=True, reason="a layer broken by a bad port loses its edges and is then "
-                                       "also reported as unused (IR205)")
 def test_broken_layer_is_not_also_unused(tmp_path):
     # The valid Reverse model of IR302.fixed.xml with both input ports of 'flip' numbered 0.
     text = xml_path("IR302", fixed=True).read_text(encoding="utf-8")
