@@ -74,15 +74,34 @@ def layer(id, name, type, *, inputs=(), outputs=(), data=None, version="opset1",
     return "\n".join(lines)
 
 
-def parameter(id, name, shape, element_type="f32", dims=None, precision="FP32",
+MATCHING = "matching"  # precision= default of parameter() and const(): the element type's own
+
+
+def precision_of(element_type: str) -> str:
+    """The port precision that matches an ``element_type`` attribute (f32 -> FP32, i64 -> I64);
+    FP32 for a name that is not an element type (tests of bad types don't get as far as IR402)."""
+    from irexec.ir import element_type as et
+
+    try:
+        return et.from_name(element_type).precision
+    except KeyError:
+        return "FP32"
+
+
+def parameter(id, name, shape, element_type="f32", dims=None, precision=MATCHING,
               names=None) -> str:
-    """A Parameter; ``dims`` are the output port's <dim>s (default: none written)."""
+    """A Parameter; ``dims`` are the output port's <dim>s (default: none written). The output's
+    precision matches ``element_type`` unless given (None: no precision attribute)."""
+    precision = precision_of(element_type) if precision == MATCHING else precision
     return layer(id, name, "Parameter", outputs=[dims], precision=precision, names=names,
                  data={"shape": shape, "element_type": element_type})
 
 
-def const(id, name, element_type, shape, offset, size, dims=None, precision="FP32",
+def const(id, name, element_type, shape, offset, size, dims=None, precision=MATCHING,
           names=None) -> str:
+    """A Const; the output's precision matches ``element_type`` unless given (None: no
+    precision attribute)."""
+    precision = precision_of(element_type) if precision == MATCHING else precision
     return layer(id, name, "Const", outputs=[dims], precision=precision, names=names,
                  data={"element_type": element_type, "shape": shape, "offset": offset,
                        "size": size})

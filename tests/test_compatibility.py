@@ -29,7 +29,7 @@ def reverse_sequence_xml(data_attrs: dict, data_dims=(2, 3), seq_dims=(2,),
     return net([
         parameter(0, "data", ",".join(map(str, data_dims)), dims=data_dims),
         parameter(1, "lengths", ",".join(map(str, seq_dims)), element_type=seq_type,
-                  precision=seq_type.upper(), dims=seq_dims),
+                  dims=seq_dims),
         layer(2, "rs", "ReverseSequence", inputs=[data_dims, seq_dims], outputs=[data_dims],
               data=data_attrs),
         result(3, "out", data_dims),
@@ -56,6 +56,14 @@ def test_parameter_shape_that_openvino_rewrites_is_rejected(tmp_path, shape):
     assert codes_of(write_ir(tmp_path, xml)) == ["IR302"]
 
 
+def test_two_parameters_sharing_a_name_are_rejected(tmp_path):
+    xml = net([parameter(0, "x", "2", dims=[2], names="t"),
+               parameter(1, "y", "2", dims=[2], names="t"),
+               result(2, "out", [2]), result(3, "out2", [2])],
+              [(0, 0, 2, 0), (1, 0, 3, 0)])
+    assert codes_of(write_ir(tmp_path, xml)) == ["IR207"]
+
+
 def test_duplicate_layer_id_is_rejected(tmp_path):
     xml = net([parameter(0, "x", "2"), parameter(0, "y", "2"), result(1, "out")], [(0, 0, 1, 0)])
     assert "IR102" in codes_of(write_ir(tmp_path, xml))
@@ -70,7 +78,7 @@ def test_layer_no_result_needs_is_read_checked_and_not_run(tmp_path):
     xml = net([parameter(0, "x", "2", dims=[2]), result(1, "out", [2]),
                parameter(2, "unused", "2", dims=[2]),
                layer(3, "dead", "Convert", inputs=[[2]], outputs=[[2]],
-                     data={"destination_type": "i32"})],
+                     data={"destination_type": "i32"}, precision="I32")],
               [(0, 0, 1, 0), (2, 0, 3, 0)])
     model = irexec.read_model(write_ir(tmp_path, xml))
     assert [d.code for d in model.diagnostics] == ["IR205"]
@@ -104,7 +112,7 @@ def test_reverse_negative_constant_axis_below_minus_rank_fails_at_read(tmp_path)
 def test_reverse_sequence_equal_axes_are_rejected(tmp_path):
     xml = reverse_sequence_xml({"batch_axis": "1", "seq_axis": "-1"}, data_dims=(2, 2),
                                seq_dims=(2,))
-    assert codes_of(write_ir(tmp_path, xml)) == ["IR302"]
+    assert codes_of(write_ir(tmp_path, xml)) == ["IR311"]
 
 
 @pytest.mark.parametrize("value, code", [(5.0, "IR308"), (-1.0, "IR308"), (np.nan, "IR308")])
@@ -149,6 +157,60 @@ def test_input_of_another_element_type_is_rejected():
         irexec.compile_model(b.build())({"x": np.zeros(2, np.float64)})
     assert info.value.code == "IR603"
     assert "f32" in str(info.value) and "f64" in str(info.value)
+
+
+# --- reported where OpenVINO is silent (warnings: the file still reads and runs) -------------
+
+def warnings_of(path) -> list[str]:
+    model = irexec.read_model(path)
+    assert all(not d.is_error for d in model.diagnostics)
+    return [d.code for d in model.diagnostics]
+
+
+def test_output_precision_other_than_the_element_type_is_a_warning(tmp_path):
+    xml = net([parameter(0, "x", "2", "i32", dims=[2], precision="FP32"), result(1, "out", [2])],
+              [(0, 0, 1, 0)])
+    path = write_ir(tmp_path, xml)
+    assert warnings_of(path) == ["IR402"]
+    assert irexec.read_model(path).outputs[0].element_type == irexec.ElementType.i32
+
+
+def test_port_ids_out_of_the_writers_order_are_a_warning(tmp_path):
+    xml = net([parameter(0, "x", "2", dims=[2]),
+               layer(1, "c", "Convert", inputs=[[2]], outputs=[[2]], in_ids=[3], out_ids=[4],
+                     data={"destination_type": "f32"}),
+               result(2, "out", [2])],
+              [(0, 0, 1, 3), (1, 4, 2, 0)])
+    assert warnings_of(write_ir(tmp_path, xml)) == ["IR108"]
+
+
+def test_unknown_data_attribute_is_a_warning_and_kept(tmp_path):
+    xml = net([parameter(0, "x", "2", dims=[2]),
+               layer(1, "c", "Convert", inputs=[[2]], outputs=[[2]],
+                     data={"destination_type": "f32", "colour": "red"}),
+               result(2, "out", [2])],
+              [(0, 0, 1, 0), (1, 1, 2, 0)])
+    path = write_ir(tmp_path, xml)
+    assert warnings_of(path) == ["IR310"]
+    assert irexec.read_model(path).by_id[1].extra_attrs == {"colour": "red"}
+
+
+def test_const_size_larger_than_needed_is_a_warning(tmp_path):
+    axes = np.array([0, 0], np.int64)  # the second 8 bytes are not needed
+    xml = _reverse_xml({"mode": "index"}, axes[:1]).replace('size="8"', 'size="16"')
+    path = write_ir(tmp_path, xml, axes.tobytes())
+    assert warnings_of(path) == ["IR504"]
+
+
+@pytest.mark.parametrize("axes, code", [([1, -1], "IR312"), ([0, 1, 0], "IR313")])
+def test_reverse_repeated_or_too_many_constant_axes_are_a_warning(tmp_path, axes, code):
+    axes = np.array(axes, np.int64)
+    path = write_ir(tmp_path, _reverse_xml({"mode": "index"}, axes), axes.tobytes())
+    assert warnings_of(path) == [code]
+    x = np.arange(6, dtype=np.float32).reshape(2, 3)
+    out = irexec.compile_model(path)({"data": x})["out"]
+    # Each named axis is flipped once: [1, -1] flips axis 1, [0, 1, 0] flips axes 0 and 1.
+    np.testing.assert_array_equal(out, x[::-1, ::-1] if code == "IR313" else x[:, ::-1])
 
 
 # --- lenient where OpenVINO is strict ----------------------------------------------------------

@@ -55,7 +55,9 @@ def ops_markdown() -> str:
     out = [HEADER, "", "# Operations", "",
            "Every operation irexec reads, checks and runs, from the op specs in `irexec/ops/` "
            "(the same data `irexec ops TYPE` prints). A layer of `version=\"opsetN\"` is served by "
-           "the registration of its type with the highest version that opsetN holds.", "",
+           "the registration of its type with the highest version that opsetN holds; irexec's "
+           "own ops use `version=\"irexecN\"` by the same rule, numbered on their own "
+           "(docs/extending.md).", "",
            "| type | version | opsets | description |", "| --- | --- | --- | --- |"]
     for info in infos:
         out.append(f"| [{info.type}](#{info.type.lower()}-{info.since}) | {info.since} | "

@@ -2,7 +2,8 @@
 
     python tools/make_samples.py [OUTDIR]
 
-Every sample is small, real (an .xml with its .bin) and readable by OpenVINO (tests/io check it).
+Every sample is small, real (an .xml with its .bin) and readable by OpenVINO (tests/io check it),
+except those of irexec's own ops (``version="irexec1"``), which only irexec reads.
 """
 
 from __future__ import annotations
@@ -60,7 +61,20 @@ def convert_reverse_chain():
     return b.build()
 
 
-SAMPLES = [reverse_index, reverse_mask, reverse_sequence, convert_reverse_chain]
+def reverse_subsequences():
+    """irexec's own ReverseSubsequences-1 (version="irexec1", DirectML semantics) as DirectML's
+    shape example: data {2,3,4,5}, axis 1, one u32 length per fibre in lengths {2,1,4,5}. Not
+    an OpenVINO op: OpenVINO does not read this sample."""
+    b = ModelBuilder("reverse_subsequences")
+    data = b.parameter("data", "f32", [2, 3, 4, 5])
+    lengths = b.parameter("lengths", "u32", [2, 1, 4, 5])
+    b.result(b.op("ReverseSubsequences", data, lengths, version="irexec1", axis=1,
+                  name="reversed"), name="result")
+    return b.build()
+
+
+SAMPLES = [reverse_index, reverse_mask, reverse_sequence, convert_reverse_chain,
+           reverse_subsequences]
 
 
 def main(outdir: str) -> int:

@@ -59,6 +59,7 @@ class _Reader:
         # Layers already reported as broken (bad header or ports): edges touching them would only
         # repeat the problem, so they are not reported again.
         self.broken: set[str] = set()
+        self.feeds_broken: set[int] = set()  # layers whose edges go into broken layers
         self._lines: list[bytes] = []
         self._ordinal: dict = {}
 
@@ -301,10 +302,15 @@ class _Reader:
         edges_block = _child(root, "edges")
         excused = set()  # input ports whose edge comes from a broken layer
         for edge in _children(edges_block, "edge") if edges_block is not None else []:
-            ends = {edge.get("from-layer", "").strip(), edge.get("to-layer", "").strip()}
-            if ends & self.broken or {_canonical(e) for e in ends} & self.broken:
-                excused.add((_canonical(edge.get("to-layer", "").strip()),
-                             edge.get("to-port", "").strip()))
+            ends = [_canonical(edge.get(a, "").strip()) for a in ("from-layer", "to-layer")]
+            if set(ends) & self.broken and all(e in self.broken or (ir_text.is_uint(e) and
+                                                                    int(e) in nodes)
+                                               for e in ends):
+                # An edge of a layer already reported broken: its problem is said; but the
+                # layer feeding it is still used, as far as anyone can tell.
+                excused.add((ends[1], edge.get("to-port", "").strip()))
+                if ends[0] not in self.broken:
+                    self.feeds_broken.add(int(ends[0]))
                 continue
             try:
                 ids = [ir_text.parse_uint(edge.get(a, "")) for a in
@@ -376,7 +382,7 @@ class _Reader:
         model = Model(order, name=root.get("name", "model"), ir_version=version,
                       rt_info=read_rt_info(_child(root, "rt_info")), path=self.path)
         model.weights = self.weights
-        check_graph(model, self.diags)
+        check_graph(model, self.diags, self.feeds_broken)
         return model, self.diags
 
 
@@ -391,7 +397,7 @@ def _supported():
     return SUPPORTED
 
 
-def check_graph(model: Model, diags: Diagnostics) -> None:
+def check_graph(model: Model, diags: Diagnostics, also_needed: set[int] = frozenset()) -> None:
     """Cycles are errors (naming the layers on each); layers no Result needs are warnings."""
     for cycle in model.cycles():
         names = [model.by_id[i].name for i in cycle]
@@ -407,7 +413,7 @@ def check_graph(model: Model, diags: Diagnostics) -> None:
                 diags.add("IR207", f"input name '{name}' already names Parameter "
                                    f"'{first.name}' (line {first.line}); inputs given by this "
                                    f"name could not reach both", param.location)
-    needed = model.needed_nodes()
+    needed = model.needed_nodes(also_needed)
     for node in model.nodes:
         if node.id not in needed and not node.broken:  # a broken layer lost its edges
             diags.add("IR205", "no Result depends on this layer; it is not executed",

@@ -83,8 +83,13 @@ class ModelBuilder:
         node.value = array
         return node.outputs[0]
 
-    def op(self, type_name: str, *inputs: OutputPort, version: str = "opset1",
+    def op(self, type_name: str, *inputs: OutputPort, version: str | None = None,
            name: str | None = None, **attrs) -> OutputPort:
+        """Add a layer; ``version`` defaults to ``opset1`` for OpenVINO's ops and to the first
+        version of irexec's own (``irexec1``)."""
+        from irexec.ops import registry
+
+        version = version or registry.default_version(type_name)
         n_out = len(_lookup(type_name, version, name).spec.outputs)
         return self._add(type_name, version, dict(attrs), list(inputs), n_out, name).outputs[0]
 

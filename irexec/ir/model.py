@@ -187,12 +187,12 @@ class Model:
             self._order = [self.by_id[i] for i in ids]
         return self._order
 
-    def needed_nodes(self) -> set[int]:
-        """Ids of layers some Result depends on (Parameters always count)."""
+    def needed_nodes(self, sinks=()) -> set[int]:
+        """Ids of layers some Result (or one of ``sinks``) depends on; Parameters always count."""
         needed: set[int] = set()
-        for r in self.results:
-            needed.add(r.id)
-            needed |= nx.ancestors(self.graph, r.id)
+        for sink in [r.id for r in self.results] + [i for i in sinks if i in self.by_id]:
+            needed.add(sink)
+            needed |= nx.ancestors(self.graph, sink)
         needed |= {p.id for p in self.parameters}
         return needed
 

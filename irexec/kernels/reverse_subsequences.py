@@ -1,10 +1,30 @@
-"""Reverse the first ``lengths[b]`` elements along one axis, for every index ``b`` of another.
+"""Reverse the first ``n`` elements of every fibre along one axis, ``n`` given per fibre.
 
-This is the shared heart of OpenVINO ReverseSequence-1, ONNX ReverseSequence-10 and DirectML's
-reverse-subsequences. Each op applies its own rules to turn its inputs into validated lengths; this
-kernel trusts them: ``lengths`` is an integer array of ``data.shape[batch_axis]`` values, each in
-``[0, data.shape[seq_axis]]``, and the two axes are distinct and non-negative. Lengths 0 and 1 leave
-a slice unchanged.
+The one reversal kernel of irexec. OpenVINO ReverseSequence-1, ONNX ReverseSequence-10/28 and
+DirectML's reverse-subsequences all call it after applying their own rules (axes, types, clamping,
+range checks) to turn their inputs into valid lengths; Reverse-1 is the special case of full
+lengths (its op uses ``np.flip``, and a test pins the equivalence). See docs/reverse-semantics.md.
+
+Contract of :func:`reverse_subsequences` (it is also public, as ``irexec.kernels.
+reverse_subsequences``, for numpy users):
+
+* ``data``: any array of rank >= 1 (any dtype, any strides); it is never modified.
+* ``axis``: the axis to reverse along, in ``[-data.ndim, data.ndim - 1]``.
+* ``lengths``: an integer array broadcastable to ``data`` (numpy's rules) whose size along ``axis``
+  (after broadcasting) is 1: one length per fibre, shared by the fibres along dims where
+  ``lengths`` has size 1. Per-batch lengths ``L`` of a ReverseSequence are
+  ``L.reshape([B if d == batch_axis else 1 for d in range(data.ndim)])``; DirectML's lengths are
+  already of this shape. Each value must lie in ``[0, data.shape[axis]]``: the kernel is strict —
+  it neither clamps nor wraps, and raises ``ValueError`` for anything else (ops check their own
+  rules first, so this never fires for them).
+* Output ``j < n`` of a fibre takes input ``n - 1 - j``; the rest is copied. 0 and 1 change
+  nothing. The result is a new C-ordered array of ``data``'s dtype and shape, never a view of it.
+
+How: per-batch lengths have few entries, so each entry (or, when many entries share few values,
+each distinct value with one fancy-indexed copy) moves a whole block with slice copies over a
+full copy of the data. All-equal lengths (full reversal included) are one block written once.
+Per-fibre lengths use the same grouping by distinct value, which measured faster than a
+``take_along_axis`` gather with a computed index on every layout tried.
 """
 
 from __future__ import annotations
@@ -12,23 +32,92 @@ from __future__ import annotations
 import numpy as np
 
 
-def reverse_subsequences(data: np.ndarray, lengths: np.ndarray, batch_axis: int,
-                         seq_axis: int) -> np.ndarray:
-    out = data.copy()
-    # Views with the batch axis first and the sequence axis second; writes go through to `out`.
-    src = np.moveaxis(data, (batch_axis, seq_axis), (0, 1))
-    dst = np.moveaxis(out, (batch_axis, seq_axis), (0, 1))
-    rows = np.flatnonzero(lengths > 1)
-    if rows.size == 0:
+def reverse_subsequences(data, lengths, axis: int) -> np.ndarray:
+    data, lengths = np.asarray(data), np.asarray(lengths)
+    axis = _checked_axis(data, axis)
+    lengths = _checked_lengths(data, lengths, axis)
+    dim = data.shape[axis]
+    index: list = [slice(None)] * data.ndim
+    flat = lengths.reshape(-1)
+    if data.size == 0:
+        return data.copy()
+    first = int(flat[0])
+    if flat.size == 1 or (flat == flat[0]).all():
+        # One length for every fibre: one block, each element written once.
+        out = np.empty(data.shape, data.dtype)
+        _move(out, data, index, axis, first, dim, whole=True)
         return out
-    row_lengths = lengths[rows]
+    out = data.copy()  # then only the reversed prefixes are written again (measured fastest)
+    varying = [d for d in range(data.ndim) if lengths.shape[d] != 1]
+    vshape = tuple(lengths.shape[d] for d in varying)
+    rows = np.flatnonzero(flat > 1)
+    row_lengths = flat[rows]
     distinct = np.unique(row_lengths)
     if distinct.size * 4 < rows.size:
-        # Many rows share a length: move each group with one fancy-indexed copy.
+        # Many fibres share few lengths: one fancy-indexed copy per distinct length.
         for n in distinct.tolist():
             group = rows[row_lengths == n]
-            dst[group, :n] = src[group, n - 1::-1]
+            parts = (group,) if len(varying) == 1 else np.unravel_index(group, vshape)
+            for d, part in zip(varying, parts):
+                index[d] = part
+            _move(out, data, index, axis, n, dim, whole=False)
     else:
-        for b, n in zip(rows.tolist(), row_lengths.tolist()):
-            dst[b, :n] = src[b, n - 1::-1]
+        parts = [p.tolist() for p in np.unravel_index(rows, vshape)]
+        for k, n in enumerate(row_lengths.tolist()):
+            for d, part in zip(varying, parts):
+                index[d] = part[k]
+            _move(out, data, index, axis, n, dim, whole=False)
     return out
+
+
+def _move(out, data, index: list, axis: int, n: int, dim: int, whole: bool) -> None:
+    """Write the block ``index`` selects (``index[axis]`` is set here): its first ``n`` elements
+    along ``axis`` reversed; with ``whole``, the rest of the block copied as well."""
+    if n > 1:
+        index[axis] = slice(0, n)
+        target = tuple(index)
+        index[axis] = slice(n - 1, None, -1)
+        out[target] = data[tuple(index)]
+        if not whole or n == dim:
+            return
+        index[axis] = slice(n, None)
+    elif not whole:
+        return
+    else:
+        index[axis] = slice(None)
+    block = tuple(index)
+    out[block] = data[block]
+
+
+def _checked_axis(data: np.ndarray, axis) -> int:
+    if data.ndim == 0:
+        raise ValueError("data is a scalar; reverse_subsequences needs rank >= 1")
+    if isinstance(axis, (bool, np.bool_)) or not isinstance(axis, (int, np.integer)):
+        raise ValueError(f"axis {axis!r} is not an integer")
+    if not -data.ndim <= axis < data.ndim:
+        raise ValueError(f"axis {axis} is out of range [-{data.ndim}, {data.ndim - 1}] for data "
+                         f"of rank {data.ndim}")
+    return int(axis) % data.ndim
+
+
+def _checked_lengths(data: np.ndarray, lengths: np.ndarray, axis: int) -> np.ndarray:
+    """``lengths`` with ``data``'s rank (leading 1s added); ValueError if they break the
+    contract."""
+    if lengths.dtype.kind not in "iu":
+        raise ValueError(f"lengths have dtype {lengths.dtype}; an integer dtype is needed")
+    expected = list(data.shape)
+    expected[axis] = 1
+    if lengths.ndim > data.ndim:
+        raise ValueError(f"lengths of shape {list(lengths.shape)} have more dims than data of "
+                         f"shape {list(data.shape)}")
+    lengths = lengths.reshape((1,) * (data.ndim - lengths.ndim) + lengths.shape)
+    if any(g not in (1, e) for g, e in zip(lengths.shape, expected)):
+        raise ValueError(f"lengths of shape {list(lengths.shape)} do not broadcast to "
+                         f"{expected} (data {list(data.shape)} with 1 at axis {axis})")
+    if lengths.size:
+        dim = data.shape[axis]
+        low, high = lengths.min(), lengths.max()
+        if low < 0 or high > dim:
+            bad = int(low) if low < 0 else int(high)
+            raise ValueError(f"length {bad} is not in [0, {dim}] (data.shape[{axis}] = {dim})")
+    return lengths

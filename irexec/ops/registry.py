@@ -1,8 +1,10 @@
-"""Which op class serves a layer: looked up by type (case-insensitive) and opset version.
+"""Which op class serves a layer: looked up by type (case-insensitive) and version name.
 
-The one rule: a layer of ``version="opsetN"`` is served by the registration of its type with the
-highest ``since <= N``, provided that registration's ``until`` (the last opset holding it) is not
-below N. Users add their own ops with :func:`register`.
+A version name is a family and a number: ``opset8`` (OpenVINO's opsets) or ``irexec1`` (irexec's
+own ops, numbered on their own). The one rule, within the family the layer names: a layer of
+``version="<family>N"`` is served by the registration of its type in that family with the highest
+``since <= N``, provided that registration's ``until`` (the last version holding it) is not below
+N. Users add their own ops with :func:`register`.
 """
 
 from __future__ import annotations
@@ -11,8 +13,10 @@ import re
 
 from irexec.ops.spec import Op
 
-_REGISTRY: dict[str, dict[int, type[Op]]] = {}  # lower-case type or alias -> {since: op class}
-_OPSET = re.compile(r"opset(\d{1,9})")
+# lower-case type or alias -> {(family, since): op class}
+_REGISTRY: dict[str, dict[tuple[str, int], type[Op]]] = {}
+_VERSION = re.compile(r"([a-z]+)(\d{1,9})")
+OPSET = "opset"  # OpenVINO's family; always known, even before any op is registered in another
 
 
 class LookupFailure(LookupError):
@@ -21,16 +25,44 @@ class LookupFailure(LookupError):
 
 def register(op: type[Op]) -> type[Op]:
     """Register an op class (usable as a decorator). A later registration of the same
-    (type, since) replaces the earlier one, so users can override a built-in op."""
+    (type, family, since) replaces the earlier one, so users can override a built-in op."""
     spec = op.spec
+    if not re.fullmatch(r"[a-z]+", spec.family):
+        raise ValueError(f"version family {spec.family!r} of {spec.type} must be lower-case "
+                         f"letters, such as 'opset' or 'irexec'")
     for name in (spec.type, *spec.aliases):
-        _REGISTRY.setdefault(name.lower(), {})[spec.since] = op
+        _REGISTRY.setdefault(name.lower(), {})[(spec.family, spec.since)] = op
     return op
 
 
+def families() -> list[str]:
+    """Every known version family: ``opset`` first, then the others in use."""
+    used = {family for versions in _REGISTRY.values() for family, _ in versions}
+    return [OPSET, *sorted(used - {OPSET})]
+
+
+def parse_version(version: str) -> tuple[str, int] | None:
+    """``"opset8"`` -> ``("opset", 8)``; None unless it is a known family and a number."""
+    m = _VERSION.fullmatch(version.strip())
+    if m is None or m.group(1) not in families():
+        return None
+    return m.group(1), int(m.group(2))
+
+
 def parse_opset(version: str) -> int | None:
-    m = _OPSET.fullmatch(version.strip())
-    return int(m.group(1)) if m else None
+    """The N of ``"opsetN"``; None for any other version name."""
+    parsed = parse_version(version)
+    return parsed[1] if parsed is not None and parsed[0] == OPSET else None
+
+
+def default_version(type_name: str) -> str:
+    """The version name to write for a type when none is given: ``opset1`` for OpenVINO's ops,
+    the first registered version of the family otherwise (``irexec1``)."""
+    versions = _REGISTRY.get(type_name.lower(), {})
+    if not versions or any(family == OPSET for family, _ in versions):
+        return f"{OPSET}1"
+    family, since = min(versions)
+    return f"{family}{since}"
 
 
 def lookup(type_name: str, version: str) -> type[Op]:
@@ -38,19 +70,21 @@ def lookup(type_name: str, version: str) -> type[Op]:
     if not versions:
         raise LookupFailure(f"operation type '{type_name}' (version '{version}') is not "
                             f"registered (registered types: {', '.join(registered_types())})")
-    n = parse_opset(version)
     canonical = next(iter(versions.values())).spec.type
-    available = ", ".join(f"{canonical}-{op.spec.since} ({op.spec.opsets})"
-                          for op in sorted(versions.values(), key=lambda o: o.spec.since))
-    if n is None:
-        raise LookupFailure(f"version '{version}' is not an opset name like 'opset1'; "
+    available = ", ".join(f"{canonical}-{versions[k].spec.since} ({versions[k].spec.opsets})"
+                          for k in sorted(versions))
+    parsed = parse_version(version)
+    if parsed is None:
+        names = " or ".join(f"'{f}1'" for f in families())
+        raise LookupFailure(f"version '{version}' is not a version name like {names}; "
                             f"registered: {available}")
-    candidates = [s for s in versions if s <= n]
+    family, n = parsed
+    candidates = [s for f, s in versions if f == family and s <= n]
     if candidates:
-        op = versions[max(candidates)]
+        op = versions[(family, max(candidates))]
         if op.spec.until is None or n <= op.spec.until:
             return op
-    raise LookupFailure(f"{canonical} is not in opset{n}; registered: {available}")
+    raise LookupFailure(f"{canonical} is not in {family}{n}; registered: {available}")
 
 
 def registered_types() -> list[str]:
@@ -58,8 +92,10 @@ def registered_types() -> list[str]:
 
 
 def all_ops() -> list[type[Op]]:
+    """Every registration once, ordered by type, then family (opset first), then version."""
     seen = {}
     for versions in _REGISTRY.values():
         for op in versions.values():
-            seen[(op.spec.type, op.spec.since)] = op
+            spec = op.spec
+            seen[(spec.type, spec.family != OPSET, spec.family, spec.since)] = op
     return [seen[k] for k in sorted(seen)]

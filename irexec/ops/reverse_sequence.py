@@ -107,4 +107,6 @@ class ReverseSequence(Op):
         if seq_lengths.shape != (data.shape[b],):
             raise OpError(f"seq_lengths has shape {list(seq_lengths.shape)} but data has "
                           f"{data.shape[b]} elements along batch_axis {b}")
-        return reverse_subsequences(data, lengths_to_int(seq_lengths, data.shape[s]), b, s)
+        ints = lengths_to_int(seq_lengths, data.shape[s])
+        per_batch = [data.shape[b] if d == b else 1 for d in range(data.ndim)]
+        return reverse_subsequences(data, ints.reshape(per_batch), s)

@@ -159,6 +159,20 @@ def resolve(rule, attrs: dict):
     return rule
 
 
+@dataclass(frozen=True)
+class TypeSet:
+    """Which element types an input accepts: a list of IR names, e.g. DirectML's lengths
+    ``TypeSet(("u32", "u64"))``."""
+
+    names: tuple[str, ...]
+
+    def allows(self, et: ElementType) -> bool:
+        return et.is_dynamic or et.name in self.names
+
+    def describe(self) -> str:
+        return "one of " + ", ".join(self.names)
+
+
 ANY = Types("any")
 INTEGER = Types("integer")
 BOOLEAN = Types("boolean")
@@ -171,15 +185,18 @@ NUMERIC = Types("numeric")
 class Rank:
     exact: int | None = None
     min: int | None = None
+    max: int | None = None
 
     def allows(self, rank: int) -> bool:
         if self.exact is not None and rank != self.exact:
             return False
-        return self.min is None or rank >= self.min
+        return (self.min is None or rank >= self.min) and (self.max is None or rank <= self.max)
 
     def describe(self) -> str:
         if self.exact is not None:
             return f"rank {self.exact}"
+        if self.max is not None:
+            return f"rank {self.min or 0} to {self.max}"
         return f"rank >= {self.min}"
 
 
@@ -215,6 +232,16 @@ class SequenceLengths:
 
 
 @dataclass(frozen=True)
+class FibreLengths:
+    """One length per fibre along ``axis_attr`` of input ``of``: the input's shape with 1 at that
+    axis, each value in [low, dim(axis)]."""
+
+    of: int = 0
+    axis_attr: str = "axis"
+    low: int = 0
+
+
+@dataclass(frozen=True)
 class Input:
     name: str
     types: Types | ByAttr = ANY
@@ -233,13 +260,16 @@ class Output:
 @dataclass(frozen=True)
 class OpSpec:
     type: str
-    since: int  # first opset that holds this version of the op
-    until: int | None = None  # last opset that holds it; None = every later opset
+    since: int  # first version of its family (opsetN, irexecN) that holds this op version
+    until: int | None = None  # last version that holds it; None = every later one
     attrs: tuple[Attr, ...] = ()
     inputs: tuple[Input, ...] = ()
     outputs: tuple[Output, ...] = ()
     aliases: tuple[str, ...] = ()  # other spellings of the type in IR files ("Const")
     doc: str = ""
+    # The family of version names the op lives in: a layer says version="{family}N". "opset" is
+    # OpenVINO's; "irexec" holds irexec's own ops (numbered on their own, from 1).
+    family: str = "opset"
 
     def attr(self, name: str) -> Attr:
         for a in self.attrs:
@@ -253,11 +283,12 @@ class OpSpec:
 
     @property
     def opsets(self) -> str:
+        first = f"{self.family}{self.since}"
         if self.until == self.since:
-            return f"opset{self.since} only"
+            return f"{first} only"
         if self.until is None:
-            return f"opset{self.since} and later"
-        return f"opset{self.since} to opset{self.until}"
+            return f"{first} and later"
+        return f"{first} to {self.family}{self.until}"
 
 
 @dataclass(frozen=True)

@@ -2,8 +2,9 @@
 
 Each Parameter's consumers say, through their op specs' value domains, what values make sense:
 axis numbers within the data's rank, a mask with one entry per axis, sequence lengths in
-[1, dim]. Parameters whose every consumer takes any value are made first (dynamic dims get a small
-size); inference with those concrete shapes then tells the others what they must fit.
+[1, dim], per-fibre lengths in [0, dim] shaped like the data with 1 at the axis. Parameters
+whose every consumer takes any value are made first (dynamic dims get a small size); inference
+with those concrete shapes then tells the others what they must fit.
 """
 
 from __future__ import annotations
@@ -17,7 +18,8 @@ from irexec.infer import infer_types
 from irexec.ir.element_type import ElementType
 from irexec.ir.model import Model, Node
 from irexec.ir.shape import Dimension, PartialShape
-from irexec.ops.spec import AnyValues, AxisIndices, AxisMask, SequenceLengths, resolve
+from irexec.ops.spec import (AnyValues, AxisIndices, AxisMask, FibreLengths, SequenceLengths,
+                             resolve)
 from irexec.validate.diagnostic import Diagnostics
 
 PREFERRED_SIZE = 3  # what a dynamic dim becomes when the model does not pin it
@@ -86,6 +88,14 @@ def _dependent_value(param: Node, domain, consumer: Node, shapes: dict, rng) -> 
         top = data_shape[s]
         low = min(domain.low, top)
         values = rng.integers(low, top + 1, size=data_shape[b])
+    elif isinstance(domain, FibreLengths):
+        axis = consumer.attrs[domain.axis_attr]
+        if not 0 <= axis < rank:
+            raise _fail(param, f"{consumer.type} '{consumer.name}' has axis {axis}, outside "
+                               f"data of rank {rank}")
+        shape = [1 if d == axis else n for d, n in enumerate(data_shape)]
+        top = data_shape[axis]
+        values = rng.integers(min(domain.low, top), top + 1, size=shape)
     else:
         raise _fail(param, f"no generator for {type(domain).__name__}")
     values = np.asarray(values).astype(et.dtype if et.is_supported else np.int64)
@@ -97,10 +107,20 @@ def _dependent_value(param: Node, domain, consumer: Node, shapes: dict, rng) -> 
 
 def _pinned_shape(param: Node, pending) -> PartialShape:
     """The Parameter's shape, narrowed by what the static shape of an input made from it must
-    match: a seq_lengths of length n fixes the batch dim to n, a mask of length n the rank."""
+    match: a seq_lengths of length n fixes the batch dim to n, a mask of length n the rank,
+    per-fibre lengths every dim but the axis."""
     shape = param.attrs["shape"]
     for dependent, domain, consumer in pending:
         declared = dependent.attrs["shape"]
+        if (isinstance(domain, FibreLengths) and declared.rank_is_static
+                and consumer.inputs[domain.of].source is param.outputs[0]):
+            axis = consumer.attrs[domain.axis_attr]
+            if axis < len(declared):
+                wanted = declared.replace(axis, shape[axis] if shape.rank_is_static
+                                          and len(shape) == len(declared)
+                                          else Dimension.dynamic())
+                shape = shape.merge(wanted) or shape
+            continue
         if (consumer.inputs[domain.of].source is not param.outputs[0]
                 or not (declared.rank_is_static and len(declared) == 1 and declared[0].is_static)):
             continue

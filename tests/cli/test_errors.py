@@ -181,6 +181,25 @@ def test_several_inference_problems_give_one_line_each(edited):
     assert "batch_axis 5" in errors[0]["message"] and "axis 9" in errors[1]["message"]
 
 
+def test_a_cycle_and_an_unrelated_error_give_one_line_each(edited):
+    """The cycle does not stop the reader: the Const's weights are checked too."""
+    path = edited({'<edge from-layer="0" from-port="0" to-layer="2" to-port="0"/>':
+                   '<edge from-layer="5" from-port="2" to-layer="2" to-port="0"/>',
+                   'offset="0" size="8"': 'offset="8" size="8"'})
+    proc = run_cli("run", path)
+    assert proc.returncode == 1
+    errors = parse_errors(proc)
+    assert len(errors) == 2, proc.stderr
+    cycle = next(m for m in errors if "cycle" in m["message"])
+    assert cycle["layer"] in ("to_f32", "reversed_sequences", "flipped")
+    assert all(f"'{n}'" in cycle["message"] for n in ("to_f32", "reversed_sequences", "flipped"))
+    assert int(cycle["line"]) == line_of(path, LAYER[cycle["layer"]])
+    weights = next(m for m in errors if m is not cycle)
+    assert (weights["layer"], weights["type"]) == ("last_axis", "Constant")
+    assert int(weights["line"]) == line_of(path, 'offset="8" size="8"')
+    assert proc.stdout == ""
+
+
 # --- bad --input -------------------------------------------------------------------------------
 
 @pytest.fixture

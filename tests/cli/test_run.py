@@ -245,6 +245,17 @@ def test_warnings_go_to_stderr_and_the_run_succeeds(edited):
     assert "flipped" not in tables(proc.stdout)["outputs"]
 
 
+def test_a_precision_mismatch_is_a_warning_and_the_run_succeeds(edited):
+    model = edited({'precision="FP32" names="to_f32"': 'precision="FP16" names="to_f32"'})
+    proc = run_cli("run", model)
+    assert proc.returncode == 0, proc.stderr
+    warnings = proc.stderr.splitlines()
+    assert len(warnings) == 1 and warnings[0].startswith("warning: "), warnings
+    line = line_of(model, 'precision="FP16" names="to_f32"')
+    assert f"{model}:{line}: layer 'to_f32' (Convert)" in warnings[0]
+    assert "FP16" in warnings[0] and "f32" in warnings[0]
+
+
 # --- entry points ------------------------------------------------------------------------------
 
 def test_console_script_next_to_the_interpreter():

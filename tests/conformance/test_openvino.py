@@ -31,14 +31,22 @@ from tests.ops.support import (INT_TYPE_NAMES, NUMERIC_TYPE_NAMES, TYPE_NAMES, d
 
 ov = pytest.importorskip("openvino")
 
-SAMPLES = sorted(glob.glob(os.path.join(os.path.dirname(__file__), "..", "..", "samples",
-                                        "*.xml")))
+SAMPLES = sorted(p for p in glob.glob(os.path.join(os.path.dirname(__file__), "..", "..",
+                                                   "samples", "*.xml"))
+                 # irexec's own ops (version="irexec1") are not OpenVINO's: it cannot read those
+                 if 'version="irexec' not in open(p, encoding="utf-8").read())
 
 
 def compare(tmp_path, model, inputs: dict, name: str = "model"):
     """Save, run in both, assert every output has the same bits; return irexec's outputs."""
     xml = tmp_path / f"{name}.xml"
     irexec.save_model(model, xml)
+    # irexec's own writer gives exact precisions, port ids in order, known attributes and exact
+    # Const sizes. (Warnings about the model's content, such as repeated Reverse axes or zero
+    # sequence lengths that the random cases draw on purpose, are not the writer's.)
+    writer_warnings = ("IR108", "IR310", "IR402", "IR504")
+    assert [str(d) for d in irexec.read_model(xml).diagnostics
+            if d.code in writer_warnings] == []
     ours, theirs = run_both(ov, xml, inputs)
     assert set(ours) == set(theirs)
     for key in ours:
@@ -341,6 +349,7 @@ def test_openvino_reads_every_sample():
     for path in SAMPLES:
         model = core.read_model(path)
         ours = irexec.read_model(path)
+        assert ours.diagnostics == [], path  # the samples are clean: no warnings either
         assert len(model.get_parameters()) == len(ours.parameters)
         assert len(model.outputs) == len(ours.results)
 

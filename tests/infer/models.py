@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from tests.helpers_ir import const, layer, net, parameter, result
+from tests.helpers_ir import const, layer, net, parameter, precision_of, result
 
 # element type name -> little-endian numpy dtype of its bytes in the .bin
 LE = {"boolean": "u1", "i8": "<i1", "i32": "<i4", "i64": "<i8", "u8": "u1", "u64": "<u8",
@@ -35,7 +35,7 @@ def one_op(type_, data_shape, second_shape, attrs, *, second_type="i64", values=
     out = in_dims if out_dims == "same" else out_dims
     xml = net([parameter(0, "data", data_shape, data_type, dims=in_dims), second,
                layer(2, "op", type_, data=attrs, inputs=[in_dims, second_dims], outputs=[out],
-                     version=version),
+                     version=version, precision=precision_of(data_type)),
                result(3, "out", out)],
               [(0, 0, 2, 0), (1, 0, 2, 1), (2, 2, 3, 0)])
     return xml, weights

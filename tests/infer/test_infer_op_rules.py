@@ -29,11 +29,44 @@ def test_reverse_const_axis_out_of_range_is_ir306_at_read_time(tmp_path, axes):
     assert str(bad) in diag.message and "[-2, 1]" in diag.message
 
 
-@pytest.mark.parametrize("axes", [[0], [-1], [-2, 1], [1, 1, -1], []])
+@pytest.mark.parametrize("axes", [[0], [-1], [-2, 1], [1, 0], []])
 def test_reverse_const_axes_in_range_are_accepted(tmp_path, axes):
     xml, data = reverse("2,3", str(len(axes)), values=axes)
     model = irexec.read_model(write_ir(tmp_path, xml, data))
     assert model.diagnostics == []
+
+
+@pytest.mark.parametrize("axes", [[1, 1], [0, -2], [-1, 1]])
+def test_reverse_const_repeated_axes_are_a_warning_ir312(tmp_path, axes):
+    # Same axis twice after normalisation: accepted (the axis is flipped once), but flagged.
+    xml, data = reverse("2,3", str(len(axes)), values=axes)
+    path = write_ir(tmp_path, xml, data)
+    model = irexec.read_model(path)
+    assert [d.code for d in model.diagnostics] == ["IR312"]
+    diag = model.diagnostics[0]
+    assert diag.severity == "warning"
+    assert diag.location.layer_name == "op"
+    assert diag.location.line == line_of(path, 'name="op"')
+    assert str(axes) in diag.message
+
+
+@pytest.mark.parametrize("axes", [[0, 1, 0], [1, 1, -1], [0, 1, -1, -2]])
+def test_reverse_const_more_axes_than_the_rank_is_a_warning_ir313(tmp_path, axes):
+    # More axes than data has is reported as IR313 alone (it implies a repeat: no IR312 too).
+    xml, data = reverse("2,3", str(len(axes)), values=axes)
+    path = write_ir(tmp_path, xml, data)
+    model = irexec.read_model(path)
+    assert [d.code for d in model.diagnostics] == ["IR313"]
+    diag = model.diagnostics[0]
+    assert diag.severity == "warning"
+    assert diag.location.layer_name == "op"
+    assert diag.location.line == line_of(path, 'name="op"')
+    assert f"{len(axes)} axes" in diag.message and "rank 2" in diag.message
+
+
+def test_reverse_axes_from_a_parameter_are_not_checked_for_repeats(tmp_path):
+    xml, data = reverse("2,3", "3")  # axes unknown until run time
+    assert irexec.read_model(write_ir(tmp_path, xml, data)).diagnostics == []
 
 
 def test_reverse_axes_are_not_checked_against_a_dynamic_rank(tmp_path):
@@ -42,10 +75,18 @@ def test_reverse_axes_are_not_checked_against_a_dynamic_rank(tmp_path):
 
 
 @pytest.mark.parametrize("mask_len", ["1", "2", "4", "1..2"])
-def test_reverse_mask_length_other_than_rank_is_ir307(tmp_path, mask_len):
+def test_reverse_mask_length_other_than_rank_is_ir314(tmp_path, mask_len):
     xml_and_bin = reverse("2,3,4", mask_len, "mask", second_type="boolean")
-    diag, _ = _op_error(tmp_path, xml_and_bin, "IR307")
+    diag, path = _op_error(tmp_path, xml_and_bin, "IR314")
+    assert diag.severity == "error" and diag.info.name == "mask-length"
     assert mask_len in diag.message and "rank 3" in diag.message
+    assert diag.location.line == line_of(path, 'name="op"')
+
+
+def test_reverse_const_mask_of_wrong_length_is_ir314(tmp_path):
+    xml_and_bin = reverse("2,3,4", "2", "mask", second_type="boolean", values=[True, False])
+    diag, _ = _op_error(tmp_path, xml_and_bin, "IR314")
+    assert "2 entries" in diag.message
 
 
 @pytest.mark.parametrize("mask_len", ["?", "2..5"])
@@ -91,12 +132,15 @@ def test_reverse_axes_not_1d_are_ir305(tmp_path, axes_shape):
 # --- ReverseSequence ----------------------------------------------------------------------------
 
 @pytest.mark.parametrize("batch_axis, seq_axis", [(0, 0), (1, -1), (-2, 0), (2, -1)])
-def test_reverse_sequence_equal_axes_after_normalisation_are_ir302(tmp_path, batch_axis,
+def test_reverse_sequence_equal_axes_after_normalisation_are_ir311(tmp_path, batch_axis,
                                                                    seq_axis):
     data_shape = "3,3,3" if batch_axis == 2 else "3,3"
-    diag, _ = _op_error(tmp_path, reverse_sequence(data_shape, "3", batch_axis, seq_axis),
-                        "IR302")
+    diag, path = _op_error(tmp_path, reverse_sequence(data_shape, "3", batch_axis, seq_axis),
+                           "IR311")
+    assert diag.severity == "error" and diag.info.name == "same-axis"
     assert "batch_axis" in diag.message and "seq_axis" in diag.message
+    assert diag.location.line == line_of(path, 'name="op"')
+    assert "IR302" not in [d.code for d in read_error(path).diagnostics]
 
 
 @pytest.mark.parametrize("batch_axis, seq_axis", [(2, 1), (0, -3), (-3, 1)])
@@ -149,7 +193,7 @@ def test_reverse_sequence_const_length_zero_is_a_warning_ir309(tmp_path):
     path = write_ir(tmp_path, xml, data)
     model = irexec.read_model(path)
     diag = the_diagnostic(model.diagnostics, "IR309")
-    assert diag.severity == "warning"
+    assert diag.severity == "warning" and diag.info.name == "zero-sequence-length"
     assert diag.location.layer_name == "op"
     assert diag.location.line == line_of(path, 'name="op"')
     assert "seq_lengths[1]" in diag.message

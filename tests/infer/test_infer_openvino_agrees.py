@@ -25,7 +25,7 @@ ACCEPTED = {
 
 REJECTED = {
     "Reverse axis = rank": (reverse("2,3", "1", values=[2]), "IR306"),
-    "Reverse mask too short": (reverse("2,3,4", "2", "mask", second_type="boolean"), "IR307"),
+    "Reverse mask too short": (reverse("2,3,4", "2", "mask", second_type="boolean"), "IR314"),
     "Reverse mode foo": (reverse("2,3", "1", "foo", values=[0]), "IR302"),
     "Reverse f32 axes": (reverse("2,3", "1", second_type="f32"), "IR304"),
     "Reverse mask of i64": (reverse("2,3", "2", "mask", second_type="i64"), "IR304"),

@@ -123,3 +123,28 @@ def test_read_model_accepts_str_and_pathlike(tmp_path):
 def the_only(error):
     assert len(error.diagnostics) == 1, [str(d) for d in error.diagnostics]
     return error.diagnostics[0]
+
+
+# --- columns: every file-level problem points at its element's "<" (1-based) -------------------
+
+def test_unsupported_version_points_at_the_net_element(tmp_path):
+    text = MINIMAL.format(version='version="9"').replace("<net ", "  <net ")
+    path = write_ir(tmp_path, text)
+    diag = the_only(read_error(path))
+    assert diag.code == "IR004"
+    assert (diag.location.line, diag.location.column) == (2, 3)
+
+
+def test_root_other_than_net_points_at_the_root_element(tmp_path):
+    path = write_ir(tmp_path, '<?xml version="1.0"?>\n <model version="11">\n </model>\n')
+    diag = the_only(read_error(path))
+    assert diag.code == "IR003"
+    assert (diag.location.line, diag.location.column) == (2, 2)
+
+
+def test_malformed_xml_has_a_column_on_the_line(tmp_path):
+    path = write_ir(tmp_path, MINIMAL.format(version='version="11" version="11"'))
+    diag = the_only(read_error(path))
+    assert diag.code == "IR002" and diag.location.line == 2
+    line = path.read_text().splitlines()[1]
+    assert 1 <= diag.location.column <= len(line) + 1

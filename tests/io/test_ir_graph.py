@@ -4,6 +4,7 @@ Result needs, several errors at once, and a deterministic topological order."""
 import pytest
 
 import irexec
+import irexec.api
 from tests.helpers_ir import (
     layer, line_of, net, parameter, read_error, result, the_diagnostic, write_ir)
 
@@ -118,15 +119,79 @@ def test_several_errors_are_reported_at_once(tmp_path):
     xml = net([parameter(0, "x", "2", dims=[2]),
                parameter(0, "again", "2", dims=[2]),                      # IR102
                layer(2, "nover", "Convert", version=None),                # (version="None")
-               layer(3, "bad", "Frobnicate", outputs=[["?"]]),            # IR103 + IR105
+               layer(3, "bad", "Frobnicate", outputs=[["?"]]),            # IR103 + IR107
                result(4, "out", [2])],
-              [(0, 0, 4, 0), (0, 0, 9, 0)])                               # IR201
+              [(0, 0, 4, 0), (3, 0, 9, 0)])                               # IR201
     path = write_ir(tmp_path, xml.replace('version="None"', ""))        # IR101
     error = read_error(path)
-    codes = sorted(d.code for d in error.diagnostics)
-    assert codes == ["IR101", "IR102", "IR103", "IR105", "IR201"]
-    assert len(error.diagnostics) > 1
+    found = [(d.code, d.location.line) for d in error.diagnostics]
+    assert found == [("IR102", line_of(path, 'name="again"')),  # in file order
+                     ("IR101", line_of(path, 'name="nover"')),
+                     ("IR103", line_of(path, 'name="bad"')),
+                     ("IR107", line_of(path, "<dim>?</dim>")),
+                     ("IR201", _edge_line(path, 3, 0, 9, 0))]
     assert "(and 4 more problems)" in str(error)
+
+
+def test_dangling_edge_from_a_duplicated_layer_id_is_still_ir201(tmp_path):
+    # Layer id 0 is used twice (IR102), so edges from it are not checked further; but an edge
+    # from it to a layer id that does not exist at all is a separate problem.
+    xml = net([parameter(0, "x", "2", dims=[2]), parameter(0, "again", "2", dims=[2]),
+               result(4, "out", [2])],
+              [(0, 0, 4, 0), (0, 0, 9, 0)])
+    path = write_ir(tmp_path, xml)
+    error = read_error(path)
+    assert [(d.code, d.location.line) for d in error.diagnostics] == [
+        ("IR102", line_of(path, 'name="again"')), ("IR201", _edge_line(path, 0, 0, 9, 0))]
+
+
+def test_the_same_edge_twice_is_ir206_at_the_second(tmp_path):
+    xml = net([parameter(0, "x", "2", dims=[2]), result(1, "out", [2])],
+              [(0, 0, 1, 0), (0, 0, 1, 0)])
+    path = write_ir(tmp_path, xml)
+    error = read_error(path)
+    assert [d.code for d in error.diagnostics] == ["IR206"]  # not IR203 as well
+    diag = error.diagnostics[0]
+    assert diag.severity == "error" and diag.info.name == "duplicate-edge"
+    assert "0:0 -> 1:0" in diag.message
+    assert diag.location.line == _edge_line(path, 0, 0, 1, 0) + 1  # the second copy
+    text = path.read_text().splitlines()[diag.location.line - 1]
+    assert diag.location.column == text.index("<edge") + 1
+
+
+def test_edge_written_twice_and_another_source_give_ir206_and_ir203(tmp_path):
+    xml = net([parameter(0, "x", "2", dims=[2]), parameter(1, "y", "2", dims=[2]),
+               result(2, "out", [2])],
+              [(0, 0, 2, 0), (0, 0, 2, 0), (1, 0, 2, 0)])
+    path = write_ir(tmp_path, xml)
+    error = read_error(path)
+    assert [(d.code, d.location.line) for d in error.diagnostics] == [
+        ("IR206", _edge_line(path, 0, 0, 2, 0) + 1), ("IR203", _edge_line(path, 1, 0, 2, 0))]
+
+
+def test_a_cycle_is_reported_with_an_unrelated_error(tmp_path):
+    # a <-> b loop, and elsewhere a Parameter with a bad element type: both are reported.
+    xml = net([parameter(0, "x", "2", "f17", dims=[2]), convert(1, "a"), convert(2, "b"),
+               result(3, "out", [2]), result(4, "out2", [2])],
+              [(2, 1, 1, 0), (1, 1, 2, 0), (1, 1, 3, 0), (0, 0, 4, 0)])
+    path = write_ir(tmp_path, xml)
+    error = read_error(path)
+    found = sorted((d.code, d.location.line) for d in error.diagnostics)
+    cycle = the_diagnostic(error, "IR204")
+    assert found == sorted([("IR302", line_of(path, 'element_type="f17"')),
+                            ("IR204", line_of(path, f'name="{cycle.location.layer_name}"'))])
+    assert "'a'" in cycle.message and "'b'" in cycle.message
+
+
+def test_a_cycle_does_not_stop_checks_of_other_layers_edges(tmp_path):
+    xml = net([parameter(0, "x", "2", dims=[2]), convert(1, "a"), convert(2, "b"),
+               result(3, "out", [2]), result(4, "lonely", [2])],
+              [(2, 1, 1, 0), (1, 1, 2, 0), (1, 1, 3, 0), (0, 0, 7, 0)])
+    path = write_ir(tmp_path, xml)
+    error = read_error(path)
+    assert sorted(d.code for d in error.diagnostics) == ["IR201", "IR202", "IR204"]
+    assert the_diagnostic(error, "IR201").location.line == _edge_line(path, 0, 0, 7, 0)
+    assert the_diagnostic(error, "IR202").location.layer_name == "lonely"
 
 
 def test_topological_order_puts_producers_first_and_keeps_xml_order_for_ties(tmp_path):
@@ -167,3 +232,39 @@ def test_a_layer_with_a_bad_port_id_is_reported_once(tmp_path):
     error = read_error(write_ir(tmp_path, net([parameter(0, "x", "2", dims=[2]), bad_port],
                                               [(0, 0, 1, 0)])))
     assert [d.code for d in error.diagnostics] == ["IR104"]
+
+
+def _column_of(path, line, element):
+    return path.read_text().splitlines()[line - 1].index(element) + 1
+
+
+def test_graph_problems_point_at_their_elements_column(tmp_path):
+    # Indented differently from the helpers' output, so that a column of 1 would be wrong.
+    xml = net([parameter(0, "x", "2", dims=[2], names="t"),
+               parameter(0, "dup", "2", dims=[2]),                       # IR102
+               parameter(5, "t", "2", dims=[2]),                         # IR207 (name t)
+               convert(1, "a"), convert(2, "b"),                         # IR204
+               convert(6, "dead"),                                       # IR205
+               result(3, "out", [2]), result(4, "out2", [2]), result(7, "lonely", [2])],
+              [(2, 1, 1, 0), (1, 1, 2, 0), (1, 1, 3, 0), (5, 0, 4, 0), (5, 0, 6, 0)])
+    xml = "\n".join("   " + line if line.startswith("<layer") or line.startswith("<edge")
+                    else line for line in xml.splitlines()) + "\n"
+    path = write_ir(tmp_path, xml)
+    _, diags = irexec.api.check_model(path)
+    assert sorted(d.code for d in diags) == ["IR102", "IR202", "IR204", "IR205", "IR207"]
+    for d in sorted(diags, key=lambda d: d.code == "IR202"):  # the port-level one last
+        text = path.read_text().splitlines()[d.location.line - 1]
+        element = "<port" if d.code == "IR202" else "<layer"
+        assert d.location.column == _column_of(path, d.location.line, element), (d, text)
+
+
+def test_layers_feeding_a_broken_layer_are_not_warned_about_as_unused(tmp_path):
+    # headless lacks its version (IR101), so its edges are not connected; feeder, which feeds it,
+    # is not "unused" (IR205): that would only repeat headless's problem.
+    headless = convert(1, "headless").replace(' version="opset1"', "")
+    xml = net([parameter(0, "x", "2", dims=[2]), convert(2, "feeder"), headless,
+               result(3, "out", [2])],
+              [(0, 0, 2, 0), (2, 1, 1, 0), (1, 1, 3, 0)])
+    path = write_ir(tmp_path, xml)
+    _, diags = irexec.api.check_model(path)
+    assert [(d.code, d.location.layer_name) for d in diags] == [("IR101", "headless")]

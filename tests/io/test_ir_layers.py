@@ -1,9 +1,12 @@
 """<layer> elements: mandatory attributes, ids, and which op serves a (type, version) pair."""
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 
 import irexec
+import irexec.api
 from tests.helpers_ir import (
     const, layer, line_of, net, parameter, read_error, result, the_diagnostic, write_ir)
 
@@ -160,5 +163,58 @@ def test_result_output_names(tmp_path, version, where, expected):
     assert model.output_name(result_node) == expected
     out = irexec.compile_model(model)({"x": np.zeros(2, np.float32)})
     assert list(out) == [expected]
-    if where == "data":  # kept as written, so a save loses nothing
+    if where == "data":  # kept as written, so a save loses nothing; and flagged
         assert result_node.extra_attrs == {"output_names": "y,z"}
+        assert [d.code for d in model.diagnostics] == ["IR310"]
+        diag = model.diagnostics[0]
+        assert "'output_names'" in diag.message and "<layer>" in diag.message
+        assert diag.location.layer_name == "r"
+        assert diag.location.line == line_of(Path(model.path), "<data output_names")
+        assert diag.location.column == 1
+    else:
+        assert model.diagnostics == []
+
+
+def _convert_with(data: dict) -> str:
+    return net([parameter(0, "x", "2", dims=[2]),
+                layer(1, "cvt", "Convert", data=data, inputs=[[2]], outputs=[[2]]),
+                result(2, "out", [2])],
+               [(0, 0, 1, 0), (1, 1, 2, 0)])
+
+
+def test_unknown_data_attribute_is_warning_ir310_at_the_data_element(tmp_path):
+    path = write_ir(tmp_path, _convert_with({"destination_type": "f32", "colour": "red"}))
+    model = irexec.read_model(path)
+    assert [d.code for d in model.diagnostics] == ["IR310"]
+    diag = model.diagnostics[0]
+    assert diag.severity == "warning" and diag.info.name == "unknown-attribute"
+    assert "'colour'" in diag.message and "destination_type" in diag.message  # names the known
+    assert diag.location.layer_name == "cvt"
+    line = line_of(path, "destination_type=")
+    assert diag.location.line == line
+    assert diag.location.column == path.read_text().splitlines()[line - 1].index("<data") + 1
+    assert model.by_id[1].extra_attrs == {"colour": "red"}  # kept for writing back
+
+
+def test_each_unknown_attribute_is_reported(tmp_path):
+    path = write_ir(tmp_path, _convert_with({"a": "1", "destination_type": "f32", "b": "2"}))
+    diags = irexec.read_model(path).diagnostics
+    assert [d.code for d in diags] == ["IR310", "IR310"]
+    assert "'a'" in diags[0].message and "'b'" in diags[1].message
+
+
+def test_unknown_attribute_is_reported_beside_an_error_in_the_same_layer(tmp_path):
+    path = write_ir(tmp_path, _convert_with({"destination_type": "f17", "colour": "red"}))
+    _, diags = irexec.api.check_model(path)
+    assert sorted(d.code for d in diags) == ["IR302", "IR310"]
+    assert {d.location.line for d in diags} == {line_of(path, "destination_type=")}
+
+
+def test_known_attributes_give_no_ir310(tmp_path):
+    xml = net([parameter(0, "x", "2,3", dims=[2, 3]),
+               parameter(1, "n", "2", "i32", dims=[2]),
+               layer(2, "rs", "ReverseSequence", data={"batch_axis": 0, "seq_axis": 1},
+                     inputs=[[2, 3], [2]], outputs=[[2, 3]]),
+               result(3, "out", [2, 3])],
+              [(0, 0, 2, 0), (1, 0, 2, 1), (2, 2, 3, 0)])
+    assert irexec.read_model(write_ir(tmp_path, xml)).diagnostics == []

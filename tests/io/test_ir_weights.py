@@ -47,10 +47,28 @@ def test_size_smaller_than_the_shape_needs_is_ir503(tmp_path):
     assert diag.location.line == line_of(path, "<data ")
 
 
-def test_size_larger_than_needed_is_accepted(tmp_path):
+def test_size_larger_than_needed_is_accepted_with_warning_ir504(tmp_path):
     data = np.array([7, -8, 99], "<i8").tobytes()
-    model = irexec.read_model(write_ir(tmp_path, _const_model(size=24), data))
+    path = write_ir(tmp_path, _const_model(size=24), data)
+    model = irexec.read_model(path)
     assert model.nodes[0].value.tolist() == [7, -8]
+    assert [d.code for d in model.diagnostics] == ["IR504"]
+    diag = model.diagnostics[0]
+    assert diag.severity == "warning" and diag.info.name == "weights-larger-than-needed"
+    assert "24" in diag.message and "16" in diag.message
+    assert diag.location.layer_name == "c"
+    assert diag.location.line == line_of(path, "<data ")
+    text = path.read_text().splitlines()[diag.location.line - 1]
+    assert diag.location.column == text.index("<data ") + 1
+
+
+@pytest.mark.parametrize("element_type, shape, dims, size", [
+    ("i64", "2", (2,), 16), ("u8", "3", (3,), 3), ("f16", "2,2", (2, 2), 8), ("i32", "", (), 4),
+    ("boolean", "5", (5,), 5), ("i64", "0", (0,), 0),
+])
+def test_size_exactly_as_needed_gives_no_warning(tmp_path, element_type, shape, dims, size):
+    path = write_ir(tmp_path, _const_model(element_type, shape, size=size, dims=dims), bytes(16))
+    assert irexec.read_model(path).diagnostics == []
 
 
 def test_missing_bin_is_ir501_when_a_const_needs_it(tmp_path):

@@ -165,3 +165,23 @@ def reverse_sequence_loop(data: np.ndarray, lengths, batch_axis: int,
             src[s] = n - 1 - j
             out[tuple(dst)] = data[tuple(src)]
     return out
+
+
+def reverse_fibres_loop(data: np.ndarray, lengths: np.ndarray, axis: int) -> np.ndarray:
+    """Plain per-fibre loop (DirectML's rule): every fibre along ``axis`` reverses its first n
+    elements, n = its entry of ``lengths`` (broadcast to the data with 1 at ``axis``) clamped to
+    the axis size."""
+    axis = axis + data.ndim if axis < 0 else axis
+    shape = [1 if d == axis else n for d, n in enumerate(data.shape)]
+    per_fibre = np.broadcast_to(lengths, shape)
+    dim = data.shape[axis]
+    out = data.copy()
+    for where in np.ndindex(*shape):
+        n = min(int(per_fibre[where]), dim)
+        for j in range(n):
+            dst = list(where)
+            dst[axis] = j
+            src = list(where)
+            src[axis] = n - 1 - j
+            out[tuple(dst)] = data[tuple(src)]
+    return out

@@ -1,8 +1,9 @@
 """The shared kernel irexec.kernels.reverse_subsequences, called directly.
 
-Its contract: ``lengths`` are integers in [0, dim(seq_axis)], the axes distinct and non-negative;
-lengths 0 and 1 leave a slice unchanged; the input is never modified and the output never
-aliases it.
+Its contract: ``lengths`` broadcast to the data with 1 at ``axis`` (per-batch lengths of
+ReverseSequence are the special case with one non-1 dim, DirectML's per-fibre lengths the general
+one); integers in [0, dim(axis)], anything else a ValueError; lengths 0 and 1 leave a fibre
+unchanged; the input is never modified and the output never aliases it.
 """
 
 import numpy as np
@@ -10,27 +11,46 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+import irexec.kernels
 from irexec.kernels.reverse_subsequences import reverse_subsequences
 
-from .support import (TYPE_NAMES, assert_same_bits, random_values, reverse_sequence_loop,
-                      special_values)
+from .support import (TYPE_NAMES, assert_same_bits, random_values, reverse, reverse_fibres_loop,
+                      reverse_sequence_loop, special_values)
+
+
+def per_batch(data, lengths, batch_axis, seq_axis):
+    """ReverseSequence's call: 1-D lengths reshaped along batch_axis."""
+    shape = [data.shape[batch_axis] if d == batch_axis else 1 for d in range(data.ndim)]
+    return reverse_subsequences(data, np.asarray(lengths).reshape(shape), seq_axis)
+
+
+def test_the_public_name_is_the_kernel():
+    assert irexec.kernels.reverse_subsequences is reverse_subsequences
 
 
 def test_the_onnx_time_major_example():
     data = np.array([[0, 4, 8, 12], [1, 5, 9, 13], [2, 6, 10, 14], [3, 7, 11, 15]], np.float32)
-    out = reverse_subsequences(data, np.array([4, 3, 2, 1]), batch_axis=1, seq_axis=0)
+    out = per_batch(data, np.array([4, 3, 2, 1]), batch_axis=1, seq_axis=0)
     assert out.tolist() == [[3, 6, 9, 12], [2, 5, 8, 13], [1, 4, 10, 14], [0, 7, 11, 15]]
+
+
+def test_the_directml_examples():
+    data = np.arange(1, 13, dtype=np.float32).reshape(1, 1, 3, 4)
+    out = reverse_subsequences(data, np.array([2, 4, 3], np.uint32).reshape(1, 1, 3, 1), 3)
+    assert out.reshape(3, 4).tolist() == [[2, 1, 3, 4], [8, 7, 6, 5], [11, 10, 9, 12]]
+    out = reverse_subsequences(data, np.array([2, 3, 1, 0], np.uint32).reshape(1, 1, 1, 4), 2)
+    assert out.reshape(3, 4).tolist() == [[5, 10, 3, 4], [1, 6, 7, 8], [9, 2, 11, 12]]
 
 
 def test_input_is_not_modified_and_not_aliased():
     data = np.arange(12).reshape(3, 4)
     before = data.copy()
-    out = reverse_subsequences(data, np.array([4, 4, 4]), 0, 1)
-    assert_same_bits(data, before)
-    assert not np.shares_memory(out, data)
-    identity = reverse_subsequences(data, np.array([0, 1, 0]), 0, 1)
-    assert_same_bits(identity, data)
-    assert not np.shares_memory(identity, data)
+    for lengths in ([4, 4, 4], [0, 1, 0], [2, 2, 2], [0, 0, 0], [3, 4, 2]):
+        out = per_batch(data, np.array(lengths), 0, 1)
+        assert_same_bits(data, before)
+        assert not np.shares_memory(out, data)
+        assert out.flags.c_contiguous
+    assert_same_bits(per_batch(data, np.array([0, 1, 0]), 0, 1), data)
 
 
 def test_many_rows_sharing_few_lengths():
@@ -38,23 +58,41 @@ def test_many_rows_sharing_few_lengths():
     rng = np.random.default_rng(3)
     data = rng.integers(-1000, 1000, size=(40, 6, 3)).astype(np.int32)
     lengths = rng.choice([0, 2, 6], size=40)
-    out = reverse_subsequences(data, lengths, 0, 1)
-    assert_same_bits(out, reverse_sequence_loop(data, lengths, 0, 1))
+    assert_same_bits(per_batch(data, lengths, 0, 1), reverse_sequence_loop(data, lengths, 0, 1))
+
+
+@pytest.mark.parametrize("choices", [[0, 2, 5], list(range(6))], ids=["grouped", "per-fibre"])
+def test_lengths_varying_along_several_dims(choices):
+    """Both paths, with lengths that vary along dims on both sides of the axis and are broadcast
+    along another."""
+    rng = np.random.default_rng(5)
+    data = rng.standard_normal((7, 3, 5, 4, 6))
+    lengths = rng.choice(choices, size=(7, 1, 1, 4, 6)).astype(np.uint64)
+    out = reverse_subsequences(data, lengths, 2)
+    assert_same_bits(out, reverse_fibres_loop(data, lengths, 2))
+
+
+def test_lengths_of_lower_rank_broadcast_as_numpy_does():
+    data = np.arange(24).reshape(2, 3, 4)
+    lengths = np.array([[3], [0], [2]])  # shape (3, 1) -> (1, 3, 1)
+    assert_same_bits(reverse_subsequences(data, lengths, 2),
+                     reverse_fibres_loop(data, lengths, 2))
+    assert_same_bits(reverse_subsequences(data, np.array(2), -1),
+                     reverse_fibres_loop(data, np.array(2), 2))
 
 
 def test_batch_axis_after_seq_axis_and_inner_axes():
     rng = np.random.default_rng(4)
     data = rng.standard_normal((5, 2, 3, 4))
     lengths = np.array([1, 5, 3, 2])
-    out = reverse_subsequences(data, lengths, batch_axis=3, seq_axis=0)
-    assert_same_bits(out, reverse_sequence_loop(data, lengths, 3, 0))
+    assert_same_bits(per_batch(data, lengths, 3, 0), reverse_sequence_loop(data, lengths, 3, 0))
 
 
 def test_non_contiguous_input():
     base = np.arange(96, dtype=np.int64).reshape(8, 12)
     view = base[::2, ::3].T  # shape (4, 4), strided and transposed
     lengths = np.array([4, 3, 0, 2])
-    out = reverse_subsequences(view, lengths, 0, 1)
+    out = per_batch(view, lengths, 0, 1)
     assert_same_bits(out, reverse_sequence_loop(np.ascontiguousarray(view), lengths, 0, 1))
 
 
@@ -62,10 +100,53 @@ def test_non_contiguous_input():
 def test_bits_survive_for_every_type(type_name):
     values = special_values(type_name)
     data = np.stack([values, values[::-1]])
-    out = reverse_subsequences(data, np.array([len(values), 3]), 0, 1)
+    out = per_batch(data, np.array([len(values), 3]), 0, 1)
     assert_same_bits(out[0], values[::-1])
     assert_same_bits(out[1, :3], values[::-1][2::-1])
     assert_same_bits(out[1, 3:], values[::-1][3:])
+
+
+def test_object_arrays_such_as_strings():
+    data = np.array([["a", "bb", "", "ccc"], ["x", "y", "z", "w"]], dtype=object)
+    out = per_batch(data, np.array([4, 2]), 0, 1)
+    assert out.tolist() == [["ccc", "", "bb", "a"], ["y", "x", "z", "w"]]
+
+
+@pytest.mark.parametrize("shape", [(5,), (2, 3), (4, 1, 3), (2, 3, 4, 5)])
+def test_full_lengths_are_np_flip_and_reverse_1_on_each_axis(shape):
+    """Reverse-1 keeps np.flip; it equals this kernel with every length = the axis size."""
+    data = np.random.default_rng(7).standard_normal(shape).astype(np.float32)
+    for axis in range(len(shape)):
+        full = np.full([1 if d == axis else n for d, n in enumerate(shape)], shape[axis])
+        out = reverse_subsequences(data, full.astype(np.uint32), axis)
+        assert_same_bits(out, np.flip(data, axis))
+        assert_same_bits(out, reverse(data, np.array([axis], np.int64)))
+
+
+@pytest.mark.parametrize("shape", [(0,), (0, 3), (3, 0), (2, 0, 4)])
+def test_empty_data(shape):
+    data = np.zeros(shape, np.float32)
+    for axis in range(len(shape)):
+        lengths = np.zeros([1 if d == axis else n for d, n in enumerate(shape)], np.int64)
+        out = reverse_subsequences(data, lengths, axis)
+        assert out.shape == shape and not np.shares_memory(out, data)
+
+
+@pytest.mark.parametrize("data, lengths, axis, message", [
+    (np.float32(1), np.array(1), 0, "scalar"),
+    (np.zeros((2, 3)), np.array([[1, 1, 1]]), 2, "out of range"),
+    (np.zeros((2, 3)), np.array([[1, 1, 1]]), -3, "out of range"),
+    (np.zeros((2, 3)), np.array([[1, 1, 1]]), 1.0, "not an integer"),
+    (np.zeros((2, 3)), np.array([[1.0], [2.0]]), 1, "integer dtype"),
+    (np.zeros((2, 3)), np.array([1, 2]), 1, "do not broadcast"),  # (1, 2), not (2, 1)
+    (np.zeros((2, 3)), np.array([[1, 1, 1], [1, 1, 1]]), 1, "do not broadcast"),
+    (np.zeros((2, 3)), np.ones((1, 2, 1), np.int64), 1, "more dims"),
+    (np.zeros((2, 3)), np.array([[1], [4]]), 1, "length 4 is not in [0, 3]"),
+    (np.zeros((2, 3)), np.array([[1], [-1]]), 1, "length -1 is not in [0, 3]"),
+])
+def test_contract_violations_are_value_errors(data, lengths, axis, message):
+    with pytest.raises(ValueError, match=message.replace("[", r"\[").replace("]", r"\]")):
+        reverse_subsequences(data, lengths, axis)
 
 
 @st.composite
@@ -85,8 +166,7 @@ def kernel_cases(draw, max_length=None):
 def test_property_equals_a_per_slice_loop(case):
     shape, b, s, lengths, type_name, seed = case
     data = random_values(type_name, shape, np.random.default_rng(seed))
-    assert_same_bits(reverse_subsequences(data, lengths, b, s),
-                     reverse_sequence_loop(data, lengths, b, s))
+    assert_same_bits(per_batch(data, lengths, b, s), reverse_sequence_loop(data, lengths, b, s))
 
 
 @settings(max_examples=60, deadline=None)
@@ -94,7 +174,7 @@ def test_property_equals_a_per_slice_loop(case):
 def test_property_lengths_at_most_one_is_the_identity(case):
     shape, b, s, lengths, type_name, seed = case
     data = random_values(type_name, shape, np.random.default_rng(seed))
-    out = reverse_subsequences(data, lengths, b, s)
+    out = per_batch(data, lengths, b, s)
     assert_same_bits(out, data)
     assert not np.shares_memory(out, data) or data.size == 0
 
@@ -104,5 +184,34 @@ def test_property_lengths_at_most_one_is_the_identity(case):
 def test_property_twice_is_the_identity(case):
     shape, b, s, lengths, type_name, seed = case
     data = random_values(type_name, shape, np.random.default_rng(seed))
-    once = reverse_subsequences(data, lengths, b, s)
-    assert_same_bits(reverse_subsequences(once, lengths, b, s), data)
+    once = per_batch(data, lengths, b, s)
+    assert_same_bits(per_batch(once, lengths, b, s), data)
+
+
+@st.composite
+def fibre_cases(draw):
+    """Per-fibre lengths, each dim of the lengths either the data's or 1 (broadcast)."""
+    rank = draw(st.integers(1, 5))
+    shape = tuple(draw(st.lists(st.integers(0, 4), min_size=rank, max_size=rank)))
+    axis = draw(st.integers(-rank, rank - 1))
+    a = axis % rank
+    lshape = [1 if d == a or draw(st.booleans()) else n for d, n in enumerate(shape)]
+    few = draw(st.booleans())  # few distinct values: the grouped path
+    top = shape[a]
+    values = st.sampled_from(sorted({0, top})) if few else st.integers(0, top)
+    lengths = np.array(draw(st.lists(values, min_size=int(np.prod(lshape)),
+                                     max_size=int(np.prod(lshape)))),
+                       dtype=draw(st.sampled_from([np.uint32, np.uint64, np.int64])))
+    type_name = draw(st.sampled_from(TYPE_NAMES))
+    seed = draw(st.integers(0, 2**32 - 1))
+    return shape, axis, lengths.reshape(lshape), type_name, seed
+
+
+@settings(max_examples=150, deadline=None)
+@given(fibre_cases())
+def test_property_per_fibre_equals_a_per_fibre_loop(case):
+    shape, axis, lengths, type_name, seed = case
+    data = random_values(type_name, shape, np.random.default_rng(seed))
+    out = reverse_subsequences(data, lengths, axis)
+    assert_same_bits(out, reverse_fibres_loop(data, lengths, axis))
+    assert_same_bits(reverse_subsequences(out, lengths, axis), data)

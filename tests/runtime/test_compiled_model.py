@@ -290,7 +290,9 @@ def test_output_names_attribute_counts_in_v11_only(ir_file, version, expected):
 def test_output_names_inside_data_is_ignored(ir_file):
     """OpenVINO ignores output_names written inside <data>; so does irexec."""
     path = ir_file(named_outputs_layers(result_data={"output_names": "custom"}), EDGES)
-    out = irexec.compile_model(irexec.read_model(path))({"x": np.zeros(2, np.float32)})
+    model = irexec.read_model(path)
+    assert [(d.code, d.location.layer_name) for d in model.diagnostics] == [("IR310", "result")]
+    out = irexec.compile_model(model)({"x": np.zeros(2, np.float32)})
     assert list(out) == ["converted"]
 
 
