@@ -415,3 +415,18 @@ def test_signalling_nans_are_moved_bit_for_bit(op, dtype, bits):
     else:
         out = _run_single(op, x, np.array([2], np.int32))
     assert out.view(np.uint16).tolist() == [bits[::-1]]
+
+
+def test_parameter_without_data_is_a_dynamic_scalar(tmp_path):
+    xml = net([layer(0, "x", "Parameter", outputs=[None], precision="UNSPECIFIED"),
+               result(1, "out")], [(0, 0, 1, 0)])
+    model = irexec.read_model(write_ir(tmp_path, xml))
+    port = model.inputs[0]
+    assert port.element_type == irexec.ElementType.dynamic
+    assert port.partial_shape == irexec.PartialShape([])
+
+
+@pytest.mark.parametrize("text", ["1" * 21, str(2**64)])
+def test_integers_beyond_64_bits_are_rejected(tmp_path, text):
+    path = write_ir(tmp_path, reverse_sequence_xml({"batch_axis": text, "seq_axis": "1"}))
+    assert codes_of(path) == ["IR302"]
