@@ -18,11 +18,25 @@ def check_model(model, weights=None) -> tuple[Model | None, list[Diagnostic]]:
     from irexec.io.ir_reader import load_ir
 
     try:
-        model, diags = load_ir(model, weights)
+        if _is_onnx(model):
+            from irexec.io.onnx_reader import load_onnx
+
+            model, diags = load_onnx(model)
+        else:
+            model, diags = load_ir(model, weights)
     except IRError as e:
         return None, list(e.diagnostics)
     diags.items.extend(infer_model(model))
     return model, sorted(diags, key=_file_order)
+
+
+def _is_onnx(model) -> bool:
+    """An ``onnx.ModelProto``, a ``.onnx`` path, or a file that starts like one."""
+    if not isinstance(model, (str, os.PathLike)):
+        return type(model).__name__ == "ModelProto"
+    from irexec.io.onnx_reader import is_onnx_file
+
+    return is_onnx_file(model)
 
 
 def _file_order(d: Diagnostic):
@@ -30,8 +44,9 @@ def _file_order(d: Diagnostic):
 
 
 def read_model(model, weights=None) -> Model:
-    """Read an IR ``.xml`` (weights from ``weights`` or the ``.bin`` beside it), check it and
-    infer every tensor's type and shape. Raises :class:`irexec.IRError` listing every error;
+    """Read an IR ``.xml`` (weights from ``weights`` or the ``.bin`` beside it) or an ONNX model
+    (a ``.onnx`` file or an ``onnx.ModelProto``; needs the ``onnx`` extra), check it and infer
+    every tensor's type and shape. Raises :class:`irexec.IRError` listing every error;
     warnings are kept in ``model.diagnostics``."""
     model, diags = check_model(model, weights)
     errors = [d for d in diags if d.is_error]

@@ -56,7 +56,8 @@ def ops_markdown() -> str:
            "Every operation irexec reads, checks and runs, from the op specs in `irexec/ops/` "
            "(the same data `irexec ops TYPE` prints). A layer of `version=\"opsetN\"` is served by "
            "the registration of its type with the highest version that opsetN holds; irexec's "
-           "own ops use `version=\"irexecN\"` by the same rule, numbered on their own "
+           "own ops use `version=\"irexecN\"` by the same rule, numbered on their own, and "
+           "ONNX's ops (read from ONNX models) `version=\"onnxN\"`, N being ONNX's opset "
            "(docs/extending.md).", "",
            "| type | version | opsets | description |", "| --- | --- | --- | --- |"]
     for info in infos:

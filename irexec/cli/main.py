@@ -12,11 +12,11 @@ import os
 import sys
 import traceback
 
-from irexec.cli import ops_cmd, run, validate
+from irexec.cli import convert, ops_cmd, run, validate
 from irexec.cli.usage import UsageError
 from irexec.errors import IRError
 
-COMMANDS = {"run": run, "validate": validate, "ops": ops_cmd}
+COMMANDS = {"run": run, "validate": validate, "ops": ops_cmd, "convert": convert}
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -24,7 +24,7 @@ def add_parser(sub) -> None:
     p = sub.add_parser("run", help="run a model and print its outputs",
                        description="Run an IR model with numpy. Inputs not given with --input are "
                                    "generated from --seed, valid for the layers that read them.")
-    p.add_argument("model", help="the model's .xml file")
+    p.add_argument("model", help="the model's .xml file, or an .onnx file (needs irexec[onnx])")
     p.add_argument("--weights", metavar="BIN", help="the .bin file (default: beside the .xml)")
     p.add_argument("--input", "-i", action="append", default=[], metavar="NAME=FILE.npy",
                    help="an input value from a .npy file; NAME is a Parameter's layer or tensor "

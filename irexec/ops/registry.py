@@ -1,7 +1,9 @@
 """Which op class serves a layer: looked up by type (case-insensitive) and version name.
 
-A version name is a family and a number: ``opset8`` (OpenVINO's opsets) or ``irexec1`` (irexec's
-own ops, numbered on their own). The one rule, within the family the layer names: a layer of
+A version name is a family and a number: ``opset8`` (OpenVINO's opsets), ``irexec1`` (irexec's
+own ops, numbered on their own) or ``onnx10`` (ONNX's ai.onnx opsets: the ONNX reader gives every
+node of an ONNX model the version ``onnxN``, N being the model's ai.onnx opset, and ops registered
+with ``family="onnx"`` and ``since`` = ONNX's since_version serve them). The one rule, within the family the layer names: a layer of
 ``version="<family>N"`` is served by the registration of its type in that family with the highest
 ``since <= N``, provided that registration's ``until`` (the last version holding it) is not below
 N. Users add their own ops with :func:`register`.
@@ -68,8 +70,12 @@ def default_version(type_name: str) -> str:
 def lookup(type_name: str, version: str) -> type[Op]:
     versions = _REGISTRY.get(type_name.lower())
     if not versions:
+        parsed = parse_version(version)
+        family = parsed[0] if parsed else None
+        where = f" in the {family} family" if family else ""
         raise LookupFailure(f"operation type '{type_name}' (version '{version}') is not "
-                            f"registered (registered types: {', '.join(registered_types())})")
+                            f"registered (registered types{where}: "
+                            f"{', '.join(registered_types(family))})")
     canonical = next(iter(versions.values())).spec.type
     available = ", ".join(f"{canonical}-{versions[k].spec.since} ({versions[k].spec.opsets})"
                           for k in sorted(versions))
@@ -87,8 +93,15 @@ def lookup(type_name: str, version: str) -> type[Op]:
     raise LookupFailure(f"{canonical} is not in {family}{n}; registered: {available}")
 
 
-def registered_types() -> list[str]:
-    return sorted({next(iter(v.values())).spec.type for v in _REGISTRY.values()})
+def registered_types(family: str | None = None) -> list[str]:
+    """Every registered type, or those with a registration in ``family``."""
+    return sorted({next(iter(v.values())).spec.type for v in _REGISTRY.values()
+                   if family is None or any(f == family for f, _ in v)})
+
+
+def families_of(type_name: str) -> set[str]:
+    """The version families holding a registration of this type (empty if none)."""
+    return {family for family, _ in _REGISTRY.get(type_name.lower(), {})}
 
 
 def all_ops() -> list[type[Op]]:

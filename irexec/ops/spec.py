@@ -268,7 +268,8 @@ class OpSpec:
     aliases: tuple[str, ...] = ()  # other spellings of the type in IR files ("Const")
     doc: str = ""
     # The family of version names the op lives in: a layer says version="{family}N". "opset" is
-    # OpenVINO's; "irexec" holds irexec's own ops (numbered on their own, from 1).
+    # OpenVINO's; "irexec" holds irexec's own ops (numbered on their own, from 1); "onnx" holds
+    # ONNX's ai.onnx ops, numbered by ONNX's opset versions (since_version).
     family: str = "opset"
 
     def attr(self, name: str) -> Attr:

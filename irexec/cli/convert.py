@@ -1,0 +1,100 @@
+"""``irexec convert MODEL.onnx -o MODEL.xml``: an ONNX model as OpenVINO IR v11 (+ ``.bin``).
+
+The ONNX model is read (and checked) like any other, then each layer of the ``onnx`` family is
+mapped to OpenVINO's ops: ReverseSequence -> ReverseSequence-1 (``batch_axis`` kept, ``time_axis``
+-> ``seq_axis``), Cast -> Convert-1 (``to`` -> ``destination_type``), Identity removed (its tensor
+names move to the tensor it passes on). The result is checked again and written by io/ir_writer.py.
+"""
+
+from __future__ import annotations
+
+import os
+
+from irexec.api import read_model
+from irexec.cli.usage import UsageError
+from irexec.errors import IRError
+from irexec.ir.builder import ModelBuilder
+from irexec.ir.model import Model
+
+
+def _reverse_sequence(b, node, data, lengths):
+    return b.op("ReverseSequence", data, lengths, name=node.name,
+                batch_axis=node.attrs["batch_axis"], seq_axis=node.attrs["time_axis"])
+
+
+def _cast(b, node, data):
+    return b.op("Convert", data, name=node.name, destination_type=node.attrs["to"])
+
+
+def _identity(b, node, data):
+    return data
+
+
+# ONNX type -> how to build the OpenVINO layer(s) from the already converted inputs.
+CONVERSIONS = {"ReverseSequence": _reverse_sequence, "Cast": _cast, "Identity": _identity}
+
+
+def onnx_to_openvino(model: Model) -> Model:
+    """A Model of OpenVINO ops equal to ``model`` (a Model read from ONNX)."""
+    b = ModelBuilder(model.name)
+    ports = {}  # id(port of model) -> port of the new model
+    for node in model.topological_order():
+        if node.type == "Parameter":
+            new = b.parameter(node.name, node.attrs["element_type"], node.attrs["shape"])
+        elif node.type == "Constant":
+            new = b.constant(node.value, node.attrs["element_type"], name=node.name)
+        elif node.type == "Result":
+            result = b.result(ports[id(node.inputs[0].source)], node.name)
+            result.attrs["output_names"] = tuple(node.attrs.get("output_names", ()))
+            continue
+        elif node.op.spec.family == "onnx" and node.type in CONVERSIONS:
+            inputs = [ports[id(p.source)] for p in node.inputs]
+            new = CONVERSIONS[node.type](b, node, *inputs)
+        else:
+            raise IRError.make("IR103", f"{node.type}-{node.version} has no OpenVINO equivalent "
+                                        f"in irexec convert", node.location)
+        for name in node.outputs[0].names:  # ONNX tensor names stay on the ports
+            if name not in new.names:
+                new.names.append(name)
+        ports[id(node.outputs[0])] = new
+    for node in b.nodes:  # a layer's own name is only a tensor name if ONNX had it as one
+        if node.type not in ("Parameter", "Result") and node.outputs:
+            port = node.outputs[0]
+            if len(port.names) > 1 and port.names[0] == node.name and node.name not in \
+                    model_tensor_names(model):
+                port.names.pop(0)
+    return b.build()
+
+
+def model_tensor_names(model: Model) -> set[str]:
+    return {n for node in model.nodes for p in node.outputs for n in p.names}
+
+
+def add_parser(sub) -> None:
+    p = sub.add_parser("convert", help="convert an ONNX model to OpenVINO IR v11",
+                       description="Convert an ONNX model (ReverseSequence, Cast, Identity) to "
+                                   "OpenVINO IR v11: writes the .xml and the .bin beside it.")
+    p.add_argument("model", help="the .onnx file (needs irexec[onnx])")
+    p.add_argument("--output", "-o", required=True, metavar="OUT.xml",
+                   help="the IR .xml to write (the .bin goes beside it)")
+
+
+def execute(args) -> int:
+    from irexec.cli.main import print_warnings
+    from irexec.io.ir_writer import write_ir
+    from irexec.io.onnx_reader import is_onnx_file
+
+    if not is_onnx_file(args.model):
+        raise UsageError(f"'{args.model}' is not an ONNX model (.onnx)")
+    if not args.output.lower().endswith(".xml"):
+        raise UsageError(f"--output '{args.output}' must name an .xml file")
+    model = read_model(args.model)
+    print_warnings(model.diagnostics)
+    converted = onnx_to_openvino(model)
+    try:
+        write_ir(converted, args.output)
+    except OSError as e:
+        raise IRError.make("IR001", f"cannot write '{args.output}': {e.strerror or e}") from None
+    print(f"wrote {args.output} and {os.path.splitext(args.output)[0]}.bin "
+          f"({len(converted.nodes)} layers)")
+    return 0

@@ -1,0 +1,23 @@
+"""ONNX Identity (``version="onnxN"``, family ``onnx``): the input, unchanged. Removed when an
+ONNX model is converted to IR (``irexec convert``)."""
+
+import numpy as np
+
+from irexec.ops.registry import register
+from irexec.ops.spec import ANY, Input, Op, OpSpec, Output
+
+
+@register
+class OnnxIdentity(Op):
+    spec = OpSpec(
+        type="Identity",
+        family="onnx",
+        since=1,
+        inputs=(Input("input", ANY, doc="any tensor"),),
+        outputs=(Output("output", "a copy of the input"),),
+        doc="ONNX's Identity: returns its input.",
+    )
+
+    @staticmethod
+    def kernel(input):
+        return np.array(input, copy=True)

@@ -1,0 +1,120 @@
+"""ONNX ReverseSequence-10 and -28 (``version="onnx10"``, family ``onnx``): for each slice along
+``batch_axis``, reverse the first ``sequence_lens[i]`` elements along ``time_axis``.
+
+ONNX's rules (seeds/004, docs/reverse-semantics.md): ``time_axis`` defaults to 0 and
+``batch_axis`` to 1; each must be 0 or 1 and they must differ (negative axes are refused, where
+ONNX Runtime lets them through: docs/compatibility.md); ``sequence_lens`` is int64 of shape
+``[batch]``; a length of 0 reverses nothing; a length outside ``[0, T]`` is an error, as in ONNX
+Runtime's CPU provider. -28 only adds bfloat16 data. The reversal is the shared kernel's.
+"""
+
+import numpy as np
+
+from irexec.errors import OpError
+from irexec.kernels.reverse_subsequences import reverse_subsequences
+from irexec.ops.registry import register
+from irexec.ops.spec import (ANY, Attr, Input, Op, OpSpec, Output, Rank, SequenceLengths,
+                             TensorType, TypeSet)
+
+# ReverseSequence-10's data types that irexec holds (ONNX's string and complex are not supported
+# by irexec yet; bfloat16 arrives in -28).
+V10_TYPES = TypeSet(("boolean", "i8", "i16", "i32", "i64", "u8", "u16", "u32", "u64", "f16",
+                     "f32", "f64"))
+LENGTH_TYPES = TypeSet(("i64",))
+
+
+def check_axes(batch_axis: int, time_axis: int) -> None:
+    for name, axis in (("batch_axis", batch_axis), ("time_axis", time_axis)):
+        if axis not in (0, 1):
+            raise OpError(f"{name} is {axis}; ONNX ReverseSequence takes 0 or 1", code="IR302")
+    if batch_axis == time_axis:
+        raise OpError(f"batch_axis and time_axis are both {batch_axis}; they must differ",
+                      code="IR311")
+
+
+def check_lengths(lengths: np.ndarray, dim: int | None) -> None:
+    """OpError naming the first length outside [0, dim] (ONNX Runtime's CPU rule)."""
+    values = np.asarray(lengths).reshape(-1)
+    bad = values < 0
+    if dim is not None:
+        bad |= values > dim
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        limit = f"[0, {dim}]" if dim is not None else "[0, the time dimension]"
+        raise OpError(f"sequence_lens[{i}] = {values[i]} is not in {limit}")
+
+
+def _infer(ctx):
+    data, lengths = ctx.input_type(0), ctx.input_type(1)
+    b_axis, t_axis = ctx.attrs["batch_axis"], ctx.attrs["time_axis"]
+    try:
+        check_axes(b_axis, t_axis)
+    except OpError as e:
+        ctx.error(e.code, str(e))
+    shape = data.shape
+    if not shape.rank_is_static:
+        return [data]
+    if lengths.shape.rank_is_static:
+        merged = shape[b_axis].merge(lengths.shape[0])
+        if merged is None:
+            ctx.error("IR307", f"sequence_lens has {lengths.shape[0]} entries but input has "
+                               f"{shape[b_axis]} along batch_axis {b_axis} (input {shape}, "
+                               f"sequence_lens {lengths.shape})")
+        shape = shape.replace(b_axis, merged)
+    values = ctx.input_value(1)
+    if values is not None:
+        try:
+            check_lengths(values, shape[t_axis].max)
+        except OpError as e:
+            ctx.error(e.code, str(e))
+    return [TensorType(data.element_type, shape)]
+
+
+def _kernel(data, sequence_lens, *, batch_axis, time_axis):
+    # Shapes are only known here when the model's are dynamic: check them again.
+    check_axes(batch_axis, time_axis)
+    if data.ndim < 2:
+        raise OpError(f"input has rank {data.ndim}; ReverseSequence needs rank >= 2")
+    if sequence_lens.shape != (data.shape[batch_axis],):
+        raise OpError(f"sequence_lens has shape {list(sequence_lens.shape)}; it must be "
+                      f"[{data.shape[batch_axis]}] (the input's batch_axis {batch_axis})")
+    check_lengths(sequence_lens, data.shape[time_axis])
+    per_batch = [data.shape[batch_axis] if d == batch_axis else 1 for d in range(data.ndim)]
+    return reverse_subsequences(data, sequence_lens.reshape(per_batch), time_axis)
+
+
+def _spec(since: int, until: int | None, data_types) -> OpSpec:
+    return OpSpec(
+        type="ReverseSequence",
+        family="onnx",
+        since=since,
+        until=until,
+        attrs=(
+            Attr("batch_axis", "int", default=1, doc="the axis that indexes sequence_lens: 0 or 1"),
+            Attr("time_axis", "int", default=0,
+                 doc="the axis whose leading elements are reversed: 0 or 1, not batch_axis"),
+        ),
+        inputs=(
+            Input("input", data_types, Rank(min=2), doc="the tensor to reverse, rank >= 2"),
+            Input("sequence_lens", LENGTH_TYPES, Rank(exact=1),
+                  domain=SequenceLengths(0, seq_axis="time_axis", low=0),
+                  doc="int64, one length per index along batch_axis, in [0, dim(time_axis)]; "
+                      "0 reverses nothing"),
+        ),
+        outputs=(Output("Y", "input with each sequence's leading elements reversed"),),
+        doc="ONNX's ReverseSequence: reverses variable-length prefixes along time_axis.",
+    )
+
+
+@register
+class OnnxReverseSequence10(Op):
+    spec = _spec(10, 27, V10_TYPES)
+    infer = staticmethod(_infer)
+    kernel = staticmethod(_kernel)
+
+
+@register
+class OnnxReverseSequence28(Op):
+    spec = _spec(28, None, ANY)
+    infer = staticmethod(_infer)
+    kernel = staticmethod(_kernel)
