@@ -1,7 +1,7 @@
 """Shared test settings.
 
-The OpenVINO oracle: tests that compare with OpenVINO call ``pytest.importorskip("openvino")``.
-CI sets IREXEC_REQUIRE_ORACLE=1 so that a missing OpenVINO fails the run instead of silently
+The oracles: tests that compare with OpenVINO (or ONNX / ONNX Runtime) call ``pytest.importorskip("openvino")``.
+CI sets IREXEC_REQUIRE_ORACLE=1 so that a missing oracle fails the run instead of silently
 skipping the conformance tests.
 """
 
@@ -13,6 +13,8 @@ import pytest
 def pytest_configure(config):
     if os.environ.get("IREXEC_REQUIRE_ORACLE"):
         try:
+            import onnx  # noqa: F401
+            import onnxruntime  # noqa: F401
             import openvino  # noqa: F401
         except ImportError as e:
             raise pytest.UsageError(f"IREXEC_REQUIRE_ORACLE is set but OpenVINO is missing: {e}")
@@ -30,5 +32,6 @@ class _NoSkips:
     def pytest_runtest_makereport(self, item, call):
         outcome = yield
         report = outcome.get_result()
-        if report.skipped and "openvino" in str(report.longrepr):
+        if report.skipped and any(oracle in str(report.longrepr)
+                                  for oracle in ("openvino", "onnx", "onnxruntime")):
             report.outcome = "failed"
