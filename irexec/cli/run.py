@@ -42,7 +42,15 @@ def _seed(text: str) -> int:
 
 
 def checksum(array: np.ndarray) -> str:
-    """CRC-32 of the array's bytes in C order: equal arrays give equal checksums."""
+    """CRC-32 of the array's bytes in C order: equal arrays give equal checksums. Strings (object
+    arrays of str) have no bytes of their own: each element, in C order, adds its UTF-8 length as
+    4 little-endian bytes and then its UTF-8."""
+    if array.dtype.kind == "O":
+        crc = 0
+        for value in array.reshape(-1).tolist():
+            data = str(value).encode("utf-8")
+            crc = zlib.crc32(data, zlib.crc32(len(data).to_bytes(4, "little"), crc))
+        return f"{crc:08x}"
     return f"{zlib.crc32(np.ascontiguousarray(array).tobytes()):08x}"
 
 
@@ -59,6 +67,10 @@ def _preview(array: np.ndarray) -> str:
         items = ["true" if v else "false" for v in flat.tolist()]
     elif array.dtype.kind in "iu":
         items = [str(v) for v in flat.tolist()]
+    elif array.dtype.kind == "O":  # strings: quoted, long ones cut
+        items = [repr(v if len(v) <= 20 else v[:20] + "...") for v in map(str, flat.tolist())]
+    elif array.dtype.kind == "c":
+        items = [f"{v.real:.6g}{v.imag:+.6g}j" for v in flat.tolist()]
     else:
         items = [f"{float(v):.6g}" for v in flat]
     more = ", ..." if array.size > SHOWN_VALUES else ""
@@ -109,8 +121,11 @@ def _write_npz(f, arrays: dict[str, np.ndarray]) -> None:
     named 'file' or 'allow_pickle' would collide with its own parameters."""
     with zipfile.ZipFile(f, "w", zipfile.ZIP_STORED, allowZip64=True) as archive:
         for name, array in arrays.items():
+            array = np.asanyarray(array)
+            if array.dtype.kind == "O":  # strings: stored as a numpy unicode array (no pickle)
+                array = array.astype(str)
             with archive.open(f"{name}.npy", "w", force_zip64=True) as member:
-                np.lib.format.write_array(member, np.asanyarray(array), allow_pickle=False)
+                np.lib.format.write_array(member, array, allow_pickle=False)
 
 
 def save_npz(path: str, arrays: dict[str, np.ndarray]) -> None:

@@ -265,10 +265,13 @@ class _Reader:
                 node.broken = True
                 continue
             value = node.attrs[attr.name]
-            if attr.kind == "element_type" and not value.is_supported and not (
+            if attr.kind == "element_type" and not value.in_ir and not (
                     value.is_dynamic and attr.dynamic_ok):
-                self.diags.add("IR505", f"attribute '{attr.name}': element type {value} is not "
-                                        f"supported yet (supported: "
+                what = ("is not an OpenVINO element type (irexec holds it for ONNX models only)"
+                        if not value.is_openvino else "is not supported in IR files yet"
+                        if value.is_supported else "is not supported yet")
+                self.diags.add("IR505", f"attribute '{attr.name}': element type {value} {what} "
+                                        f"(supported: "
                                         f"{', '.join(e.name for e in _supported())})", where)
                 del node.attrs[attr.name]
                 node.broken = True

@@ -12,6 +12,7 @@ import os
 import numpy as np
 from lxml import etree
 
+from irexec.errors import IRError
 from irexec.io import ir_text
 from irexec.ir.model import Model, RtInfo
 
@@ -52,6 +53,11 @@ def write_ir(model: Model, xml_path, bin_path=None) -> None:
                                  version=node.version)
         attrs = {}
         for attr in node.op.spec.attrs:
+            if (attr.kind == "element_type" and attr.name in node.attrs
+                    and not node.attrs[attr.name].in_ir and not node.attrs[attr.name].is_dynamic):
+                raise IRError.make("IR505", f"{node.type} '{node.name}': element type "
+                                            f"{node.attrs[attr.name]} cannot be written to an IR "
+                                            f"file (irexec holds it for ONNX models only)")
             if attr.name in node.attrs and not (attr.kind == "string_list"
                                                 and not node.attrs[attr.name]):
                 attrs[attr.name] = ir_text.format_attr(attr.kind, node.attrs[attr.name])

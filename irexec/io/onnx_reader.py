@@ -11,7 +11,9 @@ ONNX tensor names are kept as the output ports' tensor names. ONNX has no line n
 diagnostic names the file, the node (its name, or ``<OpType>_<index>`` when it has none) and the
 node's index in the graph. Every unsupported op type in the model is named in one error (IR103).
 
-ONNX data types irexec does not hold (string, complex64/128, the float8/float4/int4/int2 types)
+ONNX strings are held as numpy object arrays of Python ``str`` (as ONNX Runtime's Python API
+returns them; ``onnx.numpy_helper`` gives ``bytes``, decoded here as UTF-8), complex64/128 as
+numpy complex arrays. ONNX data types irexec does not hold (the float8/float4/int4/int2 types)
 are an IR505 error naming the type. ``onnx`` is imported only when this module is used.
 """
 
@@ -39,6 +41,7 @@ _ONNX_TYPES = {
     "FLOAT": "f32", "DOUBLE": "f64", "FLOAT16": "f16", "BFLOAT16": "bf16",
     "INT8": "i8", "INT16": "i16", "INT32": "i32", "INT64": "i64",
     "UINT8": "u8", "UINT16": "u16", "UINT32": "u32", "UINT64": "u64", "BOOL": "boolean",
+    "STRING": "string", "COMPLEX64": "complex64", "COMPLEX128": "complex128",
 }
 SUPPORTED_ONNX_TYPES = tuple(_ONNX_TYPES)
 
@@ -79,6 +82,15 @@ def element_type(onnx_type: int) -> ElementType:
         raise ValueError(f"ONNX data type {name} is not supported by irexec yet (supported: "
                          f"{', '.join(t.lower() for t in SUPPORTED_ONNX_TYPES)})")
     return et_table.from_name(_ONNX_TYPES[name])
+
+
+def _strings(value) -> np.ndarray:
+    """An object array of ``str``: onnx.numpy_helper gives ONNX strings as ``bytes``."""
+    value = np.asarray(value, dtype=object)
+    out = np.empty(value.shape, dtype=object)
+    out.reshape(-1)[:] = [v.decode("utf-8") if isinstance(v, bytes) else str(v)
+                          for v in value.reshape(-1)]
+    return out
 
 
 class _Reader:
@@ -147,6 +159,13 @@ class _Reader:
             self.diags.add("IR503", f"constant '{output_name}': cannot read its values: {e}",
                            where)
             return
+        if et.kind == "string":
+            try:
+                value = _strings(value)
+            except UnicodeDecodeError as e:
+                self.diags.add("IR503", f"constant '{output_name}': a string is not UTF-8: {e}",
+                               where)
+                return
         value = np.asarray(value).astype(et.dtype, copy=False)
         node = self.new_node(name, "Constant", "opset1", registry.lookup("Constant", "opset1"),
                              index)

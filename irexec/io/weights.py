@@ -59,7 +59,7 @@ class Weights:
         if size < needed:
             raise WeightsError("IR503", f"size {size} is too small: shape {list(shape)} of {et} "
                                         f"needs {needed} bytes")
-        if et.dtype is None:
+        if not et.in_ir:
             raise WeightsError("IR505", f"element type {et} is not supported yet")
         if et.kind == "boolean":
             raw = np.frombuffer(buffer, dtype=np.uint8, count=count, offset=offset)

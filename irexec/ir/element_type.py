@@ -3,6 +3,10 @@
 Every name an IR file may use for an element type, its legacy precision spelling, its bit width and
 the numpy dtype irexec computes with live here and nowhere else. Types whose numpy form is ``None``
 are known (so the reader can name them) but cannot be computed with yet.
+
+``string`` (numpy object arrays of Python ``str``, as ONNX Runtime's Python API uses) and
+``complex64``/``complex128`` (not OpenVINO types: irexec's names, for ONNX models) are computed
+with but cannot be held in IR files: see :attr:`ElementType.in_ir`.
 """
 
 from __future__ import annotations
@@ -20,7 +24,7 @@ class ElementType:
     name: str  # the IR name, as written in element_type="..."
     precision: str  # the legacy precision name, as written on ports: FP32, I64, BOOL ...
     bits: int
-    kind: str  # "boolean", "int", "uint", "float", "dynamic", "other"
+    kind: str  # "boolean", "int", "uint", "float", "complex", "string", "dynamic", "other"
     dtype: np.dtype | None  # what irexec holds the values in; None = not supported yet
 
     def __str__(self) -> str:
@@ -32,6 +36,17 @@ class ElementType:
     @property
     def is_supported(self) -> bool:
         return self.dtype is not None
+
+    @property
+    def in_ir(self) -> bool:
+        """Supported in IR files: string (OpenVINO's packed .bin layout is not read) and complex
+        (not an OpenVINO type) are held only for ONNX models and the Python API."""
+        return self.is_supported and self.kind not in ("string", "complex")
+
+    @property
+    def is_openvino(self) -> bool:
+        """An element type OpenVINO knows (complex64/complex128 are irexec's, for ONNX)."""
+        return self.kind != "complex"
 
     @property
     def is_integral(self) -> bool:
@@ -75,6 +90,10 @@ _TABLE: tuple[ElementType, ...] = (
     _et("f32", "FP32", 32, "float", np.float32),
     _et("f64", "FP64", 64, "float", np.float64),
     _et("bf16", "BF16", 16, "float", ml_dtypes.bfloat16),
+    _et("string", "STRING", 8, "string", object),  # numpy object arrays of Python str
+    # Not OpenVINO types: ONNX's complex types, under precision names no IR uses.
+    _et("complex64", "IREXEC_COMPLEX64", 64, "complex", np.complex64),
+    _et("complex128", "IREXEC_COMPLEX128", 128, "complex", np.complex128),
     # Known to OpenVINO, not computed by irexec yet: named so errors can say so.
     _et("u1", "BIN", 1, "other", None),
     _et("u2", "U2", 2, "other", None),
@@ -87,7 +106,6 @@ _TABLE: tuple[ElementType, ...] = (
     _et("f8e4m3", "F8E4M3", 8, "other", None),
     _et("f8e5m2", "F8E5M2", 8, "other", None),
     _et("f8e8m0", "F8E8M0", 8, "other", None),
-    _et("string", "STRING", 8, "other", None),
     _et("dynamic", "UNSPECIFIED", 0, "dynamic", None),  # OpenVINO's serializer writes UNSPECIFIED
 )
 
@@ -106,7 +124,10 @@ _BY_DTYPE = {et.dtype: et for et in _TABLE if et.dtype is not None}
 for _et_item in _TABLE:
     setattr(ElementType, _et_item.name, _et_item)
 
-SUPPORTED: tuple[ElementType, ...] = tuple(et for et in _TABLE if et.is_supported)
+# The types irexec computes with everywhere, IR files included; NOT_IN_IR are computed with too,
+# for ONNX models and the Python API only (string, complex64, complex128).
+SUPPORTED: tuple[ElementType, ...] = tuple(et for et in _TABLE if et.in_ir)
+NOT_IN_IR: tuple[ElementType, ...] = tuple(et for et in _TABLE if et.is_supported and not et.in_ir)
 
 
 def from_name(name: str) -> ElementType:

@@ -2,7 +2,7 @@
 
 from irexec.kernels.convert import convert
 from irexec.ops.registry import register
-from irexec.ops.spec import ANY, Attr, Input, Op, OpSpec, Output, TensorType
+from irexec.ops.spec import CONVERTIBLE, Attr, Input, Op, OpSpec, Output, TensorType
 
 
 @register
@@ -11,14 +11,18 @@ class Convert(Op):
         type="Convert",
         since=1,
         attrs=(Attr("destination_type", "element_type", doc="the element type to convert to"),),
-        inputs=(Input("data", ANY, doc="the tensor to convert"),),
+        inputs=(Input("data", CONVERTIBLE, doc="the tensor to convert"),),
         outputs=(Output("output", "the same values in destination_type; same shape"),),
         doc="Converts every element to another element type.",
     )
 
     @staticmethod
     def infer(ctx):
-        return [TensorType(ctx.attrs["destination_type"], ctx.input_type(0).shape)]
+        target = ctx.attrs["destination_type"]
+        if not CONVERTIBLE.allows(target):
+            ctx.error("IR302", f"destination_type is {target}; irexec converts to a "
+                               f"{CONVERTIBLE.describe()} only")
+        return [TensorType(target, ctx.input_type(0).shape)]
 
     @staticmethod
     def kernel(data, *, destination_type):

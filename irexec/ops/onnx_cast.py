@@ -7,7 +7,7 @@ support yet; they are accepted and have no effect."""
 
 from irexec.kernels.convert import convert
 from irexec.ops.registry import register
-from irexec.ops.spec import ANY, Attr, Input, Op, OpSpec, Output, TensorType
+from irexec.ops.spec import CONVERTIBLE, Attr, Input, Op, OpSpec, Output, TensorType
 
 
 @register
@@ -24,14 +24,18 @@ class OnnxCast(Op):
             Attr("round_mode", "string", default="up",
                  doc="float8/float4 targets only (not supported yet); no effect"),
         ),
-        inputs=(Input("input", ANY, doc="the tensor to cast"),),
+        inputs=(Input("input", CONVERTIBLE, doc="the tensor to cast"),),
         outputs=(Output("output", "the same values in type `to`; same shape"),),
         doc="ONNX's Cast: converts every element to another element type.",
     )
 
     @staticmethod
     def infer(ctx):
-        return [TensorType(ctx.attrs["to"], ctx.input_type(0).shape)]
+        target = ctx.attrs["to"]
+        if not CONVERTIBLE.allows(target):
+            ctx.error("IR302", f"to is {target}; irexec converts to a "
+                               f"{CONVERTIBLE.describe()} only")
+        return [TensorType(target, ctx.input_type(0).shape)]
 
     @staticmethod
     def kernel(input, *, to, saturate=1, round_mode="up"):

@@ -16,10 +16,9 @@ from irexec.ops.registry import register
 from irexec.ops.spec import (ANY, Attr, Input, Op, OpSpec, Output, Rank, SequenceLengths,
                              TensorType, TypeSet)
 
-# ReverseSequence-10's data types that irexec holds (ONNX's string and complex are not supported
-# by irexec yet; bfloat16 arrives in -28).
+# ReverseSequence-10's data types (bfloat16 arrives in -28); strings are object arrays of str.
 V10_TYPES = TypeSet(("boolean", "i8", "i16", "i32", "i64", "u8", "u16", "u32", "u64", "f16",
-                     "f32", "f64"))
+                     "f32", "f64", "string", "complex64", "complex128"))
 LENGTH_TYPES = TypeSet(("i64",))
 
 

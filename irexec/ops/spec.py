@@ -122,13 +122,16 @@ _COERCE = {"int": _int, "uint": _uint, "bool": _bool, "string": _string, "enum":
 class Types:
     """Which element types an input accepts: a named category."""
 
-    category: str  # "any", "integer", "boolean", "numeric", "real"
+    # "numeric" is integers and floats: complex (numeric to ONNX) is left out, as irexec's
+    # numeric kernels do not compute with it; "convertible" is what Convert/Cast compute with.
+    category: str  # "any", "integer", "boolean", "numeric", "real", "convertible"
     _CHECKS: ClassVar[dict[str, Callable[[ElementType], bool]]] = {
         "any": lambda et: True,
         "integer": lambda et: et.is_integral,
         "boolean": lambda et: et.kind == "boolean",
         "numeric": lambda et: et.is_numeric,
         "real": lambda et: et.is_real,
+        "convertible": lambda et: et.kind not in ("string", "complex"),
     }
 
     def allows(self, et: ElementType) -> bool:
@@ -136,7 +139,9 @@ class Types:
 
     def describe(self) -> str:
         return {"any": "any type", "integer": "an integer type", "boolean": "boolean",
-                "numeric": "a numeric type (not boolean)", "real": "a floating-point type"}[
+                "numeric": "a numeric type (not boolean)", "real": "a floating-point type",
+                "convertible": "a boolean, integer or floating-point type (not string or "
+                               "complex)"}[
             self.category]
 
 
@@ -177,6 +182,7 @@ ANY = Types("any")
 INTEGER = Types("integer")
 BOOLEAN = Types("boolean")
 NUMERIC = Types("numeric")
+CONVERTIBLE = Types("convertible")
 
 
 # --- rank rules -------------------------------------------------------------------------------

@@ -20,6 +20,14 @@ def _as_array(value, slot: InputSlot) -> np.ndarray:
     array = np.asarray(value)
     if array.dtype.byteorder not in ("=", "|") and array.dtype.kind in "biuf":
         array = array.astype(array.dtype.newbyteorder("="))  # big-endian input: same values
+    if array.dtype.kind == "U":  # numpy unicode strings: held as object arrays of str
+        array = array.astype(object)
+    if array.dtype.kind == "O":
+        bad = next((v for v in array.reshape(-1) if not isinstance(v, str)), None)
+        if bad is not None:
+            raise IRError.make("IR603", f"input '{slot.name}' is a numpy object array holding "
+                                        f"{type(bad).__name__} {bad!r}; object arrays may hold "
+                                        f"Python str only (element type string)", slot.location)
     try:
         got = et_table.from_dtype(array.dtype)
     except KeyError:

@@ -49,7 +49,17 @@ def _concrete(shape: PartialShape) -> tuple[int, ...]:
 
 
 def random_values(et: ElementType, shape, rng: np.random.Generator) -> np.ndarray:
-    """Values of any kind for a tensor: small integers, floats in [-10, 10), random booleans."""
+    """Values of any kind for a tensor: small integers, floats in [-10, 10), random booleans,
+    complex numbers with both parts in [-10, 10), strings of 0 to 5 lower-case letters."""
+    if et.kind == "string":
+        sizes = rng.integers(0, 6, size=shape)
+        letters = np.array(list("abcdefghijklmnopqrstuvwxyz"))
+        out = np.empty(sizes.shape, dtype=object)
+        out.reshape(-1)[:] = ["".join(rng.choice(letters, size=n)) for n in sizes.reshape(-1)]
+        return out
+    if et.kind == "complex":
+        real, imag = rng.uniform(-10, 10, size=shape), rng.uniform(-10, 10, size=shape)
+        return (real + 1j * imag).astype(et.dtype)
     if et.kind == "boolean":
         return rng.integers(0, 2, size=shape).astype(np.bool_)
     if et.is_integral:

@@ -3,8 +3,8 @@
 Every ``test_reversesequence_*`` node test is included (new ones too, by pattern), plus the node
 tests of the other ops irexec supports that pass (EXPECTED); the rest are excluded. The last test
 runs the included suite and asserts that every test in EXPECTED ran and passed, so the list of
-supported ONNX tests cannot silently shrink. Cast tests to or from string, float8/float4/int4/int2
-types are excluded: irexec does not support those types yet.
+supported ONNX tests cannot silently shrink. Cast tests to or from string or complex (refused by
+irexec), and those of float8/float4/int4/int2 types (not supported yet) are excluded.
 """
 
 import io

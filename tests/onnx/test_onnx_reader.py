@@ -161,8 +161,7 @@ def test_opset_before_10_has_no_reverse_sequence():
     assert e.value.code == "IR103" and "onnx9" in str(e.value)
 
 
-@pytest.mark.parametrize("onnx_type", [TensorProto.STRING, TensorProto.COMPLEX64,
-                                       TensorProto.COMPLEX128, TensorProto.FLOAT8E4M3FN])
+@pytest.mark.parametrize("onnx_type", [TensorProto.FLOAT8E4M3FN, TensorProto.INT4])
 def test_unsupported_data_types_say_so(onnx_type):
     with pytest.raises(irexec.IRError) as e:
         irexec.read_model(reverse_sequence_model([2, 2], onnx_type))
@@ -201,13 +200,38 @@ def test_cast_and_identity():
     assert compiled({"x": x})["y"].tolist() == [0, 1, 255, 255, 0]  # irexec saturates
 
 
-def test_cast_to_string_is_not_supported():
-    graph = helper.make_graph([helper.make_node("Cast", ["x"], ["y"], to=TensorProto.STRING)], "g",
-                              [helper.make_tensor_value_info("x", TensorProto.FLOAT, [5])],
-                              [helper.make_tensor_value_info("y", TensorProto.STRING, [5])])
+@pytest.mark.parametrize("other", [TensorProto.STRING, TensorProto.COMPLEX64])
+def test_cast_to_or_from_string_or_complex_is_a_clear_error(other):
+    for src, dst, code in ((TensorProto.FLOAT, other, "IR302"),
+                           (other, TensorProto.FLOAT, "IR304")):
+        graph = helper.make_graph([helper.make_node("Cast", ["x"], ["y"], to=dst)], "g",
+                                  [helper.make_tensor_value_info("x", src, [5])],
+                                  [helper.make_tensor_value_info("y", dst, [5])])
+        with pytest.raises(irexec.IRError) as e:
+            irexec.read_model(helper.make_model(graph))
+        assert e.value.code == code and "not string or complex" in str(e.value)
+
+
+def test_string_and_complex_initializers_and_inputs():
+    x = np.array([["a", "bé"], ["", "ccc"], ["d", "e"]], dtype=object)
+    model = reverse_sequence_model([3, 2], TensorProto.STRING, lens=[3, 2], opset=10)
+    got = irexec.compile_model(irexec.read_model(model))({"x": x})["y"]
+    assert got.dtype == object and got.tolist() == [["d", "ccc"], ["", "bé"], ["a", "e"]]
+    for onnx_type, value in ((TensorProto.STRING, np.array([b"x", "\u00e9".encode()], object)),
+                             (TensorProto.COMPLEX128, np.array([1 + 2j, -3j]))):
+        graph = helper.make_graph([helper.make_node("Identity", ["c"], ["y"])], "g", [],
+                                  [helper.make_tensor_value_info("y", onnx_type, [2])],
+                                  [onnx.numpy_helper.from_array(value, "c")])
+        got = irexec.compile_model(irexec.read_model(helper.make_model(graph)))({})["y"]
+        want = [v.decode() for v in value] if onnx_type == TensorProto.STRING else value.tolist()
+        assert got.tolist() == want and all(type(v) is type(w) for v, w in zip(got.tolist(), want))
+
+
+def test_string_and_complex_cannot_go_into_ir_files(tmp_path):
+    model = irexec.read_model(reverse_sequence_model([2, 2], TensorProto.COMPLEX64))
     with pytest.raises(irexec.IRError) as e:
-        irexec.read_model(helper.make_model(graph))
-    assert e.value.code == "IR505" and "STRING is not supported" in str(e.value)
+        irexec.save_model(model, tmp_path / "m.xml")
+    assert e.value.code == "IR505" and "cannot be written to an IR file" in str(e.value)
 
 
 def test_onnx_family_is_registered():
