@@ -13,6 +13,7 @@ import numpy as np
 from irexec.errors import OpError
 from irexec.kernels.reverse_subsequences import reverse_subsequences
 from irexec.ops.registry import register
+from irexec.ops.reverse_sequence import merge_batch_dim
 from irexec.ops.spec import (ANY, Attr, Input, Op, OpSpec, Output, Rank, SequenceLengths,
                              TensorType, TypeSet)
 
@@ -53,13 +54,7 @@ def _infer(ctx):
     shape = data.shape
     if not shape.rank_is_static:
         return [data]
-    if lengths.shape.rank_is_static:
-        merged = shape[b_axis].merge(lengths.shape[0])
-        if merged is None:
-            ctx.error("IR307", f"sequence_lens has {lengths.shape[0]} entries but input has "
-                               f"{shape[b_axis]} along batch_axis {b_axis} (input {shape}, "
-                               f"sequence_lens {lengths.shape})")
-        shape = shape.replace(b_axis, merged)
+    shape = merge_batch_dim(ctx, shape, lengths.shape, b_axis, "input", "sequence_lens")
     values = ctx.input_value(1)
     if values is not None:
         try:

@@ -24,6 +24,19 @@ def normalize_axes(batch_axis: int, seq_axis: int, rank: int) -> tuple[int, int]
     return b, s
 
 
+def merge_batch_dim(ctx, shape, lengths_shape, b: int, data_name: str, lengths_name: str):
+    """The data shape with its batch dim narrowed by the lengths' size, as OpenVINO's shape
+    inference merges them (ONNX's ReverseSequence shares the rule); IR307 if they disagree."""
+    if not lengths_shape.rank_is_static:
+        return shape
+    merged = shape[b].merge(lengths_shape[0])
+    if merged is None:
+        ctx.error("IR307", f"{lengths_name} has {lengths_shape[0]} entries but {data_name} has "
+                           f"{shape[b]} along batch_axis {b} ({data_name} {shape}, "
+                           f"{lengths_name} {lengths_shape})")
+    return shape.replace(b, merged)
+
+
 def lengths_to_int(lengths: np.ndarray, dim: int | None) -> np.ndarray:
     """The lengths as int64, after OpenVINO's rules: floats truncate toward zero; 0 means no
     change. OpError names the first length that is NaN, negative or above ``dim``."""
@@ -78,13 +91,7 @@ class ReverseSequence(Op):
             b, s = normalize_axes(ctx.attrs["batch_axis"], ctx.attrs["seq_axis"], len(shape))
         except OpError as e:
             ctx.error(e.code, str(e))
-        if lengths.shape.rank_is_static:
-            merged = shape[b].merge(lengths.shape[0])
-            if merged is None:
-                ctx.error("IR307", f"seq_lengths has {lengths.shape[0]} entries but data has "
-                                   f"{shape[b]} along batch_axis {b} (data {shape}, "
-                                   f"seq_lengths {lengths.shape})")
-            shape = shape.replace(b, merged)
+        shape = merge_batch_dim(ctx, shape, lengths.shape, b, "data", "seq_lengths")
         values = ctx.input_value(1)
         if values is not None:
             try:
