@@ -5,6 +5,15 @@ from irexec.ops.registry import register
 from irexec.ops.spec import CONVERTIBLE, Attr, Input, Op, OpSpec, Output, TensorType
 
 
+def infer_conversion(ctx, attr: str) -> list[TensorType]:
+    """The output of a conversion to the type in attribute ``attr`` (Convert-1, ONNX Cast)."""
+    target = ctx.attrs[attr]
+    if not CONVERTIBLE.allows(target):
+        ctx.error("IR302", f"{attr} is {target}; irexec converts to a "
+                           f"{CONVERTIBLE.describe()} only")
+    return [TensorType(target, ctx.input_type(0).shape)]
+
+
 @register
 class Convert(Op):
     spec = OpSpec(
@@ -18,11 +27,7 @@ class Convert(Op):
 
     @staticmethod
     def infer(ctx):
-        target = ctx.attrs["destination_type"]
-        if not CONVERTIBLE.allows(target):
-            ctx.error("IR302", f"destination_type is {target}; irexec converts to a "
-                               f"{CONVERTIBLE.describe()} only")
-        return [TensorType(target, ctx.input_type(0).shape)]
+        return infer_conversion(ctx, "destination_type")
 
     @staticmethod
     def kernel(data, *, destination_type):

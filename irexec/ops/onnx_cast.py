@@ -6,8 +6,9 @@ saturates (NaN gives 0), where ONNX Runtime gives the x86 results (docs/compatib
 support yet; they are accepted and have no effect."""
 
 from irexec.kernels.convert import convert
+from irexec.ops.convert import infer_conversion
 from irexec.ops.registry import register
-from irexec.ops.spec import CONVERTIBLE, Attr, Input, Op, OpSpec, Output, TensorType
+from irexec.ops.spec import CONVERTIBLE, Attr, Input, Op, OpSpec, Output
 
 
 @register
@@ -31,11 +32,7 @@ class OnnxCast(Op):
 
     @staticmethod
     def infer(ctx):
-        target = ctx.attrs["to"]
-        if not CONVERTIBLE.allows(target):
-            ctx.error("IR302", f"to is {target}; irexec converts to a "
-                               f"{CONVERTIBLE.describe()} only")
-        return [TensorType(target, ctx.input_type(0).shape)]
+        return infer_conversion(ctx, "to")
 
     @staticmethod
     def kernel(input, *, to, saturate=1, round_mode="up"):
