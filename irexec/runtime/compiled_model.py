@@ -13,6 +13,7 @@ from irexec.ir.model import Model
 from irexec.ir.shape import PartialShape
 from irexec.ops.spec import TensorType
 from irexec.runtime.plan import InputSlot, Plan, compile_plan
+from irexec.runtime.trace import Tracer
 from irexec.validate.diagnostic import Diagnostics, Location
 
 
@@ -129,8 +130,11 @@ class CompiledModel:
                                Location(self.model.path))
         return given
 
-    def __call__(self, inputs=None) -> dict[str, np.ndarray]:
+    def __call__(self, inputs=None, trace=None) -> dict[str, np.ndarray]:
+        """Run the plan. ``trace`` (a directory, or a callable ``trace(layer, port, array)``)
+        is given every layer's outputs as they are made; see ``irexec.runtime.trace``."""
         plan = self.plan
+        tracer = Tracer(trace, self.model) if trace is not None else None
         values: list[np.ndarray | None] = [None] * plan.num_slots
         for s, array in plan.constants.items():
             values[s] = array
@@ -139,6 +143,8 @@ class CompiledModel:
             values[s] = array
         if self._dynamic_types:
             self._check_types(bound)
+        if tracer is not None:
+            tracer.inputs(plan, values)
         for step in plan.steps:
             try:
                 result = step.kernel(*[values[i] for i in step.inputs])
@@ -152,6 +158,8 @@ class CompiledModel:
             else:
                 for s, r in zip(step.outputs, result):
                     values[s] = r
+            if tracer is not None:
+                tracer.step(step, values)
             for s in step.free:
                 values[s] = None
         return {o.name: (np.array(values[o.slot]) if o.copy else values[o.slot])
