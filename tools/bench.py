@@ -1,0 +1,386 @@
+"""Benchmark irexec's data-movement kernels and its interpreter overhead.
+
+    python tools/bench.py [--quick] [--runs N] [--case SUBSTRING]... [--no-openvino] [--json OUT]
+
+Every case is a real IR file (written with irexec's own writer into a temporary directory), read
+with ``irexec.read_model`` and run through ``irexec.compile_model``. Times are the median of
+``--runs`` (>= 7 by default) calls after one warm-up call. Each kernel case is reported as a
+ratio to ``np.copyto`` of the same bytes into a preallocated array, measured in the same run, so
+that the noise of a shared machine cancels as far as it can; also against
+``np.flip(x, axes).copy()`` on the same axes and, when OpenVINO is installed, against OpenVINO's
+CPU plugin on the same IR file (an infer request with shared inputs and outputs: its best case).
+
+Peak memory: before one irexec call the process's peak RSS is reset (``/proc/self/clear_refs``),
+and the growth of the peak above the RSS before the call is reported, as a multiple of the
+output's size (1.0 = the output and nothing else).
+
+Overhead cases: a chain of Reverse layers on an [8, 16] tensor, each with its own axes constant;
+the time to read (parse + validate + infer), to compile, and the cost per layer of a call.
+
+``--quick`` uses small sizes and fewer runs; CI runs it (tests/test_bench.py) so the bench keeps
+working. Quick timings mean nothing. Results of a full run are kept in docs/performance.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import json
+import os
+import platform
+import statistics
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+
+import irexec  # noqa: E402
+from irexec.ir.builder import ModelBuilder  # noqa: E402
+
+MIB = 1 << 20
+
+
+@dataclass
+class KernelCase:
+    name: str
+    build: object  # (scale) -> (Model, {input name: array}, flip axes or None)
+    note: str = ""
+
+
+@dataclass
+class Row:
+    name: str
+    nbytes: int
+    irexec: float
+    memcpy: float
+    flip: float | None
+    openvino: float | None
+    peak: float | None  # growth of peak RSS during one call, in output sizes
+    same_as_openvino: bool | None = None
+    extra: dict = field(default_factory=dict)
+
+
+# ---- the cases -------------------------------------------------------------------------------
+
+def _rng():
+    return np.random.default_rng(0)
+
+
+def _f32(shape):
+    return _rng().standard_normal(shape, dtype=np.float32)
+
+
+def _reverse(shape, axes, mode="index"):
+    def build(scale):
+        shp = _scaled(shape, scale)
+        b = ModelBuilder("bench_reverse")
+        data = b.parameter("data", "f32", shp)
+        if mode == "mask":
+            axis = b.constant(np.array([i in axes for i in range(len(shp))]), name="mask")
+        else:
+            axis = b.constant(np.array(axes, np.int64), name="axes")
+        b.result(b.op("Reverse", data, axis, mode=mode, name="reversed"), name="out")
+        return b.build(), {"data": _f32(shp)}, tuple(axes)
+    return build
+
+
+def _reverse_sequence(shape, batch_axis, seq_axis, dtype="f32"):
+    def build(scale):
+        shp = _scaled(shape, scale)
+        b = ModelBuilder("bench_reverse_sequence")
+        data = b.parameter("data", dtype, shp)
+        lengths = _rng().integers(1, shp[seq_axis] + 1, shp[batch_axis]).astype(np.int32)
+        seq = b.constant(lengths, name="seq_lengths")
+        b.result(b.op("ReverseSequence", data, seq, batch_axis=batch_axis, seq_axis=seq_axis,
+                      name="reversed"), name="out")
+        if dtype == "i8":
+            x = _rng().integers(-128, 128, shp, dtype=np.int8)
+        else:
+            x = _f32(shp)
+        return b.build(), {"data": x}, (seq_axis,)
+    return build
+
+
+def _chain4(shape):
+    def build(scale):
+        shp = _scaled(shape, scale)
+        rng = _rng()
+        b = ModelBuilder("bench_chain4")
+        x = b.parameter("data", "f32", shp)
+        x = b.op("Reverse", x, b.constant(np.array([2], np.int64)), mode="index")
+        lengths0 = rng.integers(1, shp[1] + 1, shp[0]).astype(np.int32)
+        x = b.op("ReverseSequence", x, b.constant(lengths0), batch_axis=0, seq_axis=1)
+        x = b.op("Reverse", x, b.constant(np.array([0, 1], np.int64)), mode="index")
+        lengths1 = rng.integers(1, shp[0] + 1, shp[1]).astype(np.int32)
+        x = b.op("ReverseSequence", x, b.constant(lengths1), batch_axis=1, seq_axis=0)
+        b.result(x, name="out")
+        return b.build(), {"data": _f32(shp)}, None
+    return build
+
+
+def _scaled(shape, scale):
+    """The shape with its leading dims divided by ``scale`` (at least 2 each)."""
+    out = list(shape)
+    i = 0
+    while scale > 1 and i < len(out):
+        step = min(scale, out[i] // 2)
+        if step > 1:
+            out[i] //= step
+            scale //= step
+        i += 1
+    return out
+
+
+KERNEL_CASES = [
+    KernelCase("Reverse outermost axis [64,512,512] f32", _reverse([64, 512, 512], [0])),
+    KernelCase("Reverse innermost axis [64,512,512] f32", _reverse([64, 512, 512], [2])),
+    KernelCase("Reverse all axes [64,512,512] f32", _reverse([64, 512, 512], [0, 1, 2])),
+    KernelCase("Reverse mask 101 [64,512,512] f32", _reverse([64, 512, 512], [0, 2], "mask")),
+    KernelCase("ReverseSequence b0 s1 [64,512,512] f32",
+               _reverse_sequence([64, 512, 512], 0, 1)),
+    KernelCase("ReverseSequence b1 s0 [512,64,512] f32",
+               _reverse_sequence([512, 64, 512], 1, 0)),
+    KernelCase("ReverseSequence b0 s1 [4096,4096] i8",
+               _reverse_sequence([4096, 4096], 0, 1, "i8")),
+    KernelCase("chain Rev/RevSeq/Rev/RevSeq [64,512,512] f32", _chain4([64, 512, 512])),
+]
+
+
+def chain_model(n: int):
+    b = ModelBuilder(f"bench_chain_{n}")
+    x = b.parameter("data", "f32", [8, 16])
+    for i in range(n):
+        x = b.op("Reverse", x, b.constant(np.array([i % 2], np.int64), name=f"axes_{i}"),
+                 mode="index", name=f"reverse_{i}")
+    b.result(x, name="out")
+    return b.build()
+
+
+# ---- measuring -------------------------------------------------------------------------------
+
+def median_time(fn, runs: int, warmup: int = 1) -> float:
+    for _ in range(warmup):
+        fn()
+    times = []
+    for _ in range(runs):
+        gc.collect()
+        start = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - start)
+    return statistics.median(times)
+
+
+def _status(key: str) -> int | None:
+    try:
+        with open("/proc/self/status") as f:
+            for line in f:
+                if line.startswith(key + ":"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return None
+
+
+def peak_growth(fn) -> int | None:
+    """Bytes by which the peak RSS grows above the current RSS while ``fn`` runs (Linux)."""
+    gc.collect()
+    try:
+        with open("/proc/self/clear_refs", "w") as f:
+            f.write("5")  # reset the peak RSS (VmHWM) to the current RSS
+    except OSError:
+        return None
+    before = _status("VmRSS")
+    fn()
+    peak = _status("VmHWM")
+    return None if before is None or peak is None else max(0, peak - before)
+
+
+def _openvino():
+    try:
+        import openvino
+    except ImportError:
+        return None
+    return openvino
+
+
+def run_kernel_case(case: KernelCase, scale: int, runs: int, ov, tmp: str) -> Row:
+    model, inputs, axes = case.build(scale)
+    xml = os.path.join(tmp, "kernel.xml")
+    irexec.save_model(model, xml)
+    compiled = irexec.compile_model(irexec.read_model(xml))
+    data = inputs["data"]
+    out_name = compiled.output_names()[0]
+    ours = compiled(inputs)[out_name]
+
+    def call():
+        compiled(inputs)
+
+    dst = np.empty_like(data)
+    t_memcpy = median_time(lambda: np.copyto(dst, data), runs)
+    t_ours = median_time(call, runs)
+    t_flip = median_time(lambda: np.flip(data, axes).copy(), runs) if axes else None
+    grow = peak_growth(call)
+    peak = grow / ours.nbytes if grow is not None and ours.nbytes else None
+    t_ov, same = None, None
+    if ov is not None:
+        core = ov.Core()
+        request = core.compile_model(core.read_model(xml), "CPU").create_infer_request()
+        result = request.infer(list(inputs.values()), share_inputs=True, share_outputs=True)
+        theirs = next(iter(result.values()))
+        same = theirs.shape == ours.shape and theirs.tobytes() == ours.tobytes()
+        t_ov = median_time(lambda: request.infer(list(inputs.values()), share_inputs=True,
+                                                 share_outputs=True), runs)
+        del request, result, theirs
+    return Row(case.name, ours.nbytes, t_ours, t_memcpy, t_flip, t_ov, peak, same)
+
+
+def run_overhead_case(n: int, runs: int, ov, tmp: str, ov_compile: bool) -> dict:
+    xml = os.path.join(tmp, f"chain_{n}.xml")
+    irexec.save_model(chain_model(n), xml)
+    few = max(3, runs // 3)
+    t_read = median_time(lambda: irexec.read_model(xml), few, warmup=1)
+    model = irexec.read_model(xml)
+    t_compile = median_time(lambda: irexec.compile_model(model), few, warmup=1)
+    compiled = irexec.compile_model(model)
+    x = _f32([8, 16])
+    t_call = median_time(lambda: compiled({"data": x}), runs, warmup=2)
+    got = compiled({"data": x})[compiled.output_names()[0]]
+    row = {"layers": n, "read_s": t_read, "compile_s": t_compile, "call_s": t_call,
+           "per_layer_us": t_call / n * 1e6}
+    if ov is not None and ov_compile:
+        core = ov.Core()
+        start = time.perf_counter()
+        ov_model = core.read_model(xml)
+        row["ov_read_s"] = time.perf_counter() - start
+        start = time.perf_counter()
+        ov_compiled = core.compile_model(ov_model, "CPU")
+        row["ov_compile_s"] = time.perf_counter() - start
+        request = ov_compiled.create_infer_request()
+        t_ov = median_time(lambda: request.infer([x], share_inputs=True, share_outputs=True),
+                           runs, warmup=2)
+        theirs = next(iter(request.infer([x]).values()))
+        row["ov_call_s"] = t_ov
+        row["ov_per_layer_us"] = t_ov / n * 1e6
+        row["same_as_openvino"] = bool(np.array_equal(theirs, got))
+    return row
+
+
+# ---- printing --------------------------------------------------------------------------------
+
+def _ms(t):
+    return "-" if t is None else f"{t * 1e3:.1f}"
+
+
+def _ratio(t):
+    return "-" if t is None else f"{t:.2f}"
+
+
+def kernel_table(rows: list[Row]) -> str:
+    head = ("| case | MiB | irexec ms | memcpy ms | irexec / memcpy | np.flip ms | "
+            "np.flip / irexec | OpenVINO ms | OpenVINO / irexec | peak RSS / output |")
+    lines = [head, "|" + " --- |" * (head.count("|") - 1)]
+    for r in rows:
+        flip = None if r.flip is None else r.flip / r.irexec
+        ov = None if r.openvino is None else r.openvino / r.irexec
+        lines.append(f"| {r.name} | {r.nbytes / MIB:.3g} | {_ms(r.irexec)} | {_ms(r.memcpy)} | "
+                     f"{r.irexec / r.memcpy:.2f} | {_ms(r.flip)} | {_ratio(flip)} | "
+                     f"{_ms(r.openvino)} | {_ratio(ov)} | {_ratio(r.peak)} |")
+    ratios = sorted(r.irexec / r.memcpy for r in rows)
+    if ratios:
+        lines.append("")
+        lines.append(f"irexec / memcpy: median {statistics.median(ratios):.2f}, "
+                     f"worst {ratios[-1]:.2f}")
+    mismatch = [r.name for r in rows if r.same_as_openvino is False]
+    if mismatch:
+        lines.append(f"DIFFERENT from OpenVINO: {', '.join(mismatch)}")
+    return "\n".join(lines)
+
+
+def overhead_table(rows: list[dict]) -> str:
+    head = ("| layers | read s | compile s | µs per layer | OpenVINO read s | "
+            "OpenVINO compile s | OpenVINO µs per layer | per layer irexec / OpenVINO |")
+    lines = [head, "|" + " --- |" * (head.count("|") - 1)]
+    for r in rows:
+        ovp = r.get("ov_per_layer_us")
+        lines.append(
+            f"| {r['layers']} | {r['read_s']:.3f} | {r['compile_s']:.3f} | "
+            f"{r['per_layer_us']:.2f} | "
+            + " | ".join("-" if r.get(k) is None else f"{r[k]:.3f}"
+                         for k in ("ov_read_s", "ov_compile_s"))
+            + f" | {_ratio(ovp)} | "
+            f"{_ratio(None if ovp is None else r['per_layer_us'] / ovp)} |")
+    return "\n".join(lines)
+
+
+def machine() -> str:
+    cpu = platform.processor() or platform.machine()
+    try:
+        with open("/proc/cpuinfo") as f:
+            cpu = next(line.split(":", 1)[1].strip() for line in f if line.startswith("model name"))
+    except (OSError, StopIteration):
+        pass
+    ov = _openvino()
+    return (f"{time.strftime('%Y-%m-%d %H:%M %Z')}; {cpu}, {os.cpu_count()} CPUs; "
+            f"Python {platform.python_version()}, numpy {np.__version__}, "
+            f"OpenVINO {ov.get_version() if ov else 'not installed'}")
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--quick", action="store_true", help="small sizes, few runs (for CI)")
+    parser.add_argument("--runs", type=int, help="timed runs per measurement (default 7; 3 "
+                                                 "with --quick)")
+    parser.add_argument("--case", action="append", default=[],
+                        help="run only cases whose name contains this (repeatable)")
+    parser.add_argument("--no-openvino", action="store_true", help="skip OpenVINO even if "
+                                                                   "installed")
+    parser.add_argument("--no-openvino-compile", action="store_true",
+                        help="skip OpenVINO on the overhead chains (its compile of the 10,000 "
+                             "layer chain takes about a minute)")
+    parser.add_argument("--json", help="also write the results to this file")
+    args = parser.parse_args(argv)
+    runs = args.runs or (3 if args.quick else 7)
+    scale = 1024 if args.quick else 1
+    chains = (10, 100) if args.quick else (1000, 10000)
+    ov = None if args.no_openvino else _openvino()
+
+    def wanted(name):
+        return not args.case or any(c.lower() in name.lower() for c in args.case)
+
+    print(machine())
+    print(f"median of {runs} runs after warm-up{'; --quick: sizes / 1024' if args.quick else ''}")
+    rows, overhead = [], []
+    with tempfile.TemporaryDirectory(prefix="irexec-bench-") as tmp:
+        for case in KERNEL_CASES:
+            if wanted(case.name):
+                rows.append(run_kernel_case(case, scale, runs, ov, tmp))
+                r = rows[-1]
+                print(f"  {r.name}: {_ms(r.irexec)} ms, {r.irexec / r.memcpy:.2f}x memcpy",
+                      flush=True)
+        for n in chains:
+            name = f"chain of {n} Reverse layers [8,16]"
+            if wanted(name):
+                overhead.append(run_overhead_case(n, runs, ov, tmp,
+                                                  not args.no_openvino_compile))
+                print(f"  {name}: read {overhead[-1]['read_s']:.3f} s, compile "
+                      f"{overhead[-1]['compile_s']:.3f} s, "
+                      f"{overhead[-1]['per_layer_us']:.2f} µs per layer", flush=True)
+    print()
+    if rows:
+        print(kernel_table(rows))
+        print()
+    if overhead:
+        print(overhead_table(overhead))
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump({"machine": machine(), "kernels": [r.__dict__ for r in rows],
+                       "overhead": overhead}, f, indent=1)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
