@@ -31,6 +31,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from irexec.kernels.flip import flip
+
 
 def reverse_subsequences(data, lengths, axis: int) -> np.ndarray:
     data, lengths = np.asarray(data), np.asarray(lengths)
@@ -44,6 +46,8 @@ def reverse_subsequences(data, lengths, axis: int) -> np.ndarray:
     first = int(flat[0])
     if flat.size == 1 or (flat == flat[0]).all():
         # One length for every fibre: one block, each element written once.
+        if first == dim:
+            return flip(data, (axis,))  # the whole axis: the fast full flip
         out = np.empty(data.shape, data.dtype)
         _move(out, data, index, axis, first, dim, whole=True)
         return out

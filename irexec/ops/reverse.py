@@ -1,8 +1,11 @@
 """Reverse-1: flip a tensor along some axes, given as axis numbers (``index``) or a mask."""
 
+import functools
+
 import numpy as np
 
 from irexec.errors import OpError
+from irexec.kernels.flip import flip
 from irexec.ops.registry import register
 from irexec.ops.spec import (ANY, BOOLEAN, INTEGER, Attr, ByAttr, AxisIndices, AxisMask, Input, Op,
                              OpSpec, Output, Rank)
@@ -79,8 +82,14 @@ class Reverse(Op):
                 raise OpError(f"the mask has {axis.size} entries but data has rank {data.ndim}; "
                               f"mask mode needs one entry per axis")
             axes = tuple(int(i) for i in np.flatnonzero(axis))
+        elif axis.size <= 16:
+            # The axes are nearly always a small constant: normalize each distinct one once.
+            axes = _cached_axes(axis.tobytes(), axis.dtype, data.ndim)
         else:
             axes = _normalize_axes(axis, data.ndim)
-        if not axes:
-            return data.copy()
-        return np.flip(data, axes).copy()
+        return flip(data, axes)
+
+
+@functools.lru_cache(maxsize=256)
+def _cached_axes(raw: bytes, dtype: np.dtype, rank: int) -> tuple[int, ...]:
+    return _normalize_axes(np.frombuffer(raw, dtype), rank)
