@@ -10,6 +10,7 @@ memory stays near the largest live set. Constants are resolved once, when the pl
 from __future__ import annotations
 
 import functools
+import gc
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -80,8 +81,19 @@ def _bind(node) -> Callable[..., np.ndarray]:
     kernel = node.op.kernel
     if kernel is None:
         raise InternalError(f"{node.type} has no kernel")
-    names = {a.name for a in node.op.spec.attrs}
-    return functools.partial(kernel, **{k: v for k, v in node.attrs.items() if k in names})
+    attrs = {a.name: node.attrs[a.name] for a in node.op.spec.attrs if a.name in node.attrs}
+    return functools.partial(kernel, **attrs) if attrs else kernel
+
+
+def compile_plan(model: Model) -> Plan:
+    # Planning frees nothing: the cyclic GC's passes over a large model only cost time.
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        return _compile_plan(model)
+    finally:
+        if enabled:
+            gc.enable()
 
 
 def output_names(model: Model) -> list[str]:
@@ -101,7 +113,7 @@ def output_names(model: Model) -> list[str]:
     return names
 
 
-def compile_plan(model: Model) -> Plan:
+def _compile_plan(model: Model) -> Plan:
     needed = model.needed_nodes()
     order = [n for n in model.topological_order() if n.id in needed]
     slot_of: dict[OutputPort, int] = {}
