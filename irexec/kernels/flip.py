@@ -28,6 +28,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from irexec.kernels import buffers
+
 _BLOCK_BYTES = 256 * 1024  # a block and its buffer stay in L2
 _MIN_SLAB_BYTES = 16 * 1024  # below this, numpy's own copy costs less than our Python loop
 _SMALL_BYTES = 4096  # numpy's own flip: least overhead per call
@@ -41,7 +43,7 @@ def flip(data: np.ndarray, axes) -> np.ndarray:
     data = np.asarray(data)
     if data.nbytes <= _SMALL_BYTES:
         return np.flip(data, tuple(set(axes))).copy() if axes else data.copy()
-    out = np.empty(data.shape, data.dtype)
+    out = buffers.empty(data.shape, data.dtype)
     flip_into(out, data, axes)
     return out
 

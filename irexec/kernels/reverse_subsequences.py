@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from irexec.kernels import buffers
 from irexec.kernels.flip import flip
 
 
@@ -48,10 +49,10 @@ def reverse_subsequences(data, lengths, axis: int) -> np.ndarray:
         # One length for every fibre: one block, each element written once.
         if first == dim:
             return flip(data, (axis,))  # the whole axis: the fast full flip
-        out = np.empty(data.shape, data.dtype)
+        out = buffers.empty(data.shape, data.dtype)
         _move(out, data, index, axis, first, dim, whole=True)
         return out
-    out = data.copy()  # then only the reversed prefixes are written again (measured fastest)
+    out = buffers.copy(data)  # then only the reversed prefixes are written again (measured fastest)
     varying = [d for d in range(data.ndim) if lengths.shape[d] != 1]
     vshape = tuple(lengths.shape[d] for d in varying)
     rows = np.flatnonzero(flat > 1)

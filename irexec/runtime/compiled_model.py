@@ -11,6 +11,7 @@ from irexec.ir import element_type as et_table
 from irexec.infer import infer_types
 from irexec.ir.model import Model
 from irexec.ir.shape import PartialShape
+from irexec.kernels import buffers
 from irexec.ops.spec import TensorType
 from irexec.runtime.plan import InputSlot, Plan, compile_plan
 from irexec.runtime.trace import Tracer
@@ -57,6 +58,8 @@ class CompiledModel:
             for name in slot.names:
                 self._by_name.setdefault(name, slot)
         self._dynamic_types = any(s.element_type.is_dynamic for s in self.plan.inputs)
+        self._pool: buffers.Pool | None = None
+        self._returned: list[np.ndarray] = []
 
     @property
     def inputs(self):
@@ -134,6 +137,28 @@ class CompiledModel:
         """Run the plan. ``trace`` (a directory, or a callable ``trace(layer, port, array)``)
         is given every layer's outputs as they are made; see ``irexec.runtime.trace``."""
         plan = self.plan
+        # Memory no one can reach any more, for the kernels' outputs (see kernels/buffers.py):
+        # this call's freed intermediates, and the last call's outputs if the caller dropped
+        # them. Each call takes the pool for itself, so concurrent calls never share one.
+        pool, self._pool = self._pool or buffers.Pool(), None
+        returned, self._returned = self._returned, []
+        while returned:
+            pool.give(returned.pop(), 0)
+        with buffers.using(pool):
+            outputs = self._run(plan, inputs, trace)
+        self._returned = [a for a in outputs.values() if a.nbytes >= buffers.MIN_BYTES]
+        self._pool = pool
+        return outputs
+
+    def release_memory(self) -> None:
+        """Drop the spare arrays kept for reuse by the next call (as OpenVINO's
+        ``CompiledModel.release_memory``). Arrays already returned are never touched."""
+        self._pool = None
+        self._returned = []
+
+    def _run(self, plan: Plan, inputs, trace) -> dict[str, np.ndarray]:
+        pool = buffers.current()
+        min_bytes = buffers.MIN_BYTES
         tracer = Tracer(trace, self.model) if trace is not None else None
         values: list[np.ndarray | None] = [None] * plan.num_slots
         for s, array in plan.constants.items():
@@ -161,7 +186,11 @@ class CompiledModel:
             if tracer is not None:
                 tracer.step(step, values)
             for s in step.free:
+                value = values[s]
                 values[s] = None
+                if value is not None and value.nbytes >= min_bytes:
+                    pool.give(value, 1)
+                del value
         return {o.name: (np.array(values[o.slot]) if o.copy else values[o.slot])
                 for o in plan.outputs}
 
