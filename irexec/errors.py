@@ -34,9 +34,10 @@ class InternalError(Exception):
 
 class OpError(ValueError):
     """Raised by a kernel or a shape rule when values break the op's rules. The caller turns it
-    into an IRError that names the layer: with ``code`` while checking a model, with IR605
-    (bad-runtime-value) while running one."""
+    into an IRError that names the layer, with ``code`` -- the same code whether the values were
+    known when the model was read (a Const) or only when it ran (a Parameter). An OpError with
+    no code (a custom op's) is IR308 while checking a model and IR605 while running one."""
 
-    def __init__(self, message: str, code: str = "IR308"):
+    def __init__(self, message: str, code: str | None = None):
         super().__init__(message)
         self.code = code

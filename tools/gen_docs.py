@@ -215,8 +215,13 @@ def diagnostics_markdown() -> str:
         for c in members:
             out += ["", f"### {c.code} {c.name}", "",
                     f"{c.severity.capitalize()}. Help: {prose(c.help)}", ""]
-            out += (runtime_example(c.code) if fx.is_runtime(c.code) else
-                    static_example(c.code))
+            if not c.example:
+                out += ["No built-in operation raises it: rule checks that can only run when "
+                        "the values arrive (a Parameter's axes or lengths) report the rule's own "
+                        "code, as when the values are constants."]
+            else:
+                out += (runtime_example(c.code) if fx.is_runtime(c.code) else
+                        static_example(c.code))
     return "\n".join(out) + "\n"
 
 

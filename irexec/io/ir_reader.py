@@ -293,7 +293,7 @@ class _Reader:
                 self.diags.add(e.code, str(e), where)
                 node.broken = True
                 return
-            needed = a["element_type"].nbytes(node.value.size)
+            needed = self.weights.used_size(a["element_type"], a["offset"], node.value.size)
             if a["size"] > needed:
                 self.diags.add("IR504", f"size {a['size']} is larger than the {needed} bytes "
                                         f"shape {list(a['shape'])} of {a['element_type']} needs",

@@ -9,11 +9,10 @@ from __future__ import annotations
 
 import os
 
-import numpy as np
 from lxml import etree
 
 from irexec.errors import IRError
-from irexec.io import ir_text
+from irexec.io import bin_layout, ir_text
 from irexec.ir.model import Model, RtInfo
 
 _IR_TYPE_NAMES = {"Constant": "Const"}
@@ -62,12 +61,10 @@ def write_ir(model: Model, xml_path, bin_path=None) -> None:
                                                 and not node.attrs[attr.name]):
                 attrs[attr.name] = ir_text.format_attr(attr.kind, node.attrs[attr.name])
         if node.type == "Constant":
-            value = np.ascontiguousarray(node.value)
-            if value.dtype == np.bool_:
-                value = value.view(np.uint8)
-            if value.dtype.byteorder == ">":
-                value = value.astype(value.dtype.newbyteorder("<"))
-            blob = value.tobytes()
+            try:
+                blob = bin_layout.encode(node.attrs["element_type"], node.value)
+            except bin_layout.LayoutError as e:
+                raise IRError.make("IR506", f"Const '{node.name}': {e}") from None
             attrs["offset"], attrs["size"] = str(offset), str(len(blob))
             blobs.append(blob)
             offset += len(blob)

@@ -1,17 +1,17 @@
 """The .bin weights file: memory-mapped once, Const payloads viewed in place.
 
 A Const's array is a read-only numpy view of the mapped file (no copy), except where the stored
-form differs from numpy's (booleans are bytes where any nonzero value is true).
+form differs from irexec's (booleans, packed sub-byte types, strings: irexec/io/bin_layout.py).
 """
 
 from __future__ import annotations
 
 import mmap
 import os
-import sys
 
 import numpy as np
 
+from irexec.io import bin_layout
 from irexec.ir.element_type import ElementType
 
 
@@ -47,25 +47,27 @@ class Weights:
         return self._buffer
 
     def tensor(self, et: ElementType, shape: tuple[int, ...], offset: int, size: int) -> np.ndarray:
-        """The Const payload at ``offset``: checks bounds and size, returns a read-only view."""
+        """The Const payload at ``offset``: checks bounds and size, then decodes it (a read-only
+        view of the mapped file for whole-byte numeric types)."""
         buffer = self._open()
         count = 1
         for d in shape:
             count *= d
-        needed = et.nbytes(count)
+        needed = bin_layout.min_size(et, count)
         if offset + size > len(buffer):
             raise WeightsError("IR502", f"offset {offset} + size {size} = {offset + size} lies "
                                         f"beyond the end of the weights file ({len(buffer)} bytes)")
         if size < needed:
+            at_least = "at least " if et.kind == "string" else ""  # plus the strings' text
             raise WeightsError("IR503", f"size {size} is too small: shape {list(shape)} of {et} "
-                                        f"needs {needed} bytes")
+                                        f"needs {at_least}{needed} bytes")
         if not et.in_ir:
-            raise WeightsError("IR505", f"element type {et} is not supported yet")
-        if et.kind == "boolean":
-            raw = np.frombuffer(buffer, dtype=np.uint8, count=count, offset=offset)
-            return (raw != 0).reshape(shape)
-        dtype = et.dtype
-        if sys.byteorder != "little" and dtype.itemsize > 1:
-            dtype = dtype.newbyteorder("<")
-        array = np.frombuffer(buffer, dtype=dtype, count=count, offset=offset).reshape(shape)
-        return array.astype(et.dtype, copy=False)
+            raise WeightsError("IR505", f"element type {et} is not supported in IR files")
+        try:
+            return bin_layout.decode(et, buffer, offset, size, shape)
+        except bin_layout.LayoutError as e:
+            raise WeightsError("IR506", str(e)) from None
+
+    def used_size(self, et: ElementType, offset: int, count: int) -> int:
+        """Bytes the payload at ``offset`` uses (for the "size is larger than needed" warning)."""
+        return bin_layout.used_size(et, self._open(), offset, count)

@@ -76,7 +76,13 @@ class ModelBuilder:
 
     def constant(self, value, element_type=None, name: str | None = None) -> OutputPort:
         et = _element_type(element_type) if element_type is not None else None
-        array = np.asarray(value, dtype=et.dtype if et else None)
+        if et is not None and et.is_coded and np.asarray(value).dtype != et.dtype:
+            codes = np.asarray(value)  # u3, u6, nf4 given as their codes
+            if codes.size and (codes.min() < 0 or codes.max() > et.max_code):
+                raise ValueError(f"{et} codes are 0 to {et.max_code}")
+            array = et_table.from_codes(et, codes)
+        else:
+            array = np.asarray(value, dtype=et.dtype if et else None)
         et = et or et_table.from_dtype(array.dtype)
         node = self._add("Const", "opset1", {"element_type": et, "shape": array.shape,
                                              "offset": 0, "size": array.nbytes}, [], 1, name)

@@ -1,12 +1,15 @@
 """The one table of element types.
 
 Every name an IR file may use for an element type, its legacy precision spelling, its bit width and
-the numpy dtype irexec computes with live here and nowhere else. Types whose numpy form is ``None``
-are known (so the reader can name them) but cannot be computed with yet.
+the numpy dtype irexec computes with live here and nowhere else.
 
-``string`` (numpy object arrays of Python ``str``, as ONNX Runtime's Python API uses) and
-``complex64``/``complex128`` (not OpenVINO types: irexec's names, for ONNX models) are computed
-with but cannot be held in IR files: see :attr:`ElementType.in_ir`.
+In memory every element takes at least one byte: numpy's own dtypes where they exist, ml_dtypes'
+for bf16, the f8/f4 floats, i4, u1, u2 and u4, and for u3, u6 (the value) and nf4 (the 4-bit
+codebook index) one byte under a one-field structured dtype named after the type
+(``np.dtype([("nf4", "u1")])``), so an array's dtype always names its element type. ``string`` is a
+numpy object array of Python ``str``. ``complex64``/``complex128`` are not OpenVINO types:
+irexec's names for ONNX's, computed with but never written to IR files (see
+:attr:`ElementType.in_ir`). How each type is packed in a .bin file is irexec/io/bin_layout.py.
 """
 
 from __future__ import annotations
@@ -25,7 +28,7 @@ class ElementType:
     precision: str  # the legacy precision name, as written on ports: FP32, I64, BOOL ...
     bits: int
     kind: str  # "boolean", "int", "uint", "float", "complex", "string", "dynamic", "other"
-    dtype: np.dtype | None  # what irexec holds the values in; None = not supported yet
+    dtype: np.dtype | None  # what irexec holds the values in; None = not supported
 
     def __str__(self) -> str:
         return self.name
@@ -39,9 +42,9 @@ class ElementType:
 
     @property
     def in_ir(self) -> bool:
-        """Supported in IR files: string (OpenVINO's packed .bin layout is not read) and complex
-        (not an OpenVINO type) are held only for ONNX models and the Python API."""
-        return self.is_supported and self.kind not in ("string", "complex")
+        """Held in IR files: every supported type but complex (not an OpenVINO type, held only
+        for ONNX models and the Python API)."""
+        return self.is_supported and self.kind != "complex"
 
     @property
     def is_openvino(self) -> bool:
@@ -65,8 +68,27 @@ class ElementType:
     def is_dynamic(self) -> bool:
         return self.kind == "dynamic"
 
+    @property
+    def is_narrow(self) -> bool:
+        """Fewer bits than the byte each element takes in memory (u1 ... u6, i4, nf4, f4e2m1)."""
+        return self.bits < 8 and self.is_supported
+
+    @property
+    def is_coded(self) -> bool:
+        """Held as its raw code in a one-field structured uint8 dtype (u3, u6, nf4)."""
+        return self.dtype is not None and self.dtype.names is not None
+
+    @property
+    def max_code(self) -> int:
+        """The largest raw code of a narrow type (7 for u3, 15 for nf4)."""
+        return (1 << self.bits) - 1
+
     def nbytes(self, count: int) -> int:
-        """Bytes that ``count`` elements of this type take in a .bin file."""
+        """Bytes that ``count`` elements of this type take in a .bin file. u3 and u6 are stored in
+        whole groups of three bytes (eight u3 or four u6 elements)."""
+        if self.bits in (3, 6):
+            per_group = 24 // self.bits
+            return 3 * -(-count // per_group)
         return (count * self.bits + 7) // 8
 
     # Class-level attributes (ElementType.f32 ...) are attached below the table.
@@ -90,22 +112,24 @@ _TABLE: tuple[ElementType, ...] = (
     _et("f32", "FP32", 32, "float", np.float32),
     _et("f64", "FP64", 64, "float", np.float64),
     _et("bf16", "BF16", 16, "float", ml_dtypes.bfloat16),
+    # Narrow types, one element per byte in memory (packed in .bin files: irexec/io/bin_layout.py).
+    _et("f8e4m3", "F8E4M3", 8, "float", ml_dtypes.float8_e4m3fn),
+    _et("f8e5m2", "F8E5M2", 8, "float", ml_dtypes.float8_e5m2),
+    _et("f8e8m0", "F8E8M0", 8, "float", ml_dtypes.float8_e8m0fnu),
+    _et("f4e2m1", "F4E2M1", 4, "float", ml_dtypes.float4_e2m1fn),
+    _et("i4", "I4", 4, "int", ml_dtypes.int4),
+    _et("u1", "BIN", 1, "uint", ml_dtypes.uint1),
+    _et("u2", "U2", 2, "uint", ml_dtypes.uint2),
+    _et("u4", "U4", 4, "uint", ml_dtypes.uint4),
+    # No numpy or ml_dtypes type: the value (u3, u6) or codebook index (nf4) in one byte, under a
+    # one-field structured dtype named after the type, so that the dtype alone names the type.
+    _et("u3", "U3", 3, "uint", [("u3", np.uint8)]),
+    _et("u6", "U6", 6, "uint", [("u6", np.uint8)]),
+    _et("nf4", "NF4", 4, "nf4", [("nf4", np.uint8)]),
     _et("string", "STRING", 8, "string", object),  # numpy object arrays of Python str
     # Not OpenVINO types: ONNX's complex types, under precision names no IR uses.
     _et("complex64", "IREXEC_COMPLEX64", 64, "complex", np.complex64),
     _et("complex128", "IREXEC_COMPLEX128", 128, "complex", np.complex128),
-    # Known to OpenVINO, not computed by irexec yet: named so errors can say so.
-    _et("u1", "BIN", 1, "other", None),
-    _et("u2", "U2", 2, "other", None),
-    _et("u3", "U3", 3, "other", None),
-    _et("u4", "U4", 4, "other", None),
-    _et("u6", "U6", 6, "other", None),
-    _et("i4", "I4", 4, "other", None),
-    _et("nf4", "NF4", 4, "other", None),
-    _et("f4e2m1", "F4E2M1", 4, "other", None),
-    _et("f8e4m3", "F8E4M3", 8, "other", None),
-    _et("f8e5m2", "F8E5M2", 8, "other", None),
-    _et("f8e8m0", "F8E8M0", 8, "other", None),
     _et("dynamic", "UNSPECIFIED", 0, "dynamic", None),  # OpenVINO's serializer writes UNSPECIFIED
 )
 
@@ -125,7 +149,7 @@ for _et_item in _TABLE:
     setattr(ElementType, _et_item.name, _et_item)
 
 # The types irexec computes with everywhere, IR files included; NOT_IN_IR are computed with too,
-# for ONNX models and the Python API only (string, complex64, complex128).
+# for ONNX models and the Python API only (complex64, complex128).
 SUPPORTED: tuple[ElementType, ...] = tuple(et for et in _TABLE if et.in_ir)
 NOT_IN_IR: tuple[ElementType, ...] = tuple(et for et in _TABLE if et.is_supported and not et.in_ir)
 
@@ -143,3 +167,21 @@ def from_precision(text: str) -> ElementType:
 def from_dtype(dtype) -> ElementType:
     """The element type irexec uses for a numpy dtype; KeyError if none."""
     return _BY_DTYPE[np.dtype(dtype)]
+
+
+def to_codes(et: ElementType, array: np.ndarray) -> np.ndarray:
+    """A narrow type's raw bits, right-aligned, as a flat uint8 array (i4 -1 is 15)."""
+    codes = np.ascontiguousarray(array, dtype=et.dtype).reshape(-1).view(np.uint8)
+    if et.is_coded:
+        if codes.size and int(codes.max()) > et.max_code:
+            raise ValueError(f"a {et} tensor holds the code {int(codes.max())}, which does not "
+                             f"fit in {et.bits} bits (0 to {et.max_code})")
+        return codes
+    return codes & np.uint8(et.max_code)
+
+
+def from_codes(et: ElementType, codes: np.ndarray) -> np.ndarray:
+    """The inverse of :func:`to_codes`: raw bits (uint8, right-aligned, only the low ``bits``
+    used) to an array of the type."""
+    codes = np.array(codes, dtype=np.uint8) & np.uint8(et.max_code)  # a new C-order array
+    return codes.view(et.dtype)  # ml_dtypes' int4 reads the low nibble as two's complement

@@ -13,7 +13,7 @@ import numpy as np
 from irexec.errors import OpError
 from irexec.kernels.reverse_subsequences import reverse_subsequences
 from irexec.ops.registry import register
-from irexec.ops.reverse_sequence import merge_batch_dim
+from irexec.ops.reverse_sequence import batch_mismatch, merge_batch_dim
 from irexec.ops.spec import (ANY, Attr, Input, Op, OpSpec, Output, Rank, SequenceLengths,
                              TensorType, TypeSet)
 
@@ -41,7 +41,7 @@ def check_lengths(lengths: np.ndarray, dim: int | None) -> None:
     if bad.any():
         i = int(np.flatnonzero(bad)[0])
         limit = f"[0, {dim}]" if dim is not None else "[0, the time dimension]"
-        raise OpError(f"sequence_lens[{i}] = {values[i]} is not in {limit}")
+        raise OpError(f"sequence_lens[{i}] = {values[i]} is not in {limit}", code="IR308")
 
 
 def _infer(ctx):
@@ -50,7 +50,7 @@ def _infer(ctx):
     try:
         check_axes(b_axis, t_axis)
     except OpError as e:
-        ctx.error(e.code, str(e))
+        ctx.error(e.code or "IR308", str(e))
     shape = data.shape
     if not shape.rank_is_static:
         return [data]
@@ -60,7 +60,7 @@ def _infer(ctx):
         try:
             check_lengths(values, shape[t_axis].max)
         except OpError as e:
-            ctx.error(e.code, str(e))
+            ctx.error(e.code or "IR308", str(e))
     return [TensorType(data.element_type, shape)]
 
 
@@ -68,10 +68,13 @@ def _kernel(data, sequence_lens, *, batch_axis, time_axis):
     # Shapes are only known here when the model's are dynamic: check them again.
     check_axes(batch_axis, time_axis)
     if data.ndim < 2:
-        raise OpError(f"input has rank {data.ndim}; ReverseSequence needs rank >= 2")
+        raise OpError(f"input has rank {data.ndim}; ReverseSequence needs rank >= 2",
+                      code="IR305")
+    if sequence_lens.ndim != 1:
+        raise OpError(f"sequence_lens has rank {sequence_lens.ndim}; it must be 1", code="IR305")
     if sequence_lens.shape != (data.shape[batch_axis],):
-        raise OpError(f"sequence_lens has shape {list(sequence_lens.shape)}; it must be "
-                      f"[{data.shape[batch_axis]}] (the input's batch_axis {batch_axis})")
+        raise OpError(batch_mismatch(data.shape, sequence_lens.shape, batch_axis, "input",
+                                     "sequence_lens"), code="IR307")
     check_lengths(sequence_lens, data.shape[time_axis])
     per_batch = [data.shape[batch_axis] if d == batch_axis else 1 for d in range(data.ndim)]
     return reverse_subsequences(data, sequence_lens.reshape(per_batch), time_axis)

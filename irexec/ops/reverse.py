@@ -66,7 +66,7 @@ class Reverse(Op):
                 try:
                     unique = _normalize_axes(values, rank.min)
                 except OpError as e:
-                    ctx.error(e.code, str(e))
+                    ctx.error(e.code or "IR308", str(e))
                 if values.size > rank.min:
                     ctx.warn("IR313", f"{values.size} axes are named for data of rank "
                                       f"{rank.min}; the specification allows at most {rank.min}")
@@ -80,7 +80,7 @@ class Reverse(Op):
         if mode == "mask":
             if axis.shape != (data.ndim,):  # only dynamic shapes get here unchecked
                 raise OpError(f"the mask has {axis.size} entries but data has rank {data.ndim}; "
-                              f"mask mode needs one entry per axis")
+                              f"mask mode needs one entry per axis", code="IR314")
             axes = tuple(int(i) for i in np.flatnonzero(axis))
         elif axis.size <= 16:
             # The axes are nearly always a small constant: normalize each distinct one once.

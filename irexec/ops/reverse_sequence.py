@@ -4,6 +4,7 @@ along seq_axis."""
 import numpy as np
 
 from irexec.errors import OpError
+from irexec.ir.shape import PartialShape
 from irexec.ir.element_type import from_dtype
 from irexec.kernels.reverse_subsequences import reverse_subsequences
 from irexec.ops.registry import register
@@ -31,22 +32,31 @@ def merge_batch_dim(ctx, shape, lengths_shape, b: int, data_name: str, lengths_n
         return shape
     merged = shape[b].merge(lengths_shape[0])
     if merged is None:
-        ctx.error("IR307", f"{lengths_name} has {lengths_shape[0]} entries but {data_name} has "
-                           f"{shape[b]} along batch_axis {b} ({data_name} {shape}, "
-                           f"{lengths_name} {lengths_shape})")
+        ctx.error("IR307", batch_mismatch(shape, lengths_shape, b, data_name, lengths_name))
     return shape.replace(b, merged)
+
+
+def batch_mismatch(shape, lengths_shape, b: int, data_name: str, lengths_name: str) -> str:
+    """The message for lengths whose length is not the data's dim along the batch axis, the
+    same whether the shapes are known at read time or only at run time."""
+    shape, lengths_shape = PartialShape(shape), PartialShape(lengths_shape)
+    return (f"{lengths_name} has {lengths_shape[0]} entries but {data_name} has {shape[b]} "
+            f"along batch_axis {b} ({data_name} {shape}, {lengths_name} {lengths_shape})")
 
 
 def lengths_to_int(lengths: np.ndarray, dim: int | None) -> np.ndarray:
     """The lengths as int64, after OpenVINO's rules: floats truncate toward zero; 0 means no
     change. OpError names the first length that is NaN, negative or above ``dim``."""
     values = np.asarray(lengths).reshape(-1)
-    if from_dtype(values.dtype).is_real:
+    et = from_dtype(values.dtype)  # u3/u6 arrive as uint8: the same values as u8
+    if et.is_real:
         values = np.trunc(values.astype(np.float64))
         bad = np.isnan(values) | (values < 0)
-    elif values.dtype.kind == "i":
+    elif et.kind == "int":
+        values = values.astype(np.int64)
         bad = values < 0
-    else:
+    else:  # unsigned: compared as uint64, so 2**64-1 is too long rather than -1
+        values = values.astype(np.uint64)
         bad = np.zeros(values.shape, dtype=bool)
     if dim is not None:
         bad |= values > dim
@@ -54,7 +64,8 @@ def lengths_to_int(lengths: np.ndarray, dim: int | None) -> np.ndarray:
         i = int(np.flatnonzero(bad)[0])
         limit = f"[0, {dim}]" if dim is not None else "[0, the sequence length]"
         raise OpError(f"seq_lengths[{i}] = {lengths.reshape(-1)[i]} is not in {limit}: "
-                      f"a length must be a whole number of elements along seq_axis")
+                      f"a length must be a whole number of elements along seq_axis",
+                      code="IR308")
     return values.astype(np.int64)
 
 
@@ -90,7 +101,7 @@ class ReverseSequence(Op):
         try:
             b, s = normalize_axes(ctx.attrs["batch_axis"], ctx.attrs["seq_axis"], len(shape))
         except OpError as e:
-            ctx.error(e.code, str(e))
+            ctx.error(e.code or "IR308", str(e))
         shape = merge_batch_dim(ctx, shape, lengths.shape, b, "data", "seq_lengths")
         values = ctx.input_value(1)
         if values is not None:
@@ -98,7 +109,7 @@ class ReverseSequence(Op):
                 # A bounded dim's upper bound already rules out longer lengths.
                 ints = lengths_to_int(values, shape[s].max)
             except OpError as e:
-                ctx.error(e.code, str(e))
+                ctx.error(e.code or "IR308", str(e))
             if (ints == 0).any():
                 i = int(np.flatnonzero(ints == 0)[0])
                 ctx.warn("IR309", f"seq_lengths[{i}] = {values.reshape(-1)[i]} counts as 0; the "
@@ -109,11 +120,14 @@ class ReverseSequence(Op):
     def kernel(data, seq_lengths, *, batch_axis, seq_axis):
         # Shapes are only known here when the model's are dynamic: check them again.
         if data.ndim < 2:
-            raise OpError(f"data has rank {data.ndim}; ReverseSequence needs rank >= 2")
+            raise OpError(f"data has rank {data.ndim}; ReverseSequence needs rank >= 2",
+                          code="IR305")
         b, s = normalize_axes(batch_axis, seq_axis, data.ndim)
+        if seq_lengths.ndim != 1:
+            raise OpError(f"seq_lengths has rank {seq_lengths.ndim}; it must be 1", code="IR305")
         if seq_lengths.shape != (data.shape[b],):
-            raise OpError(f"seq_lengths has shape {list(seq_lengths.shape)} but data has "
-                          f"{data.shape[b]} elements along batch_axis {b}")
+            raise OpError(batch_mismatch(data.shape, seq_lengths.shape, b, "data", "seq_lengths"),
+                          code="IR307")
         ints = lengths_to_int(seq_lengths, data.shape[s])
         per_batch = [data.shape[b] if d == b else 1 for d in range(data.ndim)]
         return reverse_subsequences(data, ints.reshape(per_batch), s)

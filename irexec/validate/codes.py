@@ -19,6 +19,8 @@ class Code:
     name: str
     severity: str
     help: str
+    # Whether a built-in operation can raise it, so tests/validate/fixtures/ holds an example.
+    example: bool = True
 
 
 _CODES = (
@@ -52,7 +54,9 @@ _CODES = (
     Code("IR305", "bad-input-rank", ERROR, "reshape the input to a rank the operation accepts"),
     Code("IR306", "axis-out-of-range", ERROR, "axes lie in [-rank, rank-1]"),
     Code("IR307", "shape-mismatch", ERROR, "make the inputs' shapes agree as the operation requires"),
-    Code("IR308", "bad-value", ERROR, "change the constant's values to ones the operation accepts"),
+    Code("IR308", "bad-value", ERROR,
+         "change the values (a constant's, or the inputs reaching the layer) to ones the "
+         "operation accepts"),
     Code("IR309", "zero-sequence-length", WARNING,
          "the specification asks for lengths >= 1; runtimes treat 0 as 1 (no change)"),
     Code("IR310", "unknown-attribute", WARNING, "remove the attribute; the operation ignores it"),
@@ -69,11 +73,16 @@ _CODES = (
     Code("IR504", "weights-larger-than-needed", WARNING,
          "set size to exactly the bytes the shape needs"),
     Code("IR505", "unsupported-element-type", ERROR, "convert the tensor to a supported element type"),
+    Code("IR506", "bad-weights-payload", ERROR,
+         "write the payload in OpenVINO's layout for its element type (string: count, offsets, "
+         "text)"),
     Code("IR601", "bad-input-name", ERROR, "name inputs by a Parameter's name or tensor name"),
     Code("IR602", "missing-input", ERROR, "give a value for every Parameter"),
     Code("IR603", "input-type-mismatch", ERROR, "convert the array to the Parameter's element type"),
     Code("IR604", "input-shape-mismatch", ERROR, "give an array whose shape the Parameter allows"),
-    Code("IR605", "bad-runtime-value", ERROR, "the values reaching this layer break its rules"),
+    Code("IR605", "bad-runtime-value", ERROR,
+         "an operation without a rule code (a custom op) rejected the values reaching it, or "
+         "memory ran out; see the message", example=False),
     Code("IR606", "input-file", ERROR, "give an existing .npy file written by numpy.save"),
 )
 

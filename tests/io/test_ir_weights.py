@@ -205,10 +205,10 @@ def test_const_shape_must_be_static(tmp_path, shape):
     assert "'shape'" in diag.message and diag.location.layer_name == "c"
 
 
-def test_const_of_an_unsupported_element_type_is_ir505(tmp_path):
-    path = write_ir(tmp_path, _const_model("u4", "2", 0, 1), bytes(1))
+def test_const_of_a_type_ir_cannot_hold_is_ir505(tmp_path):
+    path = write_ir(tmp_path, _const_model("complex64", "2", 0, 16), bytes(16))
     diag = the_diagnostic(read_error(path), "IR505")
-    assert "u4" in diag.message and diag.location.layer_name == "c"
+    assert "complex64" in diag.message and diag.location.layer_name == "c"
 
 
 @pytest.mark.parametrize("attr, text", [("offset", "-1"), ("size", "x"), ("offset", "1.5")])

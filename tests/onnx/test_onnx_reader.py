@@ -136,7 +136,7 @@ def test_length_out_of_range_at_run_time(bad):
     compiled = irexec.compile_model(irexec.read_model(reverse_sequence_model([4, 2])))
     with pytest.raises(irexec.IRError) as e:
         compiled({"x": np.zeros((4, 2), np.float32), "lens": np.array([1, bad], np.int64)})
-    assert e.value.code == "IR605" and f"sequence_lens[1] = {bad} is not in [0, 4]" in str(e.value)
+    assert e.value.code == "IR308" and f"sequence_lens[1] = {bad} is not in [0, 4]" in str(e.value)
 
 
 def test_zero_length_reverses_nothing():

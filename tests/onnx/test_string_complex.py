@@ -96,8 +96,8 @@ def test_cli_run_prints_strings_and_saves_unicode_npz(tmp_path):
 
 
 @pytest.mark.parametrize("name, what", [("complex64", "not an OpenVINO element type"),
-                                        ("string", "not supported in IR files yet")])
-def test_ir_files_refuse_string_and_complex(tmp_path, name, what):
+                                        ("complex128", "not an OpenVINO element type")])
+def test_ir_files_refuse_complex(tmp_path, name, what):
     layers = [L(0, "x", "Parameter", {"shape": "2", "element_type": name}, [], [([2], name, None)]),
               L(1, "y", "Result", {}, [[2]], [])]
     path = tmp_path / "m.xml"
@@ -108,7 +108,17 @@ def test_ir_files_refuse_string_and_complex(tmp_path, name, what):
     assert "complex64" not in str(e.value).split("supported:")[1]
 
 
-def test_table_holds_string_and_complex_outside_ir():
-    assert [et.name for et in et_table.NOT_IN_IR] == ["string", "complex64", "complex128"]
+def test_string_parameter_in_ir_runs(tmp_path):
+    layers = [L(0, "x", "Parameter", {"shape": "2", "element_type": "string"}, [],
+                [([2], "string", None)]),
+              L(1, "y", "Result", {}, [[2]], [])]
+    path = tmp_path / "m.xml"
+    path.write_text(ir_xml(layers, [(0, 0, 1, 0)]))
+    out = irexec.compile_model(irexec.read_model(path))({"x": np.array(["a", "\u00e9"])})
+    assert list(out.values())[0].tolist() == ["a", "\u00e9"]
+
+
+def test_table_holds_complex_outside_ir():
+    assert [et.name for et in et_table.NOT_IN_IR] == ["complex64", "complex128"]
     assert et_table.from_dtype(object).name == "string"
     assert not et_table.from_name("complex64").is_numeric

@@ -29,7 +29,7 @@ def bits(a) -> np.ndarray:
     """Raw bits as unsigned integers of the same width (booleans stay booleans), so that NaN
     payloads and -0.0 compare exactly."""
     a = np.asarray(a)
-    if a.dtype == np.bool_:
+    if a.dtype == np.bool_ or a.dtype == object:
         return a
     return np.ascontiguousarray(a).view(f"u{a.dtype.itemsize}")
 
@@ -38,15 +38,51 @@ def assert_same_bits(actual, expected) -> None:
     actual, expected = np.asarray(actual), np.asarray(expected)
     assert actual.dtype == expected.dtype, (actual.dtype, expected.dtype)
     assert actual.shape == expected.shape, (actual.shape, expected.shape)
+    if actual.dtype == object:  # strings: same Python str objects' values, no coercion
+        assert actual.reshape(-1).tolist() == expected.reshape(-1).tolist(), (actual, expected)
+        return
     assert np.array_equal(bits(actual), bits(expected)), (actual, expected)
+
+
+# Types narrower than their one byte in memory: value range (ml_dtypes integers, and the uint8
+# carriers u3/u6/nf4) or raw codes viewed as the float type (f4e2m1).
+NARROW_RANGES = {"u1": (0, 1), "u2": (0, 3), "u3": (0, 7), "u4": (0, 15), "u6": (0, 63),
+                 "i4": (-8, 7), "nf4": (0, 15)}
+
+
+def representable(type_name: str, values) -> bool:
+    """Whether every integer in ``values`` survives a round trip through the type."""
+    wide = np.array(values, dtype=np.int64)
+    with np.errstate(invalid="ignore", over="ignore"):
+        back = wide.astype(dtype_of(type_name)).astype(np.float64)
+    low, high = NARROW_RANGES.get(type_name, (None, None))
+    in_range = low is None or bool(np.all((wide >= low) & (wide <= high)))
+    return in_range and bool(np.array_equal(back, wide.astype(np.float64)))
+
+
+def random_strings(shape, rng: np.random.Generator) -> np.ndarray:
+    """Strings of 0 to 4 characters, some outside ASCII."""
+    alphabet = list("abcxyz") + ["\u00e9", "\u4e2d", "\U0001f600"]
+    flat = ["".join(rng.choice(alphabet, size=rng.integers(0, 5)).tolist())
+            for _ in range(int(np.prod(shape, dtype=np.int64)))]
+    out = np.empty(len(flat), dtype=object)
+    out[:] = flat
+    return out.reshape(shape)
 
 
 def random_values(type_name: str, shape, rng: np.random.Generator) -> np.ndarray:
     """Any bit pattern of the type (floats include NaNs with payloads, infinities, subnormals,
-    -0.0); booleans are 0 or 1."""
+    -0.0); booleans are 0 or 1; strings are random text."""
     dtype = dtype_of(type_name)
+    if type_name == "string":
+        return random_strings(shape, rng)
     if dtype == np.bool_:
         return rng.integers(0, 2, size=shape).astype(np.bool_)
+    if type_name in NARROW_RANGES:
+        low, high = NARROW_RANGES[type_name]
+        return rng.integers(low, high + 1, size=shape).astype(np.int8).astype(dtype)
+    if type_name == "f4e2m1":
+        return rng.integers(0, 16, size=shape).astype(np.uint8).view(dtype)
     width = dtype.itemsize
     raw = rng.integers(0, 2 ** (8 * width), size=shape, dtype=np.uint64).astype(f"u{width}")
     return raw.view(dtype)
@@ -58,6 +94,15 @@ def special_values(type_name: str) -> np.ndarray:
     dtype = dtype_of(type_name)
     if dtype == np.bool_:
         return np.array([True, False, True, True], np.bool_)
+    if type_name == "string":
+        values = ["", "a", "\u00e9t\u00e9", "\U0001f600", "x" * 300, "\udcff raw byte", "\x00", " "]
+        out = np.empty(len(values), dtype=object)
+        out[:] = values
+        return out
+    if type_name in NARROW_RANGES:
+        low, high = NARROW_RANGES[type_name]
+        picks = [low, high, 0, 1, high - 1, low + 1, (low + high) // 2, high]
+        return np.array(picks, dtype=np.int8).astype(dtype)
     if dtype.kind in "iu":
         info = np.iinfo(dtype)
         picks = [info.min, info.max, 0, 1, info.max - 1, info.min + 1]
@@ -77,6 +122,13 @@ def special_values(type_name: str) -> np.ndarray:
                 0x7FEFFFFFFFFFFFFF, 0x7FF0000000000000, 0xFFF0000000000000,
                 0x3FF0000000000000],
     }
+    # The one-byte floats have no infinity (except e5m2) and e8m0 no sign: their extremes instead.
+    patterns.update({
+        "f8e4m3": [0x7F, 0xFF, 0x80, 0x01, 0x7E, 0xFE, 0x08, 0x38],  # NaN, -NaN, -0, sub, +-448
+        "f8e5m2": [0x7E, 0xFE, 0x80, 0x01, 0x7B, 0x7C, 0xFC, 0x3C],
+        "f8e8m0": [0xFF, 0x00, 0x01, 0x7F, 0xFE, 0x80, 0x7E, 0x3F],  # NaN, 2**-127, ..., 2**127
+        "f4e2m1": list(range(16)),
+    })
     # quiet NaN with a payload, -NaN, -0.0, smallest subnormal, max, inf, -inf, 1.0
     u = np.dtype(f"u{dtype.itemsize}")
     pattern = patterns[type_name]
@@ -90,39 +142,47 @@ def run(builder: ModelBuilder, inputs: dict) -> dict[str, np.ndarray]:
     return irexec.compile_model(builder.build())(inputs)
 
 
+def element_type(array: np.ndarray, type_name: str | None = None):
+    """The element type named, or the one the array's dtype stands for (uint8 is u8: the uint8
+    carriers u3, u6 and nf4 must be named)."""
+    return et_table.from_name(type_name) if type_name else et_table.from_dtype(array.dtype)
+
+
 def reverse(data: np.ndarray, axes: np.ndarray, mode: str = "index", *,
-            axes_input: bool = False, axes_shape=None) -> np.ndarray:
+            axes_input: bool = False, axes_shape=None, data_type: str | None = None,
+            axes_type: str | None = None) -> np.ndarray:
     """Run Reverse-1 on ``data`` (a Parameter). The axes are a Const, or a Parameter when
     ``axes_input`` (with partial shape ``axes_shape``, default the array's shape)."""
     b = ModelBuilder("reverse")
-    et = et_table.from_dtype(data.dtype)
+    et = element_type(data, data_type)
     x = b.parameter("data", et, list(data.shape))
     inputs = {"data": data}
     if axes_input:
         shape = list(axes.shape) if axes_shape is None else axes_shape
-        a = b.parameter("axes", et_table.from_dtype(axes.dtype), shape)
+        a = b.parameter("axes", element_type(axes, axes_type), shape)
         inputs["axes"] = axes
     else:
-        a = b.constant(axes)
+        a = b.constant(axes, axes_type)
     b.result(b.op("Reverse", x, a, mode=mode, name="y"), "out")
     return run(b, inputs)["y"]
 
 
 def reverse_sequence(data: np.ndarray, lengths: np.ndarray, batch_axis: int = 0,
                      seq_axis: int = 1, *, lengths_input: bool = False,
-                     lengths_shape=None, data_shape=None) -> np.ndarray:
+                     lengths_shape=None, data_shape=None, data_type: str | None = None,
+                     lengths_type: str | None = None) -> np.ndarray:
     """Run ReverseSequence-1 on ``data`` (a Parameter, partial shape ``data_shape`` or its own
     shape); ``lengths`` a Const, or a Parameter when ``lengths_input``."""
     b = ModelBuilder("reverse_sequence")
-    x = b.parameter("data", et_table.from_dtype(data.dtype),
+    x = b.parameter("data", element_type(data, data_type),
                     list(data.shape) if data_shape is None else data_shape)
     inputs = {"data": data}
     if lengths_input:
         shape = list(lengths.shape) if lengths_shape is None else lengths_shape
-        n = b.parameter("seq_lengths", et_table.from_dtype(lengths.dtype), shape)
+        n = b.parameter("seq_lengths", element_type(lengths, lengths_type), shape)
         inputs["seq_lengths"] = lengths
     else:
-        n = b.constant(lengths)
+        n = b.constant(lengths, lengths_type)
     b.result(b.op("ReverseSequence", x, n, batch_axis=batch_axis, seq_axis=seq_axis, name="y"),
              "out")
     return run(b, inputs)["y"]
