@@ -22,9 +22,11 @@ reverse_subsequences``, for numpy users):
 
 How: per-batch lengths have few entries, so each entry (or, when many entries share few values,
 each distinct value with one fancy-indexed copy) moves a whole block with slice copies over a
-full copy of the data. All-equal lengths (full reversal included) are one block written once.
-Per-fibre lengths use the same grouping by distinct value, which measured faster than a
-``take_along_axis`` gather with a computed index on every layout tried.
+full copy of the data. All-equal lengths are one block written once; when they span the whole
+axis, :func:`irexec.kernels.flip.flip` writes it (near memory speed). Per-fibre lengths use the
+same grouping by distinct value, which measured faster than a ``take_along_axis`` gather with a
+computed index on every layout tried; distinct lengths along the innermost axis are 1-D slices
+of the flat arrays. Outputs come from :mod:`irexec.kernels.buffers` (reused memory in a run).
 """
 
 from __future__ import annotations
@@ -52,7 +54,8 @@ def reverse_subsequences(data, lengths, axis: int) -> np.ndarray:
         out = buffers.empty(data.shape, data.dtype)
         _move(out, data, index, axis, first, dim, whole=True)
         return out
-    out = buffers.copy(data)  # then only the reversed prefixes are written again (measured fastest)
+    # A copy, then only the reversed prefixes written again: measured fastest.
+    out = buffers.copy(data)
     varying = [d for d in range(data.ndim) if lengths.shape[d] != 1]
     vshape = tuple(lengths.shape[d] for d in varying)
     rows = np.flatnonzero(flat > 1)
@@ -66,6 +69,13 @@ def reverse_subsequences(data, lengths, axis: int) -> np.ndarray:
             for d, part in zip(varying, parts):
                 index[d] = part
             _move(out, data, index, axis, n, dim, whole=False)
+    elif axis == data.ndim - 1 and lengths.shape[:-1] == data.shape[:-1] \
+            and data.flags.c_contiguous:
+        # A length per innermost fibre: each fibre is a run of the flat arrays, and a 1-D
+        # slice costs far less to index than a tuple.
+        source, target = data.reshape(-1), out.reshape(-1)
+        for start, n in zip((rows * dim).tolist(), row_lengths.tolist()):
+            target[start:start + n] = source[start + n - 1:start - 1 if start else None:-1]
     else:
         parts = [p.tolist() for p in np.unravel_index(rows, vshape)]
         for k, n in enumerate(row_lengths.tolist()):

@@ -90,3 +90,27 @@ def test_large_flip_equals_the_shared_kernel_at_full_lengths(dtype):
     for axis in range(3):
         lengths = np.full([1 if d == axis else data.shape[d] for d in range(3)], data.shape[axis])
         same(flip(data, (axis,)), reverse_subsequences(data, lengths, axis))
+
+
+def loop_reference(data, lengths):
+    """Per-fibre reversal of the innermost axis, one fibre at a time."""
+    out = data.copy()
+    for index in np.ndindex(*data.shape[:-1]):
+        n = int(lengths[index])
+        out[index][:n] = data[index][:n][::-1]
+    return out
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.data())
+def test_property_innermost_per_fibre_lengths_equal_a_loop(data):
+    """The flat-slice path of reverse_subsequences (a distinct length per innermost fibre)."""
+    dtype = data.draw(st.sampled_from(DTYPES))
+    shape = tuple(data.draw(st.lists(st.integers(1, 7), min_size=1, max_size=3))) + (
+        data.draw(st.integers(0, 12)),)
+    rng = np.random.default_rng(data.draw(st.integers(0, 2**32 - 1)))
+    array = values(dtype, shape, rng)
+    if data.draw(st.booleans()):
+        array = np.flip(array, 0)  # non-contiguous: the general path
+    lengths = rng.integers(0, shape[-1] + 1, shape[:-1] + (1,))
+    same(reverse_subsequences(array, lengths, -1), loop_reference(array, lengths[..., 0]))
