@@ -12,11 +12,12 @@ import os
 import sys
 import traceback
 
-from irexec.cli import convert, ops_cmd, run, validate
+from irexec.cli import convert, graph, info, ops_cmd, run, validate
 from irexec.cli.usage import UsageError
 from irexec.errors import IRError
 
-COMMANDS = {"run": run, "validate": validate, "ops": ops_cmd, "convert": convert}
+COMMANDS = {"run": run, "validate": validate, "ops": ops_cmd, "convert": convert, "info": info,
+            "graph": graph}
 
 
 def build_parser() -> argparse.ArgumentParser:

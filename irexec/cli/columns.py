@@ -1,0 +1,13 @@
+"""Aligned text columns for the commands that print tables (info, compare)."""
+
+from __future__ import annotations
+
+
+def aligned(rows: list[tuple[str, ...]], indent: str = "  ") -> list[str]:
+    """Each row as one line, its cells padded to the widest cell of their column; the last
+    column is not padded (no trailing spaces)."""
+    if not rows:
+        return []
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]) - 1)]
+    return [indent + "  ".join([*(c.ljust(w) for c, w in zip(r, widths)), r[-1]]).rstrip()
+            for r in rows]

@@ -1,0 +1,173 @@
+"""``irexec graph MODEL [-o FILE]``: the graph of layers as Graphviz DOT or Mermaid text, or as
+SVG/PNG drawn by Graphviz's ``dot`` program.
+
+DOT and Mermaid are written by irexec itself and need nothing installed. SVG and PNG are drawn by
+``dot``, a program of the Graphviz package (not a Python package): when it is missing, the command
+says how to install it and writes nothing. Each node shows the layer's type, name and output
+shapes; each edge the element type and shape it carries.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+from irexec.api import read_model
+from irexec.cli.usage import UsageError
+from irexec.ir.model import Model, OutputPort
+
+FORMATS = ("dot", "mermaid", "svg", "png")
+EXTENSIONS = {".dot": "dot", ".gv": "dot", ".mmd": "mermaid", ".mermaid": "mermaid",
+              ".svg": "svg", ".png": "png"}
+INSTALL_DOT = ("Graphviz's 'dot' program is needed to draw svg and png but was not found on PATH; "
+               "install Graphviz (Debian/Ubuntu: sudo apt-get install graphviz; macOS: brew "
+               "install graphviz; conda: conda install graphviz), or write .dot or .mmd text")
+DOT_TIMEOUT = 300  # seconds; a layout of a few thousand nodes takes well under a minute
+
+
+def add_parser(sub) -> None:
+    p = sub.add_parser("graph", help="draw the graph of layers (DOT, Mermaid, SVG, PNG)",
+                       description="Write the graph of layers as Graphviz DOT or Mermaid text, or "
+                                   "as SVG/PNG drawn by Graphviz's dot program. The format comes "
+                                   "from --format, else from the extension of -o, else DOT.")
+    p.add_argument("model", help="the model's .xml file, or an .onnx file (needs irexec[onnx])")
+    p.add_argument("--weights", metavar="BIN", help="the .bin file (default: beside the .xml)")
+    p.add_argument("--output", "-o", metavar="FILE",
+                   help="write to FILE (.dot, .gv, .mmd, .svg, .png); default: stdout")
+    p.add_argument("--format", "-f", choices=FORMATS,
+                   help="dot, mermaid, svg or png (default: by the extension of -o, else dot)")
+
+
+def _port_text(port: OutputPort | None) -> str:
+    if port is None or port.element_type is None:
+        return "?"
+    return f"{port.element_type} {port.partial_shape}"
+
+
+def _dot_string(text: str) -> str:
+    return '"' + text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n") + '"'
+
+
+def _label_lines(node) -> list[str]:
+    lines = [node.type, node.name]
+    if node.type != "Result":
+        lines += [_port_text(p) for p in node.outputs]
+    return lines
+
+
+def _edges(model: Model):
+    """(source node, target node, source port, target port) for every connection, in XML order."""
+    for node in model.nodes:
+        for port in node.inputs:
+            if port.source is not None:
+                yield port.source.node, node, port.source, port
+
+
+def to_dot(model: Model) -> str:
+    lines = [f"digraph {_dot_string(model.name)} {{",
+             "  rankdir=TB;",
+             '  node [shape=box, style="rounded,filled", fillcolor="#f4f4f4", fontname="Helvetica"];',
+             '  edge [fontname="Helvetica", fontsize=10];']
+    fills = {"Parameter": "#d7ecff", "Result": "#ffe2c6", "Constant": "#eeeeee"}
+    for node in model.nodes:
+        fill = f', fillcolor="{fills[node.type]}"' if node.type in fills else ""
+        label = "\\n".join(_dot_string(s)[1:-1] for s in _label_lines(node))
+        lines.append(f'  n{node.id} [label="{label}"{fill}];')
+    for src, dst, out, inp in _edges(model):
+        lines.append(f"  n{src.id} -> n{dst.id} [label={_dot_string(_port_text(out))}];")
+    lines.append("}")
+    return "\n".join(lines) + "\n"
+
+
+def _mermaid_text(text: str) -> str:
+    # Mermaid labels in double quotes take HTML entities, not backslash escapes.
+    return (text.replace("&", "&amp;").replace('"', "&quot;").replace("<", "&lt;")
+            .replace(">", "&gt;"))
+
+
+def to_mermaid(model: Model) -> str:
+    lines = ["flowchart TD"]
+    for node in model.nodes:
+        label = "<br/>".join(_mermaid_text(s) for s in _label_lines(node))
+        shape = ('(["', '"])') if node.type in ("Parameter", "Result") else ('["', '"]')
+        lines.append(f"  n{node.id}{shape[0]}{label}{shape[1]}")
+    for src, dst, out, _ in _edges(model):
+        lines.append(f'  n{src.id} -->|"{_mermaid_text(_port_text(out))}"| n{dst.id}')
+    return "\n".join(lines) + "\n"
+
+
+def choose_format(fmt: str | None, output: str | None) -> str:
+    if fmt:
+        return fmt
+    if output is None:
+        return "dot"
+    ext = os.path.splitext(output)[1].lower()
+    if ext not in EXTENSIONS:
+        raise UsageError(f"cannot tell the format from '{output}': use --format, or an extension "
+                         f"of {', '.join(EXTENSIONS)}")
+    return EXTENSIONS[ext]
+
+
+class DotMissing(Exception):
+    pass
+
+
+def render(dot_text: str, fmt: str) -> bytes:
+    """``dot_text`` drawn by Graphviz as ``fmt`` (svg or png). DotMissing when ``dot`` is not on
+    PATH; RuntimeError with dot's own message when it fails."""
+    exe = shutil.which("dot")
+    if exe is None:
+        raise DotMissing(INSTALL_DOT)
+    proc = subprocess.run([exe, f"-T{fmt}"], input=dot_text.encode("utf-8"),
+                          capture_output=True, timeout=DOT_TIMEOUT)
+    if proc.returncode != 0 or not proc.stdout:
+        message = proc.stderr.decode("utf-8", "replace").strip().splitlines()
+        raise RuntimeError(f"Graphviz's dot failed (exit {proc.returncode}): "
+                           f"{message[0] if message else 'no output'}")
+    return proc.stdout
+
+
+def _write(path: str, data: bytes) -> None:
+    folder = os.path.dirname(os.path.abspath(path))
+    fd, tmp = tempfile.mkstemp(prefix=".irexec-", dir=folder)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+        os.replace(tmp, path)
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+
+
+def execute(args) -> int:
+    from irexec.cli.main import print_warnings
+
+    fmt = choose_format(args.format, args.output)
+    if fmt in ("svg", "png") and args.output is None and sys.stdout.isatty():
+        raise UsageError(f"{fmt} is binary data: give -o FILE.{fmt}, or pipe the output")
+    model = read_model(args.model, args.weights)
+    print_warnings(model.diagnostics)
+    if fmt == "mermaid":
+        data = to_mermaid(model).encode("utf-8")
+    else:
+        data = to_dot(model).encode("utf-8")
+        if fmt in ("svg", "png"):
+            try:
+                data = render(data.decode("utf-8"), fmt)
+            except (DotMissing, RuntimeError, subprocess.TimeoutExpired, OSError) as e:
+                print(f"error: {args.model}: cannot draw {fmt}: {e}", file=sys.stderr)
+                return 1
+    if args.output is None:
+        sys.stdout.buffer.write(data)
+        sys.stdout.flush()
+        return 0
+    try:
+        _write(args.output, data)
+    except OSError as e:
+        print(f"error: cannot write '{args.output}': {e.strerror or e}", file=sys.stderr)
+        return 1
+    print(f"wrote {args.output} ({fmt}, {len(model.nodes)} layers)", file=sys.stderr)
+    return 0
