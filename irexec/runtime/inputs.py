@@ -26,10 +26,21 @@ PREFERRED_SIZE = 3  # what a dynamic dim becomes when the model does not pin it
 MAX_GENERATED = 2**27  # elements; a larger input must be given, not made up
 
 
-def _domain(param: Node):
-    """The first specific value domain among the Parameter's consumers, with that consumer."""
-    for port in param.outputs[0].consumers:
+# Layers that hand their input's values on unchanged (for the small integers generated here):
+# OpenVINO's converter puts a Convert between an i64 Parameter and a layer reading i32 lengths.
+PASS_VALUES = frozenset({"Convert"})
+
+
+def _domain(param: Node, port_of=None):
+    """The first specific value domain among the Parameter's consumers, with that consumer
+    (looking through a Convert to the layers that read its output)."""
+    for port in (port_of or param.outputs[0]).consumers:
         consumer = port.node
+        if consumer.type in PASS_VALUES and consumer.outputs:
+            found = _domain(param, consumer.outputs[0])
+            if found[1] is not None:
+                return found
+            continue
         if consumer.op is None or port.index >= len(consumer.op.spec.inputs):
             continue
         domain = resolve(consumer.op.spec.inputs[port.index].domain, consumer.attrs)
