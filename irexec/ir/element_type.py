@@ -185,3 +185,17 @@ def from_codes(et: ElementType, codes: np.ndarray) -> np.ndarray:
     used) to an array of the type."""
     codes = np.array(codes, dtype=np.uint8) & np.uint8(et.max_code)  # a new C-order array
     return codes.view(et.dtype)  # ml_dtypes' int4 reads the low nibble as two's complement
+
+
+def plain_values(array: np.ndarray) -> np.ndarray:
+    """The values of an array in a dtype numpy computes with: u3/u6 as uint8, i4 as int8, u1/u2/u4
+    as uint8, f8/f4 as float32 (exact); nf4 as its codes (uint8); other arrays unchanged."""
+    array = np.asarray(array)
+    et = _BY_DTYPE.get(array.dtype)
+    if et is None or not (et.is_narrow or et.name.startswith("f8")):
+        return array
+    if et.is_coded:
+        return array.view(np.uint8)
+    if et.kind in ("int", "uint"):
+        return array.astype(np.int8 if et.kind == "int" else np.uint8)
+    return array.astype(np.float32)

@@ -1,6 +1,6 @@
 """Convert-1: change a tensor's element type (rules in irexec/kernels/convert.py)."""
 
-from irexec.kernels.convert import convert
+from irexec.kernels.convert import convert, unsupported_reason
 from irexec.ops.registry import register
 from irexec.ops.spec import CONVERTIBLE, Attr, Input, Op, OpSpec, Output, TensorType
 
@@ -8,9 +8,14 @@ from irexec.ops.spec import CONVERTIBLE, Attr, Input, Op, OpSpec, Output, Tensor
 def infer_conversion(ctx, attr: str) -> list[TensorType]:
     """The output of a conversion to the type in attribute ``attr`` (Convert-1, ONNX Cast)."""
     target = ctx.attrs[attr]
+    source = ctx.input_type(0).element_type
     if not CONVERTIBLE.allows(target):
-        ctx.error("IR302", f"{attr} is {target}; irexec converts to a "
-                           f"{CONVERTIBLE.describe()} only")
+        ctx.error("IR302", f"{attr} is {target}; irexec converts to {CONVERTIBLE.describe()}")
+    elif not source.is_dynamic and not target.is_dynamic:
+        reason = unsupported_reason(source, target)
+        if reason:
+            ctx.error("IR302", f"{attr} is {target}, but {source} cannot be converted to "
+                               f"{target}: {reason}")
     return [TensorType(target, ctx.input_type(0).shape)]
 
 
@@ -31,4 +36,4 @@ class Convert(Op):
 
     @staticmethod
     def kernel(data, *, destination_type):
-        return convert(data, destination_type.dtype)
+        return convert(data, destination_type)

@@ -36,4 +36,4 @@ class OnnxCast(Op):
 
     @staticmethod
     def kernel(input, *, to, saturate=1, round_mode="up"):
-        return convert(input, to.dtype)
+        return convert(input, to)

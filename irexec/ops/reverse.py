@@ -5,6 +5,7 @@ import functools
 import numpy as np
 
 from irexec.errors import OpError
+from irexec.ir.element_type import plain_values
 from irexec.kernels.flip import flip
 from irexec.ops.registry import register
 from irexec.ops.spec import (ANY, BOOLEAN, INTEGER, Attr, ByAttr, AxisIndices, AxisMask, Input, Op,
@@ -16,7 +17,7 @@ def _normalize_axes(axes: np.ndarray, rank: int) -> tuple[int, ...]:
 
     Unsigned values are read as signed 64-bit, as OpenVINO does (u64 2**64-1 is -1).
     """
-    values = np.asarray(axes).reshape(-1)
+    values = plain_values(axes).reshape(-1)
     if values.dtype.kind == "u":
         values = values.astype(np.uint64).view(np.int64)
     else:

@@ -5,7 +5,7 @@ import numpy as np
 
 from irexec.errors import OpError
 from irexec.ir.shape import PartialShape
-from irexec.ir.element_type import from_dtype
+from irexec.ir.element_type import from_dtype, plain_values
 from irexec.kernels.reverse_subsequences import reverse_subsequences
 from irexec.ops.registry import register
 from irexec.ops.spec import (ANY, NUMERIC, Attr, Input, Op, OpSpec, Output, Rank,
@@ -47,8 +47,8 @@ def batch_mismatch(shape, lengths_shape, b: int, data_name: str, lengths_name: s
 def lengths_to_int(lengths: np.ndarray, dim: int | None) -> np.ndarray:
     """The lengths as int64, after OpenVINO's rules: floats truncate toward zero; 0 means no
     change. OpError names the first length that is NaN, negative or above ``dim``."""
-    values = np.asarray(lengths).reshape(-1)
-    et = from_dtype(values.dtype)  # u3/u6 arrive as uint8: the same values as u8
+    values = plain_values(lengths).reshape(-1)
+    et = from_dtype(values.dtype)
     if et.is_real:
         values = np.trunc(values.astype(np.float64))
         bad = np.isnan(values) | (values < 0)

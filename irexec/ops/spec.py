@@ -131,7 +131,7 @@ class Types:
         "boolean": lambda et: et.kind == "boolean",
         "numeric": lambda et: et.is_numeric,
         "real": lambda et: et.is_real,
-        "convertible": lambda et: et.kind not in ("string", "complex"),
+        "convertible": lambda et: et.kind != "complex",
     }
 
     def allows(self, et: ElementType) -> bool:
@@ -140,8 +140,7 @@ class Types:
     def describe(self) -> str:
         return {"any": "any type", "integer": "an integer type", "boolean": "boolean",
                 "numeric": "a numeric type (not boolean)", "real": "a floating-point type",
-                "convertible": "a boolean, integer or floating-point type (not string or "
-                               "complex)"}[
+                "convertible": "any type but complex64 and complex128"}[
             self.category]
 
 

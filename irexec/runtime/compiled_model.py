@@ -30,17 +30,38 @@ def _as_array(value, slot: InputSlot) -> np.ndarray:
             raise IRError.make("IR603", f"input '{slot.name}' is a numpy object array holding "
                                         f"{type(bad).__name__} {bad!r}; object arrays may hold "
                                         f"Python str only (element type string)", slot.location)
+    expected = slot.element_type
+    if expected.is_coded and array.dtype == np.uint8:  # u3, u6, nf4 given as raw codes
+        if array.size and int(array.max()) > expected.max_code:
+            raise IRError.make("IR603", f"input '{slot.name}' is {expected}, whose codes are 0 "
+                                        f"to {expected.max_code}, but holds {int(array.max())}",
+                               slot.location)
+        array = et_table.from_codes(expected, array)
     try:
         got = et_table.from_dtype(array.dtype)
     except KeyError:
         raise IRError.make("IR603", f"input '{slot.name}' has numpy dtype {array.dtype}, which "
-                                    f"irexec cannot hold; expected {slot.element_type}",
+                                    f"irexec cannot hold; expected {expected}",
                            slot.location) from None
-    if not slot.element_type.is_dynamic and got != slot.element_type:
-        raise IRError.make("IR603", f"input '{slot.name}' expects element type "
-                                    f"{slot.element_type} but got {got} (numpy {array.dtype}); "
-                                    f"convert it with .astype({slot.element_type.dtype.name!r})",
+    if not expected.is_dynamic and got != expected:
+        raise IRError.make("IR603", f"input '{slot.name}' expects element type {expected} but got "
+                                    f"{got} (numpy {array.dtype}); {_how_to_give(expected)}",
                            slot.location)
+    return _check_shape(array, slot)
+
+
+def _how_to_give(et) -> str:
+    """How to make an array of this element type, for error messages."""
+    if et.is_coded:
+        return f"give its {et.bits}-bit codes as a uint8 array"
+    if et.kind == "string":
+        return "give a numpy array of str"
+    if et.dtype.type.__module__.startswith("ml_dtypes"):
+        return f"convert it with .astype(ml_dtypes.{et.dtype.name})"
+    return f"convert it with .astype({et.dtype.name!r})"
+
+
+def _check_shape(array: np.ndarray, slot: InputSlot) -> np.ndarray:
     if not slot.shape.contains(array.shape):
         raise IRError.make("IR604", f"input '{slot.name}' expects shape {slot.shape} but got "
                                     f"{PartialShape(array.shape)}", slot.location)
@@ -174,7 +195,8 @@ class CompiledModel:
             try:
                 result = step.kernel(*[values[i] for i in step.inputs])
             except OpError as e:
-                raise IRError.make("IR605", str(e), step.location) from None
+                # The rule's own code, as when the values are known at read time.
+                raise IRError.make(e.code or "IR605", str(e), step.location) from None
             except MemoryError:
                 raise IRError.make("IR605", "not enough memory to compute this layer",
                                    step.location) from None

@@ -19,6 +19,12 @@ TYPE_NAMES = [et.name for et in SUPPORTED]
 INT_TYPE_NAMES = [et.name for et in SUPPORTED if et.is_integral]
 FLOAT_TYPE_NAMES = [et.name for et in SUPPORTED if et.is_real]
 NUMERIC_TYPE_NAMES = [et.name for et in SUPPORTED if et.is_numeric]
+# The types numpy (with ml_dtypes' bfloat16) computes with directly; the others are the narrow
+# types (sub-byte, f8, nf4) and string.
+PLAIN_TYPE_NAMES = ["boolean", "i8", "i16", "i32", "i64", "u8", "u16", "u32", "u64", "f16", "bf16",
+                    "f32", "f64"]
+NARROW_TYPE_NAMES = [et.name for et in SUPPORTED if et.is_narrow or et.bits == 8
+                     and et.name.startswith("f8")]
 
 
 def dtype_of(type_name: str) -> np.dtype:

@@ -287,8 +287,8 @@ def reverse_cases(draw):
 def test_property_index_mode_equals_np_flip(case, as_input):
     shape, type_name, axes, axes_type, seed = case
     data = random_values(type_name, shape, np.random.default_rng(seed))
-    axes = np.array(axes, dtype=np.int64).astype(dtype_of(axes_type))
-    out = reverse(data, axes, axes_input=as_input, data_type=type_name, axes_type=axes_type)
+    given_ = np.array(axes, dtype=np.int64).astype(dtype_of(axes_type))
+    out = reverse(data, given_, axes_input=as_input, data_type=type_name, axes_type=axes_type)
     # np.flip of a 0-d array is a scalar: keep the array (and the object dtype of strings)
     assert_same_bits(out, np.array(np.flip(data, normalized_axes(axes, data.ndim)), data.dtype))
 
