@@ -7,10 +7,12 @@ import sys
 import tempfile
 import zipfile
 import zlib
+from pathlib import Path
 
 import numpy as np
 
 from irexec.api import compile_model, read_model
+from irexec.cli.progress import Progress
 from irexec.cli.usage import UsageError
 from irexec.errors import IRError
 from irexec.ir import element_type as et_table
@@ -32,6 +34,14 @@ def add_parser(sub) -> None:
     p.add_argument("--output", "-o", metavar="OUT.npz",
                    help="also save the outputs to this .npz file, keyed by output name")
     p.add_argument("--seed", type=_seed, default=0, help="seed for generated inputs (default 0)")
+    p.add_argument("--trace", metavar="DIR",
+                   help="also save every layer's outputs in DIR as .npy files named by layer, "
+                        "listed in DIR/index.json (with --input-dir: DIR/<file>/)")
+    p.add_argument("--input-dir", metavar="DIR",
+                   help="run once per .npz file in DIR (arrays keyed by input name; inputs a "
+                        "file lacks are generated from --seed) and print one line per file")
+    p.add_argument("--output-dir", metavar="OUT",
+                   help="with --input-dir: save each file's outputs as OUT/<file>.npz")
 
 
 def _seed(text: str) -> int:
@@ -148,15 +158,107 @@ def save_npz(path: str, arrays: dict[str, np.ndarray]) -> None:
             os.unlink(tmp)
 
 
+def _check_usage(args) -> None:
+    if args.input_dir is None:
+        if args.output_dir is not None:
+            raise UsageError("argument --output-dir: needs --input-dir")
+        return
+    if args.input:
+        raise UsageError("argument --input-dir: give inputs with --input or --input-dir, "
+                         "not both")
+    if args.output:
+        raise UsageError("argument --input-dir: save the outputs with --output-dir, one .npz "
+                         "per input file")
+
+
+def _npz_files(folder: str) -> list[Path]:
+    path = Path(folder)
+    if not path.is_dir():
+        raise IRError.make("IR001", f"--input-dir: '{folder}' is not a folder", Location(folder))
+    files = sorted(p for p in path.iterdir() if p.suffix.lower() == ".npz" and p.is_file())
+    if not files:
+        raise IRError.make("IR001", f"--input-dir: '{folder}' holds no .npz files",
+                           Location(folder))
+    return files
+
+
+def _load_npz(path: Path, compiled) -> dict[str, np.ndarray]:
+    """One --input-dir file: its arrays, keyed by the Parameter layer names they are for."""
+    try:
+        with np.load(path, allow_pickle=False) as archive:
+            arrays = {key: archive[key] for key in archive.files}
+    except OSError as e:
+        raise IRError.make("IR606", f"cannot read the file: {e.strerror or e}",
+                           Location(str(path))) from None
+    except (ValueError, EOFError, zipfile.BadZipFile):
+        raise IRError.make("IR606", "the file is not a .npz archive of arrays written by "
+                                    "numpy.savez", Location(str(path))) from None
+    loaded: dict[str, np.ndarray] = {}
+    for key, array in arrays.items():
+        layer = compiled.input_name(key)
+        if layer is None:
+            raise IRError.make("IR601", f"array '{key}': the model has no input of that name "
+                                        f"(inputs: {', '.join(compiled.input_names())})",
+                               Location(str(path)))
+        if layer in loaded:
+            raise IRError.make("IR601", f"input '{layer}' is given twice", Location(str(path)))
+        try:
+            loaded[layer] = compiled.check_input(layer, array)
+        except IRError as e:  # name the file the array came from, not the model
+            d = e.diagnostics[0]
+            raise IRError.make(d.code, f"array '{key}': {d.message}", Location(str(path))) \
+                from None
+    return loaded
+
+
+def _run_dir(args, model, compiled) -> int:
+    files = _npz_files(args.input_dir)
+    names = compiled.output_names()
+    width = max(len("file"), *(len(f.name) for f in files))
+    header = "  ".join(["file".ljust(width), *(n.ljust(8) for n in names)]).rstrip()
+    if args.output_dir:
+        try:
+            os.makedirs(args.output_dir, exist_ok=True)
+        except OSError as e:
+            raise IRError.make("IR001", f"cannot create '{args.output_dir}': {e.strerror or e}",
+                               Location(args.output_dir)) from None
+    print(f"crc32 of each output, one line per file in {args.input_dir}:")
+    print("  " + header, flush=True)
+    with Progress(len(files)) as progress:
+        for path in files:
+            progress.start(path.name)
+            given = _load_npz(path, compiled)
+            inputs = {**given, **make_inputs(model, given, args.seed)}
+            trace = os.path.join(args.trace, path.stem) if args.trace else None
+            outputs = compiled(inputs, trace=trace)
+            if args.output_dir:
+                save_npz(os.path.join(args.output_dir, path.stem + ".npz"), outputs)
+            cells = [path.name.ljust(width), *(checksum(outputs[n]).ljust(max(8, len(n)))
+                                                for n in names)]
+            progress.print("  " + "  ".join(cells).rstrip())
+            progress.advance()
+    done = f"ran {len(files)} file{'s' * (len(files) != 1)}"
+    if args.output_dir:
+        done += f"; outputs saved in {args.output_dir}"
+    if args.trace:
+        done += f"; traces in {args.trace}"
+    print(done)
+    sys.stdout.flush()
+    return 0
+
+
 def execute(args) -> int:
     from irexec.cli.main import print_warnings
 
+    _check_usage(args)
     model = read_model(args.model, args.weights)
     print_warnings(model.diagnostics)
     compiled = compile_model(model)
+    if args.input_dir is not None:
+        return _run_dir(args, model, compiled)
     given = _load_inputs(args.input, compiled, args.model)
     inputs = {**given, **make_inputs(model, given, args.seed)}
-    outputs = compiled(inputs)
+    outputs = compiled(inputs, trace=args.trace)
     if args.output:
         save_npz(args.output, outputs)
     generated = [n for n in inputs if n not in given]
@@ -169,5 +271,8 @@ def execute(args) -> int:
         print("  " + line)
     if args.output:
         print(f"saved {len(outputs)} output{'s' * (len(outputs) != 1)} to {args.output}")
+    if args.trace:
+        print(f"traced every layer's outputs to {args.trace} (index: "
+              f"{os.path.join(args.trace, 'index.json')})")
     sys.stdout.flush()
     return 0

@@ -1,0 +1,78 @@
+"""A progress bar on stderr for long work, shown only when stderr is a terminal.
+
+Piped or redirected, nothing is drawn, so logs and scripts see only the results. No dependency:
+a bar is one line redrawn with a carriage return. Lines the command prints while the bar is up go
+through ``Progress.print``, which clears the bar first and draws it again after the line.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+
+WIDTH = 30
+MIN_INTERVAL = 0.1  # seconds between redraws, so a fast loop does not flood the terminal
+
+
+class Progress:
+    def __init__(self, total: int, stream=None, enabled: bool | None = None):
+        self.total = total
+        self.done = 0
+        self.label = ""
+        self.stream = stream if stream is not None else sys.stderr
+        self.enabled = self._is_terminal() if enabled is None else enabled
+        self._drawn = 0
+        self._last = 0.0
+
+    def _is_terminal(self) -> bool:
+        try:
+            return self.stream.isatty()
+        except (AttributeError, ValueError):
+            return False
+
+    def _line(self) -> str:
+        filled = WIDTH * self.done // self.total if self.total else WIDTH
+        return (f"[{'#' * filled}{'.' * (WIDTH - filled)}] {self.done}/{self.total}"
+                f" {self.label}")[:200]
+
+    def _draw(self, force: bool = False) -> None:
+        if not self.enabled:
+            return
+        now = time.monotonic()
+        if not force and now - self._last < MIN_INTERVAL:
+            return
+        self._last = now
+        line = self._line()
+        self.stream.write("\r" + line + " " * max(0, self._drawn - len(line)))
+        self.stream.flush()
+        self._drawn = len(line)
+
+    def _clear(self) -> None:
+        if self.enabled and self._drawn:
+            self.stream.write("\r" + " " * self._drawn + "\r")
+            self.stream.flush()
+            self._drawn = 0
+
+    def start(self, label: str) -> None:
+        """Work on the next item (``label``) begins."""
+        self.label = label
+        self._draw(force=self.done == 0)
+
+    def advance(self) -> None:
+        self.done += 1
+        self._draw(force=self.done == self.total)
+
+    def print(self, text: str, file=None) -> None:
+        """Print a line of output without mixing it into the bar."""
+        self._clear()
+        print(text, file=file or sys.stdout, flush=True)
+        self._draw(force=True)
+
+    def close(self) -> None:
+        self._clear()
+
+    def __enter__(self) -> Progress:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
