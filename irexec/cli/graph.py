@@ -161,7 +161,11 @@ def execute(args) -> int:
                 print(f"error: {args.model}: cannot draw {fmt}: {e}", file=sys.stderr)
                 return 1
     if args.output is None:
-        sys.stdout.buffer.write(data)
+        if fmt in ("svg", "png"):
+            sys.stdout.flush()
+            sys.stdout.buffer.write(data)
+        else:
+            sys.stdout.write(data.decode("utf-8"))
         sys.stdout.flush()
         return 0
     try:
