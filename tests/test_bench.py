@@ -23,5 +23,7 @@ def test_quick_bench_prints_every_case(tmp_path):
     for layers in (10, 100):
         assert f"| {layers} |" in table
     assert "irexec / memcpy: median" in table
+    assert "| chain of 100 Reverse layers on" in table
+    assert "GiB of unused weights" in table
     assert "DIFFERENT from OpenVINO" not in table
     assert out_json.exists()

@@ -48,7 +48,7 @@ MIB = 1 << 20
 class KernelCase:
     name: str
     build: object  # (scale) -> (Model, {input name: array}, flip axes or None)
-    note: str = ""
+    layers: int = 1  # the memcpy reference copies the tensor this many times (bytes moved)
 
 
 @dataclass
@@ -146,7 +146,7 @@ KERNEL_CASES = [
                _reverse_sequence([512, 64, 512], 1, 0)),
     KernelCase("ReverseSequence b0 s1 [4096,4096] i8",
                _reverse_sequence([4096, 4096], 0, 1, "i8")),
-    KernelCase("chain Rev/RevSeq/Rev/RevSeq [64,512,512] f32", _chain4([64, 512, 512])),
+    KernelCase("chain Rev/RevSeq/Rev/RevSeq [64,512,512] f32", _chain4([64, 512, 512]), layers=4),
 ]
 
 
@@ -220,7 +220,7 @@ def run_kernel_case(case: KernelCase, scale: int, runs: int, ov, tmp: str) -> Ro
         compiled(inputs)
 
     dst = np.empty_like(data)
-    t_memcpy = median_time(lambda: np.copyto(dst, data), runs)
+    t_memcpy = median_time(lambda: np.copyto(dst, data), runs) * case.layers
     t_ours = median_time(call, runs)
     t_flip = median_time(lambda: np.flip(data, axes).copy(), runs) if axes else None
     grow = peak_growth(call)
@@ -267,6 +267,53 @@ def run_overhead_case(n: int, runs: int, ov, tmp: str, ov_compile: bool) -> dict
         row["ov_per_layer_us"] = t_ov / n * 1e6
         row["same_as_openvino"] = bool(np.array_equal(theirs, got))
     return row
+
+
+def memory_chain(n: int, shape, tmp: str) -> dict:
+    """Peak RSS growth of one call of a chain of ``n`` Reverse layers, in tensor sizes (the
+    caller's input excluded): each intermediate must be freed after its last use."""
+    b = ModelBuilder("bench_memory_chain")
+    x = b.parameter("data", "f32", shape)
+    for i in range(n):
+        x = b.op("Reverse", x, b.constant(np.array([i % len(shape)], np.int64)), mode="index")
+    b.result(x, name="out")
+    xml = os.path.join(tmp, "memory_chain.xml")
+    irexec.save_model(b.build(), xml)
+    compiled = irexec.compile_model(irexec.read_model(xml))
+    data = _f32(shape)
+    grow = peak_growth(lambda: compiled({"data": data}))
+    return {"case": f"chain of {n} Reverse layers on {data.nbytes / MIB:.3g} MiB: peak RSS "
+                    f"growth of a call, in tensor sizes",
+            "value": None if grow is None else grow / data.nbytes}
+
+
+def memory_unused_weights(gib: float, tmp: str) -> dict:
+    """RSS growth to read, compile and run a model whose .bin holds ``gib`` GiB of weights no
+    Result uses (a sparse file: nothing is written to disk)."""
+    b = ModelBuilder("bench_unused_weights")
+    x = b.parameter("data", "f32", [8, 16])
+    b.result(b.op("Reverse", x, b.constant(np.array([1], np.int64)), mode="index"), name="out")
+    xml = os.path.join(tmp, "unused_weights.xml")
+    irexec.save_model(b.build(), xml)
+    bin_path = os.path.splitext(xml)[0] + ".bin"
+    offset = -(-os.path.getsize(bin_path) // 64) * 64
+    count = int(gib * (1 << 30)) // 4
+    layer = (f'<layer id="900" name="unused_weights" type="Const" version="opset1">'
+             f'<data element_type="f32" shape="{count}" offset="{offset}" size="{count * 4}"/>'
+             f'<output><port id="0" precision="FP32"><dim>{count}</dim></port></output></layer>')
+    with open(xml) as f:
+        text = f.read()
+    with open(xml, "w") as f:
+        f.write(text.replace("</layers>", layer + "\n</layers>", 1))
+    os.truncate(bin_path, offset + count * 4)
+
+    def run():
+        compiled = irexec.compile_model(irexec.read_model(xml))
+        compiled({"data": _f32([8, 16])})
+
+    grow = peak_growth(run)
+    return {"case": f"read + compile + run with {gib:g} GiB of unused weights: peak RSS "
+                    f"growth, MiB", "value": None if grow is None else grow / MIB}
 
 
 # ---- printing --------------------------------------------------------------------------------
@@ -369,7 +416,19 @@ def main(argv=None) -> int:
                 print(f"  {name}: read {overhead[-1]['read_s']:.3f} s, compile "
                       f"{overhead[-1]['compile_s']:.3f} s, "
                       f"{overhead[-1]['per_layer_us']:.2f} µs per layer", flush=True)
+        memory = []
+        if wanted("memory"):
+            memory.append(memory_chain(100, [64, 512, 512 * 4] if not args.quick else [4, 64, 64],
+                                       tmp))
+            memory.append(memory_unused_weights(1.0 if not args.quick else 0.01, tmp))
+            for m in memory:
+                print(f"  {m['case']}: {_ratio(m['value'])}", flush=True)
     print()
+    if memory:
+        print("| memory case | value |\n| --- | --- |")
+        for m in memory:
+            print(f"| {m['case']} | {_ratio(m['value'])} |")
+        print()
     if rows:
         print(kernel_table(rows))
         print()
@@ -378,7 +437,7 @@ def main(argv=None) -> int:
     if args.json:
         with open(args.json, "w") as f:
             json.dump({"machine": machine(), "kernels": [r.__dict__ for r in rows],
-                       "overhead": overhead}, f, indent=1)
+                       "overhead": overhead, "memory": memory}, f, indent=1)
     return 0
 
 
