@@ -15,11 +15,15 @@ from irexec.api import compile_model, read_model
 from irexec.cli.progress import Progress
 from irexec.cli.usage import UsageError
 from irexec.errors import IRError
+from irexec.io.arrays import from_file, to_file
+from irexec.ir.element_type import plain_values
+from irexec.kernels.convert import NF4_VALUES
 from irexec.ir import element_type as et_table
 from irexec.runtime.inputs import make_inputs
 from irexec.validate.diagnostic import Location
 
 SHOWN_VALUES = 6
+NF4 = et_table.from_name("nf4").dtype
 
 
 def add_parser(sub) -> None:
@@ -72,14 +76,17 @@ def _type_name(array: np.ndarray) -> str:
 
 
 def _preview(array: np.ndarray) -> str:
-    flat = array.reshape(-1)[:SHOWN_VALUES]
-    if array.dtype == np.bool_:
+    shown = array.reshape(-1)[:SHOWN_VALUES]
+    if shown.dtype == NF4:  # the codebook values the codes stand for
+        shown = NF4_VALUES[shown.view(np.uint8)]
+    flat = plain_values(shown)  # i4/u1..u6 as integers, f8/f4 as floats
+    if flat.dtype == np.bool_:
         items = ["true" if v else "false" for v in flat.tolist()]
-    elif array.dtype.kind in "iu":
+    elif flat.dtype.kind in "iu":
         items = [str(v) for v in flat.tolist()]
-    elif array.dtype.kind == "O":  # strings: quoted, long ones cut
+    elif flat.dtype.kind == "O":  # strings: quoted, long ones cut
         items = [repr(v if len(v) <= 20 else v[:20] + "...") for v in map(str, flat.tolist())]
-    elif array.dtype.kind == "c":
+    elif flat.dtype.kind == "c":
         items = [f"{v.real:.6g}{v.imag:+.6g}j" for v in flat.tolist()]
     else:
         items = [f"{float(v):.6g}" for v in flat]
@@ -121,6 +128,10 @@ def _load_inputs(specs: list[str], compiled, model_path: str) -> dict[str, np.nd
         if not isinstance(loaded[layer], np.ndarray):
             raise IRError.make("IR606", f"--input {name}: '{path}' holds several arrays (.npz); "
                                         f"give one .npy file per input", Location(path))
+        try:
+            loaded[layer] = from_file(loaded[layer], compiled.input_element_type(layer))
+        except ValueError as e:
+            raise IRError.make("IR603", f"--input {name}: the array {e}", Location(path)) from None
         # Check type and shape now: the inputs made from the seed are sized from these.
         loaded[layer] = compiled.check_input(layer, loaded[layer])
     return loaded
@@ -131,9 +142,7 @@ def _write_npz(f, arrays: dict[str, np.ndarray]) -> None:
     named 'file' or 'allow_pickle' would collide with its own parameters."""
     with zipfile.ZipFile(f, "w", zipfile.ZIP_STORED, allowZip64=True) as archive:
         for name, array in arrays.items():
-            array = np.asanyarray(array)
-            if array.dtype.kind == "O":  # strings: stored as a numpy unicode array (no pickle)
-                array = array.astype(str)
+            array = to_file(array)  # strings as unicode (no pickle), narrow types as their bits
             with archive.open(f"{name}.npy", "w", force_zip64=True) as member:
                 np.lib.format.write_array(member, array, allow_pickle=False)
 
@@ -203,7 +212,10 @@ def _load_npz(path: Path, compiled) -> dict[str, np.ndarray]:
         if layer in loaded:
             raise IRError.make("IR601", f"input '{layer}' is given twice", Location(str(path)))
         try:
-            loaded[layer] = compiled.check_input(layer, array)
+            loaded[layer] = compiled.check_input(
+                layer, from_file(array, compiled.input_element_type(layer)))
+        except ValueError as e:
+            raise IRError.make("IR603", f"array '{key}' {e}", Location(str(path))) from None
         except IRError as e:  # name the file the array came from, not the model
             d = e.diagnostics[0]
             raise IRError.make(d.code, f"array '{key}': {d.message}", Location(str(path))) \

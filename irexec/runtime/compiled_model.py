@@ -95,6 +95,11 @@ class CompiledModel:
         slot = self._by_name.get(name)
         return slot.name if slot else None
 
+    def input_element_type(self, name: str):
+        """The element type of the input ``name`` (a layer or tensor name); None if no such input."""
+        slot = self._by_name.get(name)
+        return slot.element_type if slot else None
+
     def input_names(self) -> list[str]:
         return [s.name for s in self.plan.inputs]
 

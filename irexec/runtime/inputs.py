@@ -15,7 +15,9 @@ import numpy as np
 
 from irexec.errors import IRError
 from irexec.infer import infer_types
-from irexec.ir.element_type import ElementType
+from irexec.ir import element_type as et_table
+from irexec.ir.element_type import ElementType, plain_values
+from irexec.kernels.convert import convert
 from irexec.ir.model import Model, Node
 from irexec.ir.shape import Dimension, PartialShape
 from irexec.ops.spec import (AnyValues, AxisIndices, AxisMask, FibreLengths, SequenceLengths,
@@ -73,6 +75,13 @@ def random_values(et: ElementType, shape, rng: np.random.Generator) -> np.ndarra
         return (real + 1j * imag).astype(et.dtype)
     if et.kind == "boolean":
         return rng.integers(0, 2, size=shape).astype(np.bool_)
+    if et.is_narrow and et.kind != "float":  # u1 .. u6, i4: any value; nf4: any code
+        codes = rng.integers(0, et.max_code + 1, size=shape).astype(np.uint8)
+        return et_table.from_codes(et, codes)
+    if et.name == "f8e8m0":  # powers of two only, none negative
+        return convert(rng.uniform(1 / 16, 16, size=shape).astype(np.float32), et)
+    if et.is_narrow or et.name.startswith("f8"):  # f8e4m3, f8e5m2, f4e2m1: every value near 0
+        return convert(rng.uniform(-6, 6, size=shape).astype(np.float32), et)
     if et.is_integral:
         info = np.iinfo(et.dtype)
         return rng.integers(max(info.min, -100), min(info.max, 100) + 1, size=shape,
@@ -119,7 +128,17 @@ def _dependent_value(param: Node, domain, consumer: Node, shapes: dict, rng) -> 
         values = rng.integers(min(domain.low, top), top + 1, size=shape)
     else:
         raise _fail(param, f"no generator for {type(domain).__name__}")
-    values = np.asarray(values).astype(et.dtype if et.is_supported else np.int64)
+    values = np.asarray(values)
+    if et.is_narrow and et.kind != "float":  # i4, u1 .. u6: clipped to the type's range, an
+        # axis or length stays valid (nearer 0, the same sign)
+        low = -(1 << (et.bits - 1)) if et.kind == "int" else 0
+        values = convert(np.clip(values.astype(np.int64), low, et.max_code >> (et.kind == "int")),
+                         et)
+    elif et.is_real and et.bits <= 8:  # f8, f4: lengths they cannot hold exactly become 1
+        exact = np.trunc(plain_values(convert(values.astype(np.float32), et))) == values
+        values = convert(np.where(exact, values, np.minimum(values, 1)).astype(np.float32), et)
+    else:
+        values = convert(values, et) if et.is_supported else values.astype(np.int64)
     if not declared.contains(values.shape):
         raise _fail(param, f"a valid value has shape {list(values.shape)} but the Parameter "
                            f"declares {declared}")

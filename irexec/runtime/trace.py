@@ -22,6 +22,7 @@ from pathlib import Path
 import numpy as np
 
 from irexec.errors import IRError
+from irexec.io.arrays import to_file
 from irexec.ir import element_type as et_table
 from irexec.ir.model import Model, Node
 from irexec.validate.diagnostic import Location
@@ -88,7 +89,7 @@ class DirectoryTrace:
     def __call__(self, node: Node, port: int, array: np.ndarray) -> None:
         name = self._file_name(node, port)
         array = np.asarray(array)
-        saved = array.astype(str) if array.dtype.kind == "O" else array  # no pickles
+        saved = to_file(array)  # no pickles; narrow types as docs/element-types.md says
         try:
             with open(self.folder / name, "wb") as f:
                 np.lib.format.write_array(f, saved, allow_pickle=False)
