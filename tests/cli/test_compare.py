@@ -1,0 +1,153 @@
+"""``irexec compare``: every layer against OpenVINO, the first diverging layer named, and a clear
+message instead of a crash when OpenVINO is missing or cannot run the model."""
+
+from __future__ import annotations
+
+import builtins
+
+import numpy as np
+import pytest
+
+from irexec.ops.reverse import Reverse
+from irexec.ops.reverse_sequence import ReverseSequence
+from tests.cli.conftest import SAMPLES, one_error, run_cli
+from tests.cli.inproc import SAMPLE_MODELS, irexec_cli, sample_ids
+from tests.cli.ov_converted import ov_converted  # noqa: F401  (fixture)
+
+CHAIN = SAMPLES / "convert_reverse_chain.xml"
+OPENVINO_SAMPLES = [p for p in SAMPLE_MODELS if p.stem != "reverse_subsequences"]
+
+
+def rows(out: str) -> dict[str, list[str]]:
+    """The per-layer table: {layer: [type, output type, output shape, result, ...]}."""
+    lines = out.splitlines()
+    start = next(i for i, line in enumerate(lines) if line.split()[:4] == ["layer", "type",
+                                                                           "output", "result"])
+    table = {}
+    for line in lines[start + 1:]:
+        if not line.startswith("  "):
+            break
+        name, *rest = line.split()
+        table[name] = rest
+    return table
+
+
+@pytest.mark.parametrize("path", OPENVINO_SAMPLES, ids=sample_ids)
+def test_every_sample_is_bit_exact(path):
+    pytest.importorskip("openvino")
+    code, out, err = irexec_cli("compare", path)
+    assert code == 0, out + err
+    table = rows(out)
+    assert table and all(r[3] == "bit-exact" for r in table.values()), out
+    assert out.splitlines()[-1] == (f"{len(table)} layer output{'s' * (len(table) > 1)} "
+                                    f"compared: {len(table)} bit-exact")
+
+
+def test_openvino_converted_ir_is_bit_exact(ov_converted):
+    code, out, err = irexec_cli("compare", ov_converted)
+    assert code == 0, out + err
+    table = rows(out)
+    assert sorted(r[0] for r in table.values()) == ["Convert", "Convert", "ReverseSequence"]
+    assert {"y", "out_i32"} <= set(table) and all(r[3] == "bit-exact" for r in table.values())
+
+
+def _off_by_one(kernel):
+    def altered(*args, **kwargs):
+        out = np.array(kernel(*args, **kwargs))
+        out.reshape(-1)[7] += 1
+        return out
+    return staticmethod(altered)
+
+
+def test_an_altered_kernel_is_named_as_the_first_wrong_layer(monkeypatch):
+    pytest.importorskip("openvino")
+    monkeypatch.setattr(ReverseSequence, "kernel", _off_by_one(ReverseSequence.kernel))
+    code, out, _ = irexec_cli("compare", CHAIN)
+    assert code == 1
+    table = rows(out)
+    assert table["to_f32"][3] == "bit-exact"
+    assert table["reversed_sequences"][3:6] == ["DIFFERS", "1", "1"]  # max abs 1, 1 of 60
+    assert table["flipped"][3] == "DIFFERS"  # downstream: OpenVINO flips its own values
+    assert out.splitlines()[-1].startswith(
+        f"first diverging layer: 'reversed_sequences' (ReverseSequence) at {CHAIN}:39: "
+        f"1 of 60 elements differ, max abs diff 1")
+
+
+def test_an_altered_last_kernel(monkeypatch):
+    pytest.importorskip("openvino")
+    monkeypatch.setattr(Reverse, "kernel", _off_by_one(Reverse.kernel))
+    code, out, _ = irexec_cli("compare", CHAIN)
+    assert code == 1 and "first diverging layer: 'flipped' (Reverse)" in out
+
+
+def test_data_movement_is_bit_exact_whatever_the_tolerance(monkeypatch, tmp_path):
+    pytest.importorskip("openvino")
+
+    original = ReverseSequence.kernel
+
+    def negative_zero(*args, **kwargs):
+        out = np.array(original(*args, **kwargs))
+        out[out == 0] = -0.0  # equal values, other bits
+        return out
+
+    given = np.zeros((5, 4, 3), np.int32)
+    monkeypatch.setattr(ReverseSequence, "kernel", staticmethod(negative_zero))
+    np.save(tmp_path / "data.npy", given)
+    code, out, _ = irexec_cli("compare", CHAIN, "--input", f"data={tmp_path / 'data.npy'}",
+                              "--atol", "1")
+    assert code == 1
+    row = rows(out)["reversed_sequences"]
+    assert row[3] == "DIFFERS" and "data movement must be bit-exact" in " ".join(row)
+
+
+def test_tolerances_let_computed_layers_be_close(monkeypatch):
+    pytest.importorskip("openvino")
+    from irexec.ops.convert import Convert
+
+    original = Convert.kernel
+
+    def nudged(*args, **kwargs):
+        out = np.array(original(*args, **kwargs))
+        if out.dtype == np.float32:
+            out.reshape(-1)[0] += np.float32(1e-3)
+        return out
+
+    monkeypatch.setattr(Convert, "kernel", staticmethod(nudged))
+    code, out, _ = irexec_cli("compare", CHAIN, "--atol", "0.01")
+    assert rows(out)["to_f32"][3] == "close"
+    # ReverseSequence then moves irexec's nudged value: OpenVINO's differs, not within bits
+    assert rows(out)["reversed_sequences"][3] == "DIFFERS" and code == 1
+
+
+def test_without_openvino_it_explains(monkeypatch):
+    real_import = builtins.__import__
+
+    def no_openvino(name, *args, **kwargs):
+        if name == "openvino" or name.startswith("openvino."):
+            raise ImportError(f"No module named {name!r}")
+        return real_import(name, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "__import__", no_openvino)
+    code, out, err = irexec_cli("compare", CHAIN)
+    assert code == 1 and out == ""
+    (line,) = err.splitlines()
+    assert "needs OpenVINO" in line and "pip install openvino" in line
+
+
+def test_a_model_openvino_cannot_run_is_explained():
+    proc = run_cli("compare", SAMPLES / "reverse_subsequences.xml")
+    if proc.returncode == 1 and "needs OpenVINO" in proc.stderr:
+        pytest.importorskip("openvino")
+    one_error(proc, SAMPLES / "reverse_subsequences.xml", None, None, None,
+              "'reversed' (ReverseSubsequences-irexec1)", "not an OpenVINO opset")
+
+
+def test_bad_model_is_one_line_exit_1(edited):
+    bad = edited({'seq_axis="0"': 'seq_axis="1"'})
+    one_error(run_cli("compare", bad), bad, 39, "reversed_sequences", "ReverseSequence")
+
+
+@pytest.mark.parametrize("flag", ["--rtol=-1", "--atol=nan", "--with=onnxruntime"])
+def test_bad_options_are_usage_errors(flag):
+    proc = run_cli("compare", CHAIN, flag)
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr
