@@ -1,0 +1,194 @@
+"""``irexec run --trace DIR``, ``--input-dir`` (one result per .npz), the progress bar (on a
+terminal only), and ``compiled(inputs, trace=...)`` in the API."""
+
+from __future__ import annotations
+
+import json
+import os
+import pty
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import irexec
+from irexec.runtime.inputs import make_inputs
+from irexec.runtime.trace import load_trace
+from tests.cli.conftest import SAMPLES, one_error, run_cli
+from tests.cli.inproc import SAMPLE_MODELS, irexec_cli, sample_ids
+from tests.cli.ov_converted import ov_converted  # noqa: F401  (fixture)
+from tests.cli.test_run import crc, tables
+
+CHAIN = SAMPLES / "convert_reverse_chain.xml"
+
+
+def _check_trace(path, folder) -> None:
+    model = irexec.read_model(path)
+    compiled = irexec.compile_model(model)
+    inputs = make_inputs(model, {}, 0)
+    expected = compiled(inputs)
+    code, out, err = irexec_cli("run", path, "--trace", folder)
+    assert code == 0, err
+    assert tables(out)["outputs"] == tables(irexec_cli("run", path)[1])["outputs"]  # unchanged
+    index = json.loads((folder / "index.json").read_text())
+    computed = [n for n in model.topological_order()
+                if n.type not in ("Constant", "Result") and n.id in model.needed_nodes()]
+    assert [e["layer"] for e in index["layers"]] == [n.name for n in computed]
+    traced = load_trace(folder)
+    for name, array in inputs.items():
+        assert np.array_equal(traced[(name, 0)], array)
+    for result, name in zip(model.results, compiled.output_names()):
+        source = result.inputs[0].source
+        if source.node.type != "Constant":
+            got = traced[(source.node.name, source.index)]
+            assert got.dtype == expected[name].dtype
+            assert np.array_equal(got, expected[name])
+    for entry in index["layers"]:
+        array = np.load(folder / entry["file"])
+        assert entry["shape"] == list(array.shape) and entry["crc32"] == crc(array)
+
+
+@pytest.mark.parametrize("path", SAMPLE_MODELS, ids=sample_ids)
+def test_trace_on_every_sample(path, tmp_path):
+    _check_trace(path, tmp_path / "trace")
+
+
+def test_trace_on_openvino_converted_ir(ov_converted, tmp_path):
+    _check_trace(ov_converted, tmp_path / "trace")
+    files = {e["layer"]: e["file"] for e in
+             json.loads((tmp_path / "trace" / "index.json").read_text())["layers"]}
+    assert files["y"] == "y.npy"  # named by layer; unsafe characters become '_'
+
+
+def test_trace_file_names_are_safe_and_unique(edited, tmp_path):
+    path = edited({'name="to_f32"': 'name="a/b:0"', 'name="flipped"': 'name="a_b_0"'})
+    code, _, err = irexec_cli("run", path, "--trace", tmp_path / "t")
+    assert code == 0, err
+    files = {e["layer"]: e["file"] for e in
+             json.loads((tmp_path / "t" / "index.json").read_text())["layers"]}
+    assert files["a/b:0"] == "a_b_0.npy" and files["a_b_0"] == "a_b_0~5.npy"
+
+
+def test_api_trace_to_a_callable_and_a_folder(tmp_path):
+    compiled = irexec.compile_model(CHAIN)
+    inputs = make_inputs(compiled.model, {}, 3)
+    seen = []
+    plain = compiled(inputs)
+    traced = compiled(inputs, trace=lambda node, port, array: seen.append((node.name, port)))
+    assert seen == [("data", 0), ("seq_lengths", 0), ("to_f32", 0), ("reversed_sequences", 0),
+                    ("flipped", 0)]
+    assert all(np.array_equal(plain[k], traced[k]) for k in plain)
+    compiled(inputs, trace=tmp_path / "t")
+    assert np.array_equal(load_trace(tmp_path / "t")[("flipped", 0)], plain["flipped"])
+    with pytest.raises(TypeError):
+        compiled(inputs, trace=42)
+
+
+def test_unwritable_trace_folder_is_one_line(tmp_path):
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    one_error(run_cli("run", CHAIN, "--trace", blocker / "sub"))
+
+
+@pytest.fixture
+def input_dir(tmp_path):
+    folder = tmp_path / "inputs"
+    folder.mkdir()
+    rng = np.random.default_rng(0)
+    for i in range(3):
+        np.savez(folder / f"case{i}.npz",
+                 data=rng.integers(-9, 9, (5, 4, 3)).astype(np.int32),
+                 seq_lengths=np.array([5, 1, 3, i + 1], np.int64))
+    (folder / "notes.txt").write_text("not an input")
+    return folder
+
+
+def test_input_dir_gives_one_result_per_file(input_dir, tmp_path):
+    out_dir = tmp_path / "out"
+    code, out, err = irexec_cli("run", CHAIN, "--input-dir", input_dir, "--output-dir", out_dir,
+                                "--trace", tmp_path / "trace")
+    assert code == 0, err
+    lines = out.splitlines()
+    assert lines[1].split() == ["file", "reversed_sequences", "flipped"]
+    compiled = irexec.compile_model(CHAIN)
+    for i, line in enumerate(lines[2:5]):
+        with np.load(input_dir / f"case{i}.npz") as f:
+            expected = compiled(dict(f))
+        assert line.split() == [f"case{i}.npz", crc(expected["reversed_sequences"]),
+                                crc(expected["flipped"])]
+        with np.load(out_dir / f"case{i}.npz") as saved:
+            assert all(np.array_equal(saved[k], expected[k]) for k in expected)
+        assert (tmp_path / "trace" / f"case{i}" / "index.json").exists()
+    assert lines[5].startswith("ran 3 files")
+    assert "[" not in err  # not a terminal: no progress bar
+
+
+def test_input_dir_on_openvino_converted_ir(ov_converted, tmp_path):
+    np.savez(tmp_path / "a.npz", x=np.ones((3, 5, 2), np.float32))  # lens made from the seed
+    code, out, err = irexec_cli("run", ov_converted, "--input-dir", tmp_path)
+    assert code == 0, err
+    assert out.splitlines()[2].split()[0] == "a.npz"
+
+
+def test_input_dir_bad_file_is_one_line(input_dir):
+    np.savez(input_dir / "case9.npz", nonsense=np.zeros(3))
+    one_error(run_cli("run", CHAIN, "--input-dir", input_dir), input_dir / "case9.npz", None,
+              None, None, "array 'nonsense'", "no input of that name")
+    (input_dir / "case9.npz").write_bytes(b"garbage")
+    one_error(run_cli("run", CHAIN, "--input-dir", input_dir), input_dir / "case9.npz", None,
+              None, None, "not a .npz archive")
+
+
+def test_input_dir_wrong_dtype_names_the_file(input_dir):
+    np.savez(input_dir / "case5.npz", data=np.zeros((5, 4, 3), np.float64))
+    one_error(run_cli("run", CHAIN, "--input-dir", input_dir), input_dir / "case5.npz", None,
+              None, None, "array 'data'", "expects element type i32")
+
+
+def test_input_dir_missing_or_empty(tmp_path):
+    one_error(run_cli("run", CHAIN, "--input-dir", tmp_path / "none"))
+    one_error(run_cli("run", CHAIN, "--input-dir", tmp_path), tmp_path, None, None, None,
+              "no .npz files")
+
+
+@pytest.mark.parametrize("extra", [["--input", "data=x.npy"], ["--output", "o.npz"]])
+def test_input_dir_usage_errors(input_dir, extra):
+    proc = run_cli("run", CHAIN, "--input-dir", input_dir, *extra)
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr
+
+
+def test_output_dir_needs_input_dir(tmp_path):
+    proc = run_cli("run", CHAIN, "--output-dir", tmp_path)
+    assert proc.returncode == 2 and "--input-dir" in proc.stderr
+
+
+def test_progress_bar_on_a_terminal_only(input_dir):
+    """stderr on a pseudo-terminal gets a bar redrawn with carriage returns, cleared at the end;
+    stdout (piped) gets exactly the lines it gets without a terminal."""
+    controller, terminal = pty.openpty()
+    try:
+        proc = subprocess.run([sys.executable, "-m", "irexec", "run", str(CHAIN), "--input-dir",
+                               str(input_dir)], stdout=subprocess.PIPE, stderr=terminal,
+                              timeout=120)
+        os.close(terminal)
+        terminal = None
+        shown = b""
+        while True:
+            try:
+                chunk = os.read(controller, 65536)
+            except OSError:
+                break
+            if not chunk:
+                break
+            shown += chunk
+    finally:
+        os.close(controller)
+        if terminal is not None:
+            os.close(terminal)
+    assert proc.returncode == 0
+    text = shown.decode()
+    assert "\r[" in text and "3/3" in text and "case2.npz" in text
+    assert text.endswith("\r")  # the bar is wiped when the work is done
+    piped = run_cli("run", CHAIN, "--input-dir", input_dir)
+    assert proc.stdout.decode() == piped.stdout and piped.stderr == ""
