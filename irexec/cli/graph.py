@@ -69,7 +69,8 @@ def _edges(model: Model):
 def to_dot(model: Model) -> str:
     lines = [f"digraph {_dot_string(model.name)} {{",
              "  rankdir=TB;",
-             '  node [shape=box, style="rounded,filled", fillcolor="#f4f4f4", fontname="Helvetica"];',
+             '  node [shape=box, style="rounded,filled", fillcolor="#f4f4f4",'
+             ' fontname="Helvetica"];',
              '  edge [fontname="Helvetica", fontsize=10];']
     fills = {"Parameter": "#d7ecff", "Result": "#ffe2c6", "Constant": "#eeeeee"}
     for node in model.nodes:
