@@ -51,10 +51,7 @@ def parse_bool(text: str) -> bool:
 
 
 def parse_element_type(text: str) -> ElementType:
-    try:
-        return et_table.from_name(text)
-    except KeyError:
-        raise ValueError(f"'{text}' is not an element type name (such as f32, i64, boolean)") from None
+    return et_table.parse_name(text)
 
 
 def parse_precision(text: str) -> ElementType:

@@ -159,6 +159,22 @@ def from_name(name: str) -> ElementType:
     return _BY_IR_NAME[name.strip().lower()]
 
 
+def parse_name(text: str) -> ElementType:
+    """:func:`from_name` for attribute text: ValueError with a readable message if it names no
+    type (a legacy precision name such as FP32, which OpenVINO refuses here too, says so)."""
+    try:
+        return from_name(text)
+    except KeyError:
+        pass
+    try:
+        legacy = from_precision(text)
+    except KeyError:
+        raise ValueError(f"'{text}' is not an element type name (such as f32, i64, "
+                         f"boolean)") from None
+    raise ValueError(f"'{text}' is a port precision name; element types are written in IR "
+                     f"names, here '{legacy}'")
+
+
 def from_precision(text: str) -> ElementType:
     """The element type a port's ``precision`` names (IR or legacy spelling); KeyError if none."""
     return _BY_PRECISION[text.strip()]

@@ -89,11 +89,7 @@ def _element_type(attr, value):
 
     if isinstance(value, ElementType):
         return value
-    try:
-        return table.from_name(_string(attr, value))
-    except KeyError:
-        raise ValueError(f"'{value}' is not an element type name (such as f32, i64, "
-                         f"boolean)") from None
+    return table.parse_name(_string(attr, value))
 
 
 def _shape(attr, value):
