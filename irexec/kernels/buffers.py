@@ -79,6 +79,12 @@ def current() -> Pool | None:
     return _current.get()
 
 
+def reused(shape, dtype) -> np.ndarray | None:
+    """An array from the pool (memory already touched), or None."""
+    pool = _current.get()
+    return None if pool is None else pool.take(tuple(shape), np.dtype(dtype))
+
+
 def empty(shape, dtype) -> np.ndarray:
     """A C-contiguous array of ``shape`` and ``dtype`` that nobody else refers to; its contents
     are undefined, as with ``np.empty``."""

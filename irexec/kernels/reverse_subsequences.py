@@ -54,13 +54,23 @@ def reverse_subsequences(data, lengths, axis: int) -> np.ndarray:
         out = buffers.empty(data.shape, data.dtype)
         _move(out, data, index, axis, first, dim, whole=True)
         return out
-    # A copy, then only the reversed prefixes written again: measured fastest.
-    out = buffers.copy(data)
     varying = [d for d in range(data.ndim) if lengths.shape[d] != 1]
     vshape = tuple(lengths.shape[d] for d in varying)
     rows = np.flatnonzero(flat > 1)
     row_lengths = flat[rows]
     distinct = np.unique(row_lengths)
+    out = buffers.reused(data.shape, data.dtype)
+    if out is not None and flat.size <= 1024:
+        # Memory already touched, few blocks: one pass, each element written once (fresh
+        # memory measured faster filled by one sequential copy first, as below).
+        parts = [p.tolist() for p in np.unravel_index(np.arange(flat.size), vshape)]
+        for k, n in enumerate(flat.tolist()):
+            for d, part in zip(varying, parts):
+                index[d] = part[k]
+            _move(out, data, index, axis, n, dim, whole=True)
+        return out
+    # A copy, then only the reversed prefixes written again: measured fastest.
+    out = buffers.copy(data) if out is None else _copied_into(out, data)
     if distinct.size * 4 < rows.size:
         # Many fibres share few lengths: one fancy-indexed copy per distinct length.
         for n in distinct.tolist():
@@ -82,6 +92,11 @@ def reverse_subsequences(data, lengths, axis: int) -> np.ndarray:
             for d, part in zip(varying, parts):
                 index[d] = part[k]
             _move(out, data, index, axis, n, dim, whole=False)
+    return out
+
+
+def _copied_into(out: np.ndarray, data: np.ndarray) -> np.ndarray:
+    np.copyto(out, data)
     return out
 
 

@@ -114,3 +114,29 @@ def test_property_innermost_per_fibre_lengths_equal_a_loop(data):
         array = np.flip(array, 0)  # non-contiguous: the general path
     lengths = rng.integers(0, shape[-1] + 1, shape[:-1] + (1,))
     same(reverse_subsequences(array, lengths, -1), loop_reference(array, lengths[..., 0]))
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.data())
+def test_property_kernels_writing_into_reused_memory_equal_fresh_ones(data):
+    """Inside a run, kernels may get an array from the pool (stale contents): the one-pass
+    path of reverse_subsequences and the flip must overwrite every element."""
+    from irexec.kernels import buffers
+
+    dtype = data.draw(st.sampled_from([d for d in DTYPES if d is not object]))
+    shape = tuple(data.draw(st.lists(st.integers(1, 6), min_size=2, max_size=4)))
+    rng = np.random.default_rng(data.draw(st.integers(0, 2**32 - 1)))
+    array = values(dtype, shape, rng)
+    axis = data.draw(st.integers(0, len(shape) - 1))
+    batch = data.draw(st.integers(0, len(shape) - 1).filter(lambda b: b != axis))
+    lengths = rng.integers(0, shape[axis] + 1, shape[batch])
+    lengths = lengths.reshape([shape[batch] if d == batch else 1 for d in range(len(shape))])
+    want = reverse_subsequences(array, lengths, axis)
+    pool = buffers.Pool()
+    stale = values(dtype, shape, rng)
+    pool.spare[(stale.shape, stale.dtype)] = [stale]
+    pool.count = 1
+    with buffers.using(pool):
+        got = reverse_subsequences(array, lengths, axis)
+    same(got, want)
+    assert not np.shares_memory(got, array)
