@@ -38,11 +38,12 @@ class Pool:
         self.count = 0
 
     def take(self, shape: tuple, dtype: np.dtype) -> np.ndarray | None:
-        arrays = self.spare.get((shape, dtype))
-        if not arrays:
+        try:
+            array = self.spare[(shape, dtype)].pop()  # pop is atomic: no array goes out twice
+        except (KeyError, IndexError):
             return None
         self.count -= 1
-        return arrays.pop()
+        return array
 
     def give(self, array: np.ndarray, refs: int) -> None:
         """Keep ``array`` for reuse if the ``refs`` references the caller holds (the variable
