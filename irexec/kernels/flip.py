@@ -132,7 +132,7 @@ def _flip_1d(dst, src, itemsize) -> None:
     src, dst = src.view(np.uint64), dst.view(np.uint64)
     narrow = dst.view(np.uint16) if itemsize == 2 else None
     n = src.shape[0]
-    chunk = _BLOCK_BYTES // 8
+    chunk = max(1, _BLOCK_BYTES // 8)
     for c0 in range(0, n, chunk):
         c1 = min(n, c0 + chunk)
         part = dst[c0:c1]
