@@ -28,7 +28,10 @@ implementation and its CPU plugin:
 * to f4e2m1: round to nearest even, saturating at +-6; NaN gives +-6 by its sign.
 * to nf4: the code is the number of OpenVINO's thresholds the value exceeds (not always the
   nearest codebook entry); NaN gives code 0 (-1.0).
-* from nf4: the codebook value; to bf16 it is truncated, not rounded (as OpenVINO does).
+* from nf4: the codebook value; to bf16 by OpenVINO's own rounding: add half an ulp only when
+  the kept last bit is odd, else truncate (code 4 gives 0xBE92, code 8 gives 0x3DA2).
+* from f8e5m2 to f16, bf16, f32, f64: NaN keeps its sign and two payload bits, as OpenVINO widens
+  the code as the top byte of an f16 (0x7D gives f32 0x7FA00000).
 
 Which pairs convert at all is :func:`unsupported_reason`: OpenVINO's set.
 """
@@ -101,15 +104,23 @@ def _values(x: np.ndarray, src: ElementType) -> np.ndarray:
         return x.astype(np.int8)
     if src.kind == "uint":
         return x.astype(np.uint8)
+    if src.name == "f8e5m2":  # the top byte of an f16: widened bit for bit, NaN payloads kept
+        return (x.view(np.uint8).astype(np.uint16) << np.uint16(8)).view(np.float16).astype(
+            np.float32)
     return x.astype(np.float32)  # f8 and f4 values are all exact in f32
 
 
 def _convert_narrow(v: np.ndarray, src: ElementType, dst: ElementType) -> np.ndarray:
     name = dst.name
     if name in _PLAIN:
-        if src.name == "nf4" and name == "bf16":  # OpenVINO truncates here
-            return (v.view(np.uint32) >> np.uint32(16)).astype(np.uint16).view(BF16)
-        return _convert(v, dst.dtype)
+        if src.name == "nf4" and name == "bf16":  # OpenVINO's own bf16 rounding, see below
+            b = v.view(np.uint32)
+            return ((b + ((b & np.uint32(0x10000)) >> np.uint32(1))) >> np.uint32(16)).astype(
+                np.uint16).view(BF16)
+        out = _convert(v, dst.dtype)
+        if src.name == "f8e5m2" and name in _FLOATS:
+            _keep_e5m2_nan_payloads(v, out)
+        return out
     if dst.kind in ("int", "uint"):  # u1, u2, u3, u4, u6, i4
         return et_table.from_codes(dst, _low_bits(v, dst.bits))
     f = v.astype(np.float32)  # ints and f64 round to nearest even, as OpenVINO's first step
@@ -127,6 +138,25 @@ def _convert_narrow(v: np.ndarray, src: ElementType, dst: ElementType) -> np.nda
         codes[np.isnan(f)] = 0
         return et_table.from_codes(dst, codes)
     raise AssertionError(f"no conversion to {dst}")
+
+
+# An f8e5m2 NaN is the top byte of an f16 NaN: OpenVINO widens it with its payload (the two low
+# bits of the code), through f32, as bits: f16 keeps the code's byte, bf16 the f32's top half,
+# and f64 comes from the f32 by the hardware's conversion, which sets the quiet bit.
+_E5M2_NAN = {"f16": (np.uint16, 15, 0x7C00, 8), "bf16": (np.uint16, 15, 0x7F80, 5),
+             "f32": (np.uint32, 31, 0x7F800000, 21), "f64": (np.uint64, 63, 0x7FF8000000000000, 50)}
+
+
+def _keep_e5m2_nan_payloads(v: np.ndarray, out: np.ndarray) -> None:
+    """``v``: the f8e5m2 values as f32 (NaN payloads in bits 21-22); ``out``: converted."""
+    nan = np.isnan(v)
+    if not nan.any():
+        return
+    f32 = v[nan].view(np.uint32)
+    uint, sign_shift, base, payload_shift = _E5M2_NAN[et_table.from_dtype(out.dtype).name]
+    sign = (f32 >> np.uint32(31)).astype(uint) << uint(sign_shift)
+    payload = ((f32 >> np.uint32(21)) & np.uint32(3)).astype(uint) << uint(payload_shift)
+    out.view(uint)[nan] = sign | uint(base) | payload
 
 
 def _low_bits(v: np.ndarray, bits: int) -> np.ndarray:
