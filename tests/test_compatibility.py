@@ -430,3 +430,63 @@ def test_parameter_without_data_is_a_dynamic_scalar(tmp_path):
 def test_integers_beyond_64_bits_are_rejected(tmp_path, text):
     path = write_ir(tmp_path, reverse_sequence_xml({"batch_axis": text, "seq_axis": "1"}))
     assert codes_of(path) == ["IR302"]
+
+
+# --- element types the CPU plugin gets wrong, refuses or crashes on ---------------------------------
+
+def test_u3_const_needs_whole_three_byte_groups(tmp_path):
+    xml = net([const(0, "c", "u3", "9", 0, 5, dims=[9]), result(1, "out", [9])], [(0, 0, 1, 0)])
+    path = write_ir(tmp_path, xml, bytes(5))
+    assert codes_of(path) == ["IR503"]
+    xml = xml.replace('size="5"', 'size="6"')
+    assert irexec.read_model(write_ir(tmp_path, xml, bytes(6), name="fixed")).diagnostics == []
+
+
+def _narrow(type_name, shape, seed=0):
+    from tests.ops.support import random_values
+
+    return random_values(type_name, shape, np.random.default_rng(seed))
+
+
+@pytest.mark.parametrize("type_name", ["u2", "nf4", "f4e2m1", "u1", "u3", "u6", "string"])
+def test_reverse_on_types_the_cpu_gets_wrong_or_refuses_is_exact(type_name):
+    data = _narrow(type_name, (4, 6))
+    out = _run_single("Reverse", data, np.array([1], np.int64), mode="index")
+    expected = np.empty_like(data)
+    for i in range(4):  # a plain loop
+        for j in range(6):
+            expected[i, j] = data[i, 5 - j]
+    assert out.dtype == data.dtype
+    assert out.tolist() == expected.tolist() if type_name == "string" else \
+        out.tobytes() == expected.tobytes()
+
+
+@pytest.mark.parametrize("type_name", ["u1", "u2", "u3", "u6", "string"])
+def test_reverse_sequence_on_types_the_cpu_refuses_is_exact(type_name):
+    from tests.ops.support import reverse_sequence_loop
+
+    data = _narrow(type_name, (6, 4), seed=1)
+    lengths = np.array([6, 0, 3, 1], np.int32)
+    out = _run_single("ReverseSequence", data, lengths, batch_axis=1, seq_axis=0)
+    expected = reverse_sequence_loop(data, lengths, 1, 0)
+    assert out.dtype == data.dtype
+    assert out.tolist() == expected.tolist() if type_name == "string" else \
+        out.tobytes() == expected.tobytes()
+
+
+def test_convert_to_f8e5m2_just_below_a_power_of_two_rounds_to_nearest():
+    x = np.array([0x37FFFFFF, 0xB7FFFFFF, 0x387FFFFF], np.uint32).view(np.float32)
+    out = convert(x, irexec.ElementType.f8e5m2).view(np.uint8)
+    # 0x37ffffff is just below 2**-15, which e5m2 holds as 0x02: nearest is 0x02 (OpenVINO gives
+    # 0x04, twice the value); just below 2**-14 (0x387fffff) both give 0x04
+    assert out.tolist() == [0x02, 0x82, 0x04]
+
+
+def test_convert_nf4_minus_one_to_u8_saturates():
+    nf4 = irexec.ElementType.nf4
+    from irexec.ir.element_type import from_codes
+
+    out = convert(from_codes(nf4, np.array([0, 15, 7], np.uint8)), irexec.ElementType.u8)
+    assert out.tolist() == [0, 1, 0]  # -1.0 saturates at 0 (OpenVINO: 255); 1.0 and 0.0 exact
+    out = convert(from_codes(nf4, np.array([0], np.uint8)), irexec.ElementType.u4)
+    assert out.astype(np.uint8).tolist() == [15]  # sub-byte targets wrap, as OpenVINO
