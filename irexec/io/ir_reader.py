@@ -286,14 +286,22 @@ class _Reader:
         node.extra_attrs = {**raw, **ignored}
         if node.type == "Constant" and all(a.name in node.attrs for a in node.op.spec.attrs):
             a = node.attrs
+            et, shape, offset, size = a["element_type"], a["shape"], a["offset"], a["size"]
             try:
-                node.value = self.weights.tensor(a["element_type"], a["shape"], a["offset"],
-                                                 a["size"])
+                if et.is_narrow:  # checked now, unpacked when something reads it
+                    self.weights.check(et, shape, offset, size)
+                    node.load_value_later(
+                        lambda w=self.weights: w.tensor(et, shape, offset, size))
+                else:
+                    node.value = self.weights.tensor(et, shape, offset, size)
             except WeightsError as e:
                 self.diags.add(e.code, str(e), where)
                 node.broken = True
                 return
-            needed = self.weights.used_size(a["element_type"], a["offset"], node.value.size)
+            count = 1
+            for d in shape:
+                count *= d
+            needed = self.weights.used_size(et, offset, count)
             if a["size"] > needed:
                 self.diags.add("IR504", f"size {a['size']} is larger than the {needed} bytes "
                                         f"shape {list(a['shape'])} of {a['element_type']} needs",

@@ -49,6 +49,15 @@ class Weights:
     def tensor(self, et: ElementType, shape: tuple[int, ...], offset: int, size: int) -> np.ndarray:
         """The Const payload at ``offset``: checks bounds and size, then decodes it (a read-only
         view of the mapped file for whole-byte numeric types)."""
+        buffer = self.check(et, shape, offset, size)
+        try:
+            return bin_layout.decode(et, buffer, offset, size, shape)
+        except bin_layout.LayoutError as e:
+            raise WeightsError("IR506", str(e)) from None
+
+    def check(self, et: ElementType, shape: tuple[int, ...], offset: int, size: int):
+        """WeightsError unless the payload lies in the file and ``size`` can hold it; returns
+        the mapped file."""
         buffer = self._open()
         count = 1
         for d in shape:
@@ -63,10 +72,7 @@ class Weights:
                                         f"needs {at_least}{needed} bytes")
         if not et.in_ir:
             raise WeightsError("IR505", f"element type {et} is not supported in IR files")
-        try:
-            return bin_layout.decode(et, buffer, offset, size, shape)
-        except bin_layout.LayoutError as e:
-            raise WeightsError("IR506", str(e)) from None
+        return buffer
 
     def used_size(self, et: ElementType, offset: int, count: int) -> int:
         """Bytes the payload at ``offset`` uses (for the "size is larger than needed" warning)."""

@@ -20,6 +20,8 @@ from irexec.ir.element_type import ElementType
 from irexec.ir.shape import PartialShape
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     import numpy as np
 
     from irexec.ops.spec import Op
@@ -112,10 +114,28 @@ class Node:
     rt_info: list[RtInfo] = field(default_factory=list)
     line: int | None = None
     file: str | None = None
-    value: np.ndarray | None = None  # a Constant's payload (a read-only view of the .bin)
     extra_attrs: dict[str, str] = field(default_factory=dict)  # <data> attributes no spec names
     column: int | None = None
     broken: bool = False  # the reader reported a problem that leaves this layer unusable
+    _value: np.ndarray | None = field(default=None, repr=False)
+    _load: Callable[[], np.ndarray] | None = field(default=None, repr=False)
+
+    @property
+    def value(self) -> np.ndarray | None:
+        """A Constant's payload: a read-only view of the .bin, or (for packed sub-byte types)
+        the unpacked array, made the first time it is asked for."""
+        if self._load is not None:
+            self._value, self._load = self._load(), None
+        return self._value
+
+    @value.setter
+    def value(self, array: np.ndarray | None) -> None:
+        self._value, self._load = array, None
+
+    def load_value_later(self, load: Callable[[], np.ndarray]) -> None:
+        """Make ``value`` call ``load`` when it is first needed (unpacking a large packed Const
+        that nothing reads costs nothing)."""
+        self._value, self._load = None, load
 
     @property
     def location(self) -> Location:
