@@ -170,8 +170,13 @@ class CompiledModel:
         returned, self._returned = self._returned, []
         while returned:
             pool.give(returned.pop(), 0)
-        with buffers.using(pool):
-            outputs = self._run(plan, inputs, trace)
+        tracer = Tracer(trace, self.model) if trace is not None else None
+        try:
+            with buffers.using(pool):
+                outputs = self._run(plan, inputs, tracer)
+        finally:
+            if tracer is not None:
+                tracer.close()  # a trace folder's index lists what was made, even after an error
         self._returned = [a for a in outputs.values() if a.nbytes >= buffers.MIN_BYTES]
         self._pool = pool
         return outputs
@@ -182,10 +187,9 @@ class CompiledModel:
         self._pool = None
         self._returned = []
 
-    def _run(self, plan: Plan, inputs, trace) -> dict[str, np.ndarray]:
+    def _run(self, plan: Plan, inputs, tracer: Tracer | None) -> dict[str, np.ndarray]:
         pool = buffers.current()
         min_bytes = buffers.MIN_BYTES
-        tracer = Tracer(trace, self.model) if trace is not None else None
         values: list[np.ndarray | None] = [None] * plan.num_slots
         for s, array in plan.constants.items():
             values[s] = array

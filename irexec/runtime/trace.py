@@ -52,6 +52,12 @@ class Tracer:
         for port, s in enumerate(step.outputs):
             self.trace(node, port, values[s])
 
+    def close(self) -> None:
+        """The run ended (or failed): let the trace finish (a folder writes its index)."""
+        close = getattr(self.trace, "close", None)
+        if close is not None:
+            close()
+
 
 def file_stem(name: str) -> str:
     """A layer name as a file name: runs of characters other than letters, digits, '.', '_' and
@@ -61,9 +67,9 @@ def file_stem(name: str) -> str:
 
 
 class DirectoryTrace:
-    """Writes ``DIR/<layer>.npy`` (``<layer>.<port>.npy`` for a layer of several outputs) and
-    rewrites ``DIR/index.json`` after each layer, so a run that fails part-way leaves an index of
-    what it did compute."""
+    """Writes ``DIR/<layer>.npy`` (``<layer>.<port>.npy`` for a layer of several outputs), and
+    ``DIR/index.json`` when the run ends -- also when it fails part-way, listing what it did
+    compute."""
 
     def __init__(self, folder, model: Model):
         self.folder = Path(folder)
@@ -105,9 +111,8 @@ class DirectoryTrace:
             "port": port, "file": name, "element_type": type_name, "shape": list(array.shape),
             "crc32": _crc32(array),
         })
-        self._write_index()
 
-    def _write_index(self) -> None:
+    def close(self) -> None:
         index = {"model": self.model.path, "layers": self.entries}
         tmp = self.folder / f".{INDEX}.tmp"
         tmp.write_text(json.dumps(index, indent=1) + "\n", encoding="utf-8")

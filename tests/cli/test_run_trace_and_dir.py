@@ -85,6 +85,18 @@ def test_api_trace_to_a_callable_and_a_folder(tmp_path):
         compiled(inputs, trace=42)
 
 
+def test_a_run_that_fails_part_way_leaves_an_index_of_what_it_made(tmp_path):
+    compiled = irexec.compile_model(CHAIN)
+    inputs = make_inputs(compiled.model, {}, 3)
+    inputs["seq_lengths"] = np.full_like(inputs["seq_lengths"], 99)  # beyond the sequence axis
+    with pytest.raises(irexec.IRError) as e:
+        compiled(inputs, trace=tmp_path / "t")
+    assert e.value.code == "IR308"
+    index = json.loads((tmp_path / "t" / "index.json").read_text())
+    assert [entry["layer"] for entry in index["layers"]] == ["data", "seq_lengths", "to_f32"]
+    assert set(load_trace(tmp_path / "t")) == {("data", 0), ("seq_lengths", 0), ("to_f32", 0)}
+
+
 def test_unwritable_trace_folder_is_one_line(tmp_path):
     blocker = tmp_path / "file"
     blocker.write_text("")
