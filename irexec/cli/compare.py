@@ -23,6 +23,7 @@ from irexec.api import compile_model, read_model
 from irexec.cli.columns import aligned
 from irexec.cli.run import _load_inputs, _seed
 from irexec.cli.usage import UsageError
+from irexec.io import bin_layout
 from irexec.ir import element_type as et_table
 from irexec.ir.model import Model, Node
 from irexec.runtime.inputs import make_inputs
@@ -151,7 +152,8 @@ def _first_line(error: Exception) -> str:
     """OpenVINO's exceptions carry a C++ trail ('Exception from src/...', 'Check ...'): keep the
     first line that says what is wrong."""
     lines = [s.strip() for s in str(error).splitlines() if s.strip()]
-    useful = [s for s in lines if not s.startswith(("Exception from", "Check '", "["))]
+    useful = [s for s in lines if not s.startswith(("Exception from", "Check '", "["))
+              and s.rstrip(":") not in ("Not Implemented", "General error")]
     text = (useful or lines or [type(error).__name__])[0]
     return text if len(text) <= 300 else text[:297] + "..."
 
@@ -189,21 +191,33 @@ def run_openvino(ov, model: Model, weights, inputs: dict[str, np.ndarray],
         raise OracleError(f"OpenVINO cannot run the model: {_first_line(e)}") from None
     out = {}
     for key, i in index.items():
-        tensor = request.get_tensor(compiled.outputs[i])
-        data = np.array(tensor.data, copy=True)
-        if tensor.element_type == ov.Type.bf16:  # the Python API shows bf16 bits as float16
-            data = data.view(np.uint16).view(et_table.ElementType.bf16.dtype)
-        out[key] = data
+        out[key] = _from_ov_tensor(ov, request.get_tensor(compiled.outputs[i]))
     return out
 
 
 def _ov_tensor(ov, value: np.ndarray):
-    """bf16 goes in as raw bits: the Python API would convert ml_dtypes' bfloat16 by value."""
-    if value.dtype == et_table.ElementType.bf16.dtype:
-        tensor = ov.Tensor(ov.Type.bf16, ov.Shape(list(value.shape)))
-        tensor.data[...] = value.view(np.uint16).view(tensor.data.dtype)
-        return tensor
-    return np.ascontiguousarray(value)
+    """An OpenVINO tensor holding ``value`` bit for bit. OpenVINO keeps tensors in the .bin
+    layout (narrow types packed), and its Python API would convert ml_dtypes arrays by value
+    (bf16 through float16) or refuse them: every type but numpy's own goes in as bytes."""
+    et = et_table.from_dtype(value.dtype)
+    if et.kind == "string":
+        return ov.Tensor(np.asarray(value, dtype=str))
+    if value.dtype.type.__module__ == "numpy" and value.dtype.names is None:
+        return np.ascontiguousarray(value)
+    raw = np.frombuffer(bin_layout.encode(et, value), np.uint8)
+    return ov.Tensor(raw, ov.Shape(list(value.shape)), getattr(ov.Type, et.name))
+
+
+def _from_ov_tensor(ov, tensor) -> np.ndarray:
+    """The inverse of :func:`_ov_tensor`, for an output (padding bits are ignored)."""
+    et = et_table.from_name(tensor.element_type.get_type_name())
+    shape = tuple(tensor.shape)
+    if et.kind == "string":
+        return np.array(tensor.str_data, dtype=object).reshape(shape)
+    if et.dtype.type.__module__ == "numpy" and et.dtype.names is None:
+        return np.array(tensor.data, copy=True)
+    raw = np.asarray(tensor.data).view(np.uint8).tobytes()
+    return bin_layout.decode(et, raw, 0, len(raw), shape).copy()
 
 
 def compare(model: Model, inputs: dict[str, np.ndarray], ov, weights=None, rtol=0.0,
@@ -252,6 +266,13 @@ def execute(args) -> int:
     ov = _openvino()
     if ov is None:
         print(f"error: {INSTALL_OPENVINO}", file=sys.stderr)
+        return 1
+    crashing = [n for n in model.nodes if n.type == "Reverse" and n.inputs[0].source is not None
+                and n.inputs[0].source.element_type == et_table.ElementType.string]
+    if crashing:
+        print(f"error: {args.model}: OpenVINO's CPU plugin aborts the process after Reverse on "
+              f"strings ('{crashing[0].name}'; docs/compatibility.md); nothing to compare with",
+              file=sys.stderr)
         return 1
     foreign = _not_openvino_layers(model)
     if foreign:

@@ -151,3 +151,41 @@ def test_bad_model_is_one_line_exit_1(edited):
 def test_bad_options_are_usage_errors(flag):
     proc = run_cli("compare", CHAIN, flag)
     assert proc.returncode == 2 and "Traceback" not in proc.stderr
+
+
+def _flip_model(tmp_path, type_name):
+    import irexec
+    from irexec.ir.builder import ModelBuilder
+
+    b = ModelBuilder(f"flip_{type_name}")
+    x = b.parameter("x", type_name, [3, 5])
+    b.result(b.op("Reverse", x, b.constant(np.array([1], np.int64)), mode="index", name="y"),
+             "out")
+    path = tmp_path / f"{type_name}.xml"
+    irexec.save_model(b.build(), path)
+    return path
+
+
+@pytest.mark.parametrize("type_name", ["bf16", "f8e4m3", "f8e5m2", "f8e8m0", "i4", "u4",
+                                       "boolean"])
+def test_narrow_and_ml_dtypes_types_go_to_openvino_bit_for_bit(tmp_path, type_name):
+    pytest.importorskip("openvino")
+    code, out, err = irexec_cli("compare", _flip_model(tmp_path, type_name))
+    assert code == 0, out + err
+    assert rows(out)["y"][3] == "bit-exact"
+
+
+@pytest.mark.parametrize("type_name", ["u2", "nf4", "f4e2m1"])
+def test_openvinos_wrong_reverse_of_narrow_types_is_named(tmp_path, type_name):
+    """OpenVINO's CPU plugin gets Reverse on these wrong (docs/compatibility.md)."""
+    pytest.importorskip("openvino")
+    code, out, err = irexec_cli("compare", _flip_model(tmp_path, type_name))
+    assert code == 1 and "first diverging layer: 'y' (Reverse)" in out + err
+
+
+def test_types_openvino_refuses_or_crashes_on_are_one_line(tmp_path):
+    pytest.importorskip("openvino")
+    one_error(run_cli("compare", _flip_model(tmp_path, "u1")), None, None, None, None,
+              "Input image format u1 is not supported")
+    one_error(run_cli("compare", _flip_model(tmp_path, "string")), None, None, None, None,
+              "aborts the process")
