@@ -14,8 +14,9 @@ from those two (measured with tools/bench.py; see docs/performance.md):
   reversed but the rows in reverse order, which a row-order copy into the output undoes while
   the buffer is still in cache;
 * 1- and 2-byte elements move as 64-bit words where a row is a whole number of words: the words
-  are reversed as above, then a byteswap (for 1-byte elements) or a byteswap of the words and
-  then of each 16-bit element (for 2-byte elements) reverses the elements inside each word.
+  are reversed as above while numpy casts them from the other byte order (one pass that also
+  reverses the bytes of each word), then, for 2-byte elements, a byteswap of each 16-bit
+  element in cache puts the bytes of each element back in order.
 
 Elements are moved as unsigned integers of their size (or opaque bytes), never as their own
 type, so every dtype (floats with NaN payloads, ml_dtypes' 1-byte types) is copied bit for bit.
@@ -34,6 +35,7 @@ _BLOCK_BYTES = 512 * 1024  # a block and its buffer stay in L2 (1 MiB per core h
 _MIN_SLAB_BYTES = 16 * 1024  # below this, numpy's own copy costs less than our Python loop
 _SMALL_BYTES = 4096  # numpy's own flip: least overhead per call
 _WORD = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
+_SWAPPED = np.dtype(np.uint64).newbyteorder()  # a copy cast from it byteswaps each word
 
 
 def flip(data: np.ndarray, axes) -> np.ndarray:
@@ -114,11 +116,13 @@ def _flip_rows(dst, src, shape, flags) -> None:
         for r0 in range(0, rows, block_rows):
             r1 = min(rows, r0 + block_rows)
             k = r1 - r0
-            np.copyto(flat[:k * m], s[r0:r1].reshape(-1)[::-1])
             if words:
-                buf[:k].byteswap(inplace=True)
+                # Reversed words, cast from the other byte order: one pass reverses the bytes.
+                np.copyto(flat[:k * m], s[r0:r1].reshape(-1).view(_SWAPPED)[::-1])
                 if narrow is not None:
                     narrow[:k].byteswap(inplace=True)
+            else:
+                np.copyto(flat[:k * m], s[r0:r1].reshape(-1)[::-1])
             np.copyto(d[r0:r1], buf[k - 1::-1])
 
 
@@ -135,8 +139,6 @@ def _flip_1d(dst, src, itemsize) -> None:
     chunk = max(1, _BLOCK_BYTES // 8)
     for c0 in range(0, n, chunk):
         c1 = min(n, c0 + chunk)
-        part = dst[c0:c1]
-        np.copyto(part, src[n - c1:n - c0][::-1])
-        part.byteswap(inplace=True)
+        np.copyto(dst[c0:c1], src[n - c1:n - c0].view(_SWAPPED)[::-1])
         if narrow is not None:
             narrow[4 * c0:4 * c1].byteswap(inplace=True)

@@ -25,8 +25,12 @@ each distinct value with one fancy-indexed copy) moves a whole block with slice 
 full copy of the data. All-equal lengths are one block written once; when they span the whole
 axis, :func:`irexec.kernels.flip.flip` writes it (near memory speed). Per-fibre lengths use the
 same grouping by distinct value, which measured faster than a ``take_along_axis`` gather with a
-computed index on every layout tried; distinct lengths along the innermost axis are 1-D slices
-of the flat arrays. Outputs come from :mod:`irexec.kernels.buffers` (reused memory in a run).
+computed index on every layout tried. Distinct lengths along the innermost axis (rows of at
+least ``_MIN_ROW_BYTES``): a block of rows is reversed at once in cache by the flip's 1-D
+reversal (1-byte elements as 64-bit words, byteswapped by a cast), copied as it is, and each
+row's reversed prefix then moved into place by a memoryview slice (a C memmove with no numpy
+call per row); shorter rows are 1-D slices of the flat arrays. Outputs come from
+:mod:`irexec.kernels.buffers` (reused memory in a run).
 """
 
 from __future__ import annotations
@@ -34,7 +38,10 @@ from __future__ import annotations
 import numpy as np
 
 from irexec.kernels import buffers
-from irexec.kernels.flip import flip
+from irexec.kernels.flip import _WORD, _flip_1d, flip
+
+_MIN_ROW_BYTES = 64  # shorter rows: the per-row loop costs more than numpy's grouped copies
+_ROWS_BLOCK_BYTES = 512 * 1024  # rows reversed together in a buffer that stays in L2
 
 
 def reverse_subsequences(data, lengths, axis: int) -> np.ndarray:
@@ -69,6 +76,15 @@ def reverse_subsequences(data, lengths, axis: int) -> np.ndarray:
                 index[d] = part[k]
             _move(out, data, index, axis, n, dim, whole=True)
         return out
+    if (axis == data.ndim - 1 and lengths.shape[:-1] == data.shape[:-1]
+            and data.flags.c_contiguous and not data.dtype.hasobject
+            and data.dtype.itemsize in _WORD and dim * data.dtype.itemsize >= _MIN_ROW_BYTES):
+        # A length per innermost row: rows reversed a block at a time in cache, then each
+        # prefix copied into place by a memoryview (a C memmove, no numpy call per row).
+        if out is None:
+            out = buffers.empty(data.shape, data.dtype)
+        _innermost_rows(out, data, flat, dim)
+        return out
     # A copy, then only the reversed prefixes written again: measured fastest.
     out = buffers.copy(data) if out is None else _copied_into(out, data)
     if distinct.size * 4 < rows.size:
@@ -93,6 +109,37 @@ def reverse_subsequences(data, lengths, axis: int) -> np.ndarray:
                 index[d] = part[k]
             _move(out, data, index, axis, n, dim, whole=False)
     return out
+
+
+def _innermost_rows(out: np.ndarray, data: np.ndarray, lengths: np.ndarray, dim: int) -> None:
+    """``out``'s rows (the innermost fibres of C-contiguous ``data``) with their first
+    ``lengths[r]`` elements reversed. Per block of rows of about ``_ROWS_BLOCK_BYTES``: the
+    block is reversed as one 1-D sequence into a buffer (every row reversed, the rows in
+    reverse order; 1- and 2-byte elements as 64-bit words, see flip._flip_1d) and copied as
+    it is into ``out``; then each row's reversed prefix, the last ``n`` elements of its
+    reversed row in the buffer, overwrites the row's first ``n`` elements."""
+    itemsize = data.dtype.itemsize
+    word = _WORD[itemsize]
+    src = data.view(word).reshape(-1)
+    dst = out.view(word).reshape(-1)
+    rows = src.size // dim
+    block = max(8, _ROWS_BLOCK_BYTES // (dim * itemsize) // 8 * 8)  # 8 rows: whole words
+    block = min(block, rows)
+    buf = np.empty(block * dim, word)
+    target, reversed_rows = memoryview(dst), memoryview(buf)
+    counts = lengths.tolist()
+    for r0 in range(0, rows, block):
+        r1 = min(rows, r0 + block)
+        size = (r1 - r0) * dim
+        part = src[r0 * dim:r0 * dim + size]
+        _flip_1d(buf[:size], part, itemsize)
+        np.copyto(dst[r0 * dim:r0 * dim + size], part)
+        start, end = r0 * dim, size  # a row in out, and the end of its reversed copy in buf
+        for n in counts[r0:r1]:
+            if n > 1:
+                target[start:start + n] = reversed_rows[end - n:end]
+            start += dim
+            end -= dim
 
 
 def _copied_into(out: np.ndarray, data: np.ndarray) -> np.ndarray:

@@ -215,3 +215,48 @@ def test_property_per_fibre_equals_a_per_fibre_loop(case):
     out = reverse_subsequences(data, lengths, axis)
     assert_same_bits(out, reverse_fibres_loop(data, lengths, axis))
     assert_same_bits(reverse_subsequences(out, lengths, axis), data)
+
+
+@st.composite
+def innermost_row_cases(draw):
+    """Per-row lengths along the innermost axis with rows long enough for the blocked path
+    (rows reversed a block at a time, prefixes moved by memoryview), blocks of any size."""
+    type_name = draw(st.sampled_from(TYPE_NAMES))
+    itemsize = max(1, random_values(type_name, (1,), np.random.default_rng(0)).dtype.itemsize)
+    dim = draw(st.integers(1, 80)) if draw(st.booleans()) else draw(st.integers(64, 300))
+    lead = tuple(draw(st.lists(st.integers(1, 6), min_size=1, max_size=3)))
+    rows = int(np.prod(lead))
+    lengths = np.array(draw(st.lists(st.integers(0, dim), min_size=rows, max_size=rows)),
+                       np.int64).reshape(lead + (1,))
+    block = draw(st.sampled_from([1, 64, 1000, dim * itemsize * 3, 1 << 20]))
+    min_row = draw(st.sampled_from([0, 64]))
+    seed = draw(st.integers(0, 2**32 - 1))
+    return lead + (dim,), lengths, type_name, block, min_row, seed
+
+
+@settings(max_examples=150, deadline=None)
+@given(innermost_row_cases())
+def test_property_innermost_rows_in_blocks_equal_a_loop(case):
+    import importlib
+
+    kernel = importlib.import_module("irexec.kernels.reverse_subsequences")
+    shape, lengths, type_name, block, min_row, seed = case
+    data = random_values(type_name, shape, np.random.default_rng(seed))
+    saved = kernel._ROWS_BLOCK_BYTES, kernel._MIN_ROW_BYTES
+    kernel._ROWS_BLOCK_BYTES, kernel._MIN_ROW_BYTES = block, min_row
+    try:
+        out = reverse_subsequences(data, lengths, -1)
+    finally:
+        kernel._ROWS_BLOCK_BYTES, kernel._MIN_ROW_BYTES = saved
+    assert_same_bits(out, reverse_fibres_loop(data, lengths, data.ndim - 1))
+    assert out.flags.c_contiguous and not np.shares_memory(out, data)
+
+
+@pytest.mark.parametrize("type_name", TYPE_NAMES)
+def test_large_innermost_rows_every_type(type_name):
+    """A [70, 4099] tensor: several blocks, rows that are not a whole number of words."""
+    rng = np.random.default_rng(11)
+    data = random_values(type_name, (70, 4099), rng)
+    lengths = rng.integers(0, 4100, 70).reshape(70, 1)
+    out = reverse_subsequences(data, lengths, 1)
+    assert_same_bits(out, reverse_fibres_loop(data, lengths, 1))
