@@ -73,8 +73,24 @@ def reverse_subsequences():
     return b.build()
 
 
+def narrow_types():
+    """Packed and 8-bit element types: u4 weights (two per byte in the .bin) and the nf4
+    codebook converted to floats, and an f8e4m3 input reversed."""
+    b = ModelBuilder("narrow_types")
+    weights = b.constant(np.arange(32, dtype=np.uint8).reshape(4, 8) % 16, "u4", name="weights")
+    b.result(b.op("Convert", weights, destination_type="f32", name="dequantized"),
+             name="dequantized_out")
+    codebook = b.constant(np.arange(16, dtype=np.uint8), "nf4", name="nf4_codes")
+    b.result(b.op("Convert", codebook, destination_type="f16", name="codebook"),
+             name="codebook_out")
+    x = b.parameter("x", "f8e4m3", [2, 8])
+    axes = b.constant(np.array([1], np.int64), name="axes")
+    b.result(b.op("Reverse", x, axes, mode="index", name="flipped"), name="flipped_out")
+    return b.build()
+
+
 SAMPLES = [reverse_index, reverse_mask, reverse_sequence, convert_reverse_chain,
-           reverse_subsequences]
+           reverse_subsequences, narrow_types]
 
 
 def main(outdir: str) -> int:

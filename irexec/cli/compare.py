@@ -186,16 +186,16 @@ def run_openvino(ov, model: Model, weights, inputs: dict[str, np.ndarray],
         compiled = core.compile_model(ov_model, "CPU", OV_CONFIG)
         request = compiled.create_infer_request()
         order = {p.get_friendly_name(): i for i, p in enumerate(ov_model.get_parameters())}
-        request.infer({order[name]: _ov_tensor(ov, value) for name, value in inputs.items()})
+        request.infer({order[name]: openvino_tensor(ov, value) for name, value in inputs.items()})
     except Exception as e:
         raise OracleError(f"OpenVINO cannot run the model: {_first_line(e)}") from None
     out = {}
     for key, i in index.items():
-        out[key] = _from_ov_tensor(ov, request.get_tensor(compiled.outputs[i]))
+        out[key] = from_openvino_tensor(ov, request.get_tensor(compiled.outputs[i]))
     return out
 
 
-def _ov_tensor(ov, value: np.ndarray):
+def openvino_tensor(ov, value: np.ndarray):
     """An OpenVINO tensor holding ``value`` bit for bit. OpenVINO keeps tensors in the .bin
     layout (narrow types packed), and its Python API would convert ml_dtypes arrays by value
     (bf16 through float16) or refuse them: every type but numpy's own goes in as bytes."""
@@ -208,8 +208,8 @@ def _ov_tensor(ov, value: np.ndarray):
     return ov.Tensor(raw, ov.Shape(list(value.shape)), getattr(ov.Type, et.name))
 
 
-def _from_ov_tensor(ov, tensor) -> np.ndarray:
-    """The inverse of :func:`_ov_tensor`, for an output (padding bits are ignored)."""
+def from_openvino_tensor(ov, tensor) -> np.ndarray:
+    """The inverse of :func:`openvino_tensor`, for an output (padding bits are ignored)."""
     et = et_table.from_name(tensor.element_type.get_type_name())
     shape = tuple(tensor.shape)
     if et.kind == "string":

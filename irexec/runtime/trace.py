@@ -22,7 +22,7 @@ from pathlib import Path
 import numpy as np
 
 from irexec.errors import IRError
-from irexec.io.arrays import to_file
+from irexec.io.arrays import from_file, to_file
 from irexec.ir import element_type as et_table
 from irexec.ir.model import Model, Node
 from irexec.validate.diagnostic import Location
@@ -127,8 +127,16 @@ def _crc32(array: np.ndarray) -> str | None:
 
 
 def load_trace(folder) -> dict[tuple[str, int], np.ndarray]:
-    """A trace folder read back: ``{(layer name, port): array}`` in run order."""
+    """A trace folder read back: ``{(layer name, port): array}`` in run order, each array in
+    irexec's in-memory form (the files hold narrow types as docs/element-types.md says)."""
     folder = Path(folder)
     index = json.loads((folder / INDEX).read_text(encoding="utf-8"))
-    return {(e["layer"], e["port"]): np.load(folder / e["file"], allow_pickle=False)
-            for e in index["layers"]}
+    out = {}
+    for e in index["layers"]:
+        array = np.load(folder / e["file"], allow_pickle=False)
+        try:
+            et = et_table.from_name(e["element_type"])
+        except KeyError:
+            et = None
+        out[(e["layer"], e["port"])] = from_file(array, et) if et is not None else array
+    return out

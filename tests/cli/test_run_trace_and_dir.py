@@ -32,8 +32,10 @@ def _check_trace(path, folder) -> None:
     assert code == 0, err
     assert tables(out)["outputs"] == tables(irexec_cli("run", path)[1])["outputs"]  # unchanged
     index = json.loads((folder / "index.json").read_text())
-    computed = [n for n in model.topological_order()
-                if n.type not in ("Constant", "Result") and n.id in model.needed_nodes()]
+    needed = model.needed_nodes()  # the inputs first, then every computed layer in order
+    computed = [n for n in model.parameters if n.id in needed] + [
+        n for n in model.topological_order()
+        if n.type not in ("Constant", "Result", "Parameter") and n.id in needed]
     assert [e["layer"] for e in index["layers"]] == [n.name for n in computed]
     traced = load_trace(folder)
     for name, array in inputs.items():
@@ -45,7 +47,7 @@ def _check_trace(path, folder) -> None:
             assert got.dtype == expected[name].dtype
             assert np.array_equal(got, expected[name])
     for entry in index["layers"]:
-        array = np.load(folder / entry["file"])
+        array = traced[(entry["layer"], entry["port"])]
         assert entry["shape"] == list(array.shape) and entry["crc32"] == crc(array)
 
 

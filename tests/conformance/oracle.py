@@ -8,10 +8,10 @@ otherwise change.
 
 from __future__ import annotations
 
-import ml_dtypes
 import numpy as np
 
 import irexec
+from irexec.cli.compare import from_openvino_tensor, openvino_tensor
 
 OV_CONFIG = {"INFERENCE_PRECISION_HINT": "f32"}
 
@@ -52,23 +52,14 @@ def run_openvino(ov, xml, inputs: dict, names: list[str]) -> dict[str, np.ndarra
     for name in names:
         matches = [o for o in compiled.outputs if name in o.get_names()]
         assert len(matches) == 1, (name, [o.get_names() for o in compiled.outputs])
-        tensor = request.get_tensor(matches[0])
-        data = np.array(tensor.data, copy=True)
-        if tensor.element_type == ov.Type.bf16:  # the Python API shows bf16 bits as float16
-            data = data.view(np.uint16).view(ml_dtypes.bfloat16)
-        out[name] = data
+        out[name] = from_openvino_tensor(ov, request.get_tensor(matches[0]))
     return out
 
 
 def _ov_tensor(ov, value):
-    """numpy -> what OpenVINO's infer takes. bf16 goes in as raw bits: the Python API would
-    otherwise convert an ml_dtypes.bfloat16 array by value through float16."""
-    value = np.asarray(value)
-    if value.dtype == ml_dtypes.bfloat16:
-        tensor = ov.Tensor(ov.Type.bf16, ov.Shape(list(value.shape)))
-        tensor.data[...] = value.view(np.uint16).view(tensor.data.dtype)
-        return tensor
-    return np.ascontiguousarray(value)
+    """numpy -> what OpenVINO's infer takes, bit for bit for every element type (narrow types
+    packed as OpenVINO holds them; see irexec.cli.compare)."""
+    return openvino_tensor(ov, np.asarray(value))
 
 
 def run_both(ov, xml, inputs: dict):
