@@ -21,7 +21,7 @@ import numpy as np
 
 from irexec.api import compile_model, read_model
 from irexec.cli.columns import aligned
-from irexec.cli.run import _load_inputs, _seed
+from irexec.cli.run import _load_inputs, _seed, _type_name
 from irexec.cli.usage import UsageError
 from irexec.io import bin_layout
 from irexec.ir import element_type as et_table
@@ -80,13 +80,6 @@ class LayerResult:
     @property
     def agrees(self) -> bool:
         return self.verdict != "DIFFERS"
-
-
-def _type_name(array: np.ndarray) -> str:
-    try:
-        return et_table.from_dtype(array.dtype).name
-    except KeyError:
-        return str(array.dtype)
 
 
 def _describe(array: np.ndarray) -> str:
