@@ -12,12 +12,12 @@ import os
 import sys
 import traceback
 
-from irexec.cli import compare, convert, graph, info, ops_cmd, run, validate
+from irexec.cli import bench, compare, convert, graph, info, ops_cmd, run, validate
 from irexec.cli.usage import UsageError
 from irexec.errors import IRError
 
 COMMANDS = {"run": run, "validate": validate, "ops": ops_cmd, "convert": convert, "info": info,
-            "graph": graph, "compare": compare}
+            "graph": graph, "compare": compare, "bench": bench}
 
 
 def build_parser() -> argparse.ArgumentParser:

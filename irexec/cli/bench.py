@@ -1,0 +1,103 @@
+"""``irexec bench MODEL``: how long a model takes to read, compile and run, on this machine.
+
+Times one model (the fixed suite that measures irexec itself against memcpy, numpy and OpenVINO
+is ``tools/bench.py``): read_model and compile_model once, then ``--warmup`` calls and
+``--runs`` timed calls on the same inputs (given with --input, else generated from --seed). It
+reports the median, the fastest and the slowest call, the median's bytes per second (inputs plus
+outputs) and the peak resident memory. A progress bar shows on a terminal, never when piped.
+"""
+
+from __future__ import annotations
+
+import resource
+import sys
+import time
+
+import numpy as np
+
+from irexec.api import compile_model, read_model
+from irexec.cli.progress import Progress
+from irexec.cli.run import _load_inputs, _seed
+from irexec.cli.usage import UsageError
+from irexec.runtime.inputs import make_inputs
+
+
+def add_parser(sub) -> None:
+    p = sub.add_parser("bench", help="time reading, compiling and running a model",
+                       description="Time read_model, compile_model and repeated calls of one "
+                                   "model on the same inputs; print the median call and the "
+                                   "peak memory.")
+    p.add_argument("model", help="the model's .xml file, or an .onnx file (needs irexec[onnx])")
+    p.add_argument("--weights", metavar="BIN", help="the .bin file (default: beside the .xml)")
+    p.add_argument("--input", "-i", action="append", default=[], metavar="NAME=FILE.npy",
+                   help="an input value from a .npy file (repeatable); others are generated")
+    p.add_argument("--seed", type=_seed, default=0, help="seed for generated inputs (default 0)")
+    p.add_argument("--runs", "-n", type=int, default=20, help="timed calls (default 20)")
+    p.add_argument("--warmup", type=int, default=2, help="untimed calls first (default 2)")
+
+
+def _duration(seconds: float) -> str:
+    for unit, scale in (("s", 1.0), ("ms", 1e-3), ("us", 1e-6)):
+        if seconds >= scale or unit == "us":
+            return f"{seconds / scale:.3g} {unit}"
+    raise AssertionError
+
+
+def _rate(nbytes: int, seconds: float) -> str:
+    if seconds <= 0:
+        return "-"
+    rate = nbytes / seconds
+    for unit in ("B/s", "KiB/s", "MiB/s", "GiB/s"):
+        if rate < 1024 or unit == "GiB/s":
+            return f"{rate:.3g} {unit}"
+        rate /= 1024
+    raise AssertionError
+
+
+def _peak_rss_mib() -> float:
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss  # KiB on Linux, bytes on macOS
+    return peak / (1024 * 1024) if sys.platform == "darwin" else peak / 1024
+
+
+def execute(args) -> int:
+    if args.runs < 1:
+        raise UsageError("argument --runs: must be at least 1")
+    if args.warmup < 0:
+        raise UsageError("argument --warmup: must be 0 or more")
+    start = time.perf_counter()
+    model = read_model(args.model, args.weights)
+    read_time = time.perf_counter() - start
+    start = time.perf_counter()
+    compiled = compile_model(model)
+    compile_time = time.perf_counter() - start
+    given = _load_inputs(args.input, compiled, args.model)
+    inputs = {**given, **make_inputs(model, given, args.seed)}
+    input_bytes = sum(np.asarray(v).nbytes for v in inputs.values())
+    times = []
+    output_bytes = 0
+    with Progress(args.warmup + args.runs) as progress:
+        for i in range(args.warmup + args.runs):
+            warm = i < args.warmup
+            progress.start("warm-up" if warm else f"run {i - args.warmup + 1}")
+            start = time.perf_counter()
+            outputs = compiled(inputs)
+            elapsed = time.perf_counter() - start
+            if not warm:
+                times.append(elapsed)
+            output_bytes = sum(np.asarray(v).nbytes for v in outputs.values())
+            del outputs
+            progress.advance()
+    median = float(np.median(times))
+    layers = sum(1 for n in model.nodes if n.type not in ("Parameter", "Constant", "Result"))
+    plural = "s" * (layers != 1)
+    print(f"model:    {args.model} ({layers} layer{plural} to run, "
+          f"{len(model.nodes)} in all)")
+    print(f"read:     {_duration(read_time)}")
+    print(f"compile:  {_duration(compile_time)}")
+    print(f"call:     median {_duration(median)}, fastest {_duration(min(times))}, slowest "
+          f"{_duration(max(times))} ({args.runs} run{'s' * (args.runs != 1)} after "
+          f"{args.warmup} warm-up)")
+    print(f"data:     {input_bytes + output_bytes} bytes in and out per call, "
+          f"{_rate(input_bytes + output_bytes, median)} at the median")
+    print(f"memory:   peak resident {_peak_rss_mib():.1f} MiB")
+    return 0
