@@ -77,6 +77,8 @@ def _check_spec_rules(ctx: InferContext) -> None:
 def _declared_matches(declared: PartialShape, inferred: PartialShape) -> bool:
     """XML dims agree with inference when each is -1 or a size the inferred dim allows (a
     static 5 inside an inferred 2..10 agrees: the file may know more than the graph says)."""
+    if declared._dims == inferred._dims:
+        return True  # the same dims (the common case)
     if not inferred.rank_is_static:
         return True  # OpenVINO writes no <dim> for a dynamic rank; any dims are possible
     if len(declared) != len(inferred):
@@ -102,7 +104,8 @@ def _compare_declared(node: Node, types: dict, diags: Diagnostics) -> None:
                       _port_location(node, port))
     for port in node.outputs:
         t = types.get(port)
-        if (t is not None and port.precision is not None and not port.precision.is_dynamic
+        if (t is not None and port.precision is not None and port.precision is not t.element_type
+                and not port.precision.is_dynamic
                 and not t.element_type.is_dynamic and port.precision != t.element_type):
             diags.add("IR402", f"output port {port.port_id} declares precision "
                                f"{port.precision.precision} but the tensor is {t.element_type} "

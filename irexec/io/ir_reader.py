@@ -21,6 +21,7 @@ from lxml import etree
 from irexec.errors import IRError
 from irexec.io import ir_text
 from irexec.io.weights import Weights, WeightsError
+from irexec.ir.element_type import ElementType
 from irexec.ir.model import InputPort, Model, Node, OutputPort, RtInfo
 from irexec.ir.shape import PartialShape
 from irexec.ops import registry
@@ -60,8 +61,10 @@ class _Reader:
         # repeat the problem, so they are not reported again.
         self.broken: set[str] = set()
         self.feeds_broken: set[int] = set()  # layers whose edges go into broken layers
-        self._lines: list[bytes] = []
-        self._ordinal: dict = {}
+        self._data = b""
+        self._lines: list[bytes] | None = None
+        self._ops: dict[tuple[str, str], object] = {}  # (type, version) -> op or LookupFailure
+        self._values: dict = {}  # (id of the Attr, text) -> its parsed value, when immutable
 
     def loc(self, element=None, node: Node | None = None, layer=None) -> Location:
         line = element.sourceline if element is not None else None
@@ -76,23 +79,47 @@ class _Reader:
         return Location(self.path, line, column=column)
 
     def index_columns(self, root, data: bytes) -> None:
-        """lxml knows each element's line but not its column: find the k-th ``<tag`` on that
-        line for the k-th element with that tag there."""
-        self._lines = data.split(b"\n")
-        self._ordinal = {}
-        counts: dict[tuple[int, str], int] = {}
-        for element in root.iter(tag=etree.Element):
-            key = (element.sourceline, element.tag)
-            self._ordinal[element] = counts.get(key, 0)
-            counts[key] = self._ordinal[element] + 1
+        """lxml knows each element's line but not its column: ``column`` finds the k-th
+        ``<tag`` on that line for the k-th element with that tag there. Nothing is computed
+        until a column is asked for."""
+        self._data = data
+        self._lines = None
 
     def column(self, element) -> int | None:
-        if element is None or element not in self._ordinal or not element.sourceline:
+        if element is None or not isinstance(element.tag, str) or not element.sourceline:
             return None
-        line = self._lines[element.sourceline - 1].decode("utf-8", "replace")
+        number, tag = element.sourceline, element.tag
+        if self._lines is None:
+            self._lines = self._data.split(b"\n")
+        text = self._lines[number - 1]
+        at = text.find(b"<" + tag.encode())
+        if at < 0:
+            return None
+        prefix = text[:at]
+        if b"<" not in prefix and b">" not in prefix and prefix.isascii():
+            return at + 1  # no tag before it on the line: no earlier element there
+        # How many elements with this tag start earlier on the same line: walk back in
+        # document order (lines never decrease along it) until an element on an earlier line.
+        ordinal, x = 0, element
+        while True:
+            previous = x.getprevious()
+            if previous is None:
+                x = x.getparent()
+                if x is None:
+                    break
+            else:
+                x = previous
+                while len(x):
+                    x = x[-1]  # the last element inside comes just before
+            if isinstance(x.tag, str):
+                if x.sourceline != number:
+                    break
+                if x.tag == tag:
+                    ordinal += 1
+        line = text.decode("utf-8", "replace")
         start = -1
-        for _ in range(self._ordinal[element] + 1):
-            start = line.find("<" + element.tag, start + 1)
+        for _ in range(ordinal + 1):
+            start = line.find("<" + tag, start + 1)
             if start < 0:
                 return None
         return start + 1
@@ -159,23 +186,31 @@ class _Reader:
                            self.loc(layer, layer=layer))
             return None
         type_name, version = layer.get("type"), layer.get("version")
-        try:
-            op = registry.lookup(type_name, version)
-        except registry.LookupFailure as e:
-            self.diags.add("IR103", str(e), self.loc(layer, layer=layer))
+        op = self._ops.get((type_name, version))
+        if op is None:
+            try:
+                op = registry.lookup(type_name, version)
+            except registry.LookupFailure as e:
+                op = e
+            self._ops[type_name, version] = op
+        if isinstance(op, registry.LookupFailure):
+            self.diags.add("IR103", str(op), self.loc(layer, layer=layer))
             op = None
         node = Node(id=layer_id, name=layer.get("name"),
                     type=op.spec.type if op else type_name, version=version, op=op,
                     line=layer.sourceline, file=self.path, column=self.column(layer))
-        node.rt_info = read_rt_info(_child(layer, "rt_info"))
-        self.read_ports(node, layer)
+        first = {}  # the first child element of each tag (one pass over the children)
+        for child in layer:
+            first.setdefault(child.tag, child)
+        node.rt_info = read_rt_info(first.get("rt_info"))
+        self.read_ports(node, layer, first)
         if op is not None:
-            self.read_attrs(node, layer)
+            self.read_attrs(node, layer, first.get("data"))
         return node
 
-    def read_ports(self, node: Node, layer) -> None:
+    def read_ports(self, node: Node, layer, first=None) -> None:
         for section, is_input in (("input", True), ("output", False)):
-            block = _child(layer, section)
+            block = _child(layer, section) if first is None else first.get(section)
             if block is None:
                 continue
             seen = set()
@@ -196,7 +231,15 @@ class _Reader:
                     continue
                 seen.add(port_id)
                 dims = []
-                for dim in _children(port, "dim"):
+                port_rt_info = None
+                dim_elements = []
+                for child in port:
+                    tag = child.tag
+                    if tag == "dim":
+                        dim_elements.append(child)
+                    elif tag == "rt_info" and port_rt_info is None:
+                        port_rt_info = child
+                for dim in dim_elements:
                     try:
                         dims.append(ir_text.parse_dim_element(dim.text))
                     except ValueError as e:
@@ -208,7 +251,7 @@ class _Reader:
                             self.diags.add("IR105", f"{section} port {port_id}: {e}",
                                            self.loc(dim, node))
                         dims.append(None)
-                declared = None if None in dims else PartialShape(dims)
+                declared = None if None in dims else PartialShape._of(tuple(dims))
                 precision = None
                 if port.get("precision") is not None:
                     try:
@@ -217,7 +260,7 @@ class _Reader:
                         if not is_input:  # OpenVINO ignores input precisions altogether
                             self.diags.add("IR106", f"output port {port_id}: {e}",
                                            self.loc(port, node))
-                rt_info = read_rt_info(_child(port, "rt_info"))
+                rt_info = read_rt_info(port_rt_info) if port_rt_info is not None else []
                 if is_input:
                     node.inputs.append(InputPort(node, len(node.inputs), port_id, declared,
                                                  precision, rt_info, port.sourceline,
@@ -238,8 +281,9 @@ class _Reader:
                                     f"they are matched by order, but OpenVINO's writer numbers "
                                     f"inputs 0..n-1 and outputs from n", self.loc(layer, node))
 
-    def read_attrs(self, node: Node, layer) -> None:
-        data = _child(layer, "data")
+    def read_attrs(self, node: Node, layer, data=False) -> None:
+        if data is False:
+            data = _child(layer, "data")
         raw = dict(data.attrib) if data is not None else {}
         ignored = {}
         if node.type == "Result":
@@ -248,23 +292,29 @@ class _Reader:
             ignored = {k: raw.pop(k) for k in ("output_names",) if k in raw}
             if layer.get("output_names") is not None:
                 raw["output_names"] = layer.get("output_names")
-        where = self.loc(data if data is not None else layer, node)
+        def where():  # the location, worked out only for a diagnostic
+            return self.loc(data if data is not None else layer, node)
+
         for attr in node.op.spec.attrs:
             if attr.name not in raw:
                 if attr.required:
-                    self.diags.add("IR301", f"attribute '{attr.name}' is required", where)
+                    self.diags.add("IR301", f"attribute '{attr.name}' is required", where())
                     node.broken = True
                 else:
                     node.attrs[attr.name] = attr.default
                 continue
             text = raw.pop(attr.name)
-            try:
-                node.attrs[attr.name] = attr.coerce(ir_text.parse_attr(attr.kind, text))
-            except ValueError as e:
-                self.diags.add("IR302", f"attribute '{attr.name}': {e}", where)
-                node.broken = True
-                continue
-            value = node.attrs[attr.name]
+            value = self._values.get((id(attr), text), self._values)
+            if value is self._values:  # not parsed yet in this file
+                try:
+                    value = attr.coerce(ir_text.parse_attr(attr.kind, text))
+                except ValueError as e:
+                    self.diags.add("IR302", f"attribute '{attr.name}': {e}", where())
+                    node.broken = True
+                    continue
+                if isinstance(value, _IMMUTABLE):
+                    self._values[id(attr), text] = value
+            node.attrs[attr.name] = value
             if attr.kind == "element_type" and not value.in_ir and not (
                     value.is_dynamic and attr.dynamic_ok):
                 what = ("is not an OpenVINO element type (irexec holds it for ONNX models only)"
@@ -272,17 +322,17 @@ class _Reader:
                         if value.is_supported else "is not supported yet")
                 self.diags.add("IR505", f"attribute '{attr.name}': element type {value} {what} "
                                         f"(supported: "
-                                        f"{', '.join(e.name for e in _supported())})", where)
+                                        f"{', '.join(e.name for e in _supported())})", where())
                 del node.attrs[attr.name]
                 node.broken = True
         for name in raw:
             self.diags.add("IR310", f"attribute '{name}' is not one {node.type}-"
                                     f"{node.op.spec.since} takes; it is ignored "
                                     f"(known: {', '.join(a.name for a in node.op.spec.attrs)})",
-                           where)
+                           where())
         for name in ignored:
             self.diags.add("IR310", f"attribute '{name}' belongs on the <layer> element, not in "
-                                    f"<data>; it is ignored", where)
+                                    f"<data>; it is ignored", where())
         node.extra_attrs = {**raw, **ignored}
         if node.type == "Constant" and all(a.name in node.attrs for a in node.op.spec.attrs):
             a = node.attrs
@@ -295,7 +345,7 @@ class _Reader:
                 else:
                     node.value = self.weights.tensor(et, shape, offset, size)
             except WeightsError as e:
-                self.diags.add(e.code, str(e), where)
+                self.diags.add(e.code, str(e), where())
                 node.broken = True
                 return
             count = 1
@@ -305,7 +355,7 @@ class _Reader:
             if a["size"] > needed:
                 self.diags.add("IR504", f"size {a['size']} is larger than the {needed} bytes "
                                         f"shape {list(a['shape'])} of {a['element_type']} needs",
-                               where)
+                               where())
 
     # --- edges and graph --------------------------------------------------------------------
 
@@ -313,8 +363,9 @@ class _Reader:
         edges_block = _child(root, "edges")
         excused = set()  # input ports whose edge comes from a broken layer
         for edge in _children(edges_block, "edge") if edges_block is not None else []:
-            ends = [_canonical(edge.get(a, "").strip()) for a in ("from-layer", "to-layer")]
-            if set(ends) & self.broken and all(e in self.broken or (ir_text.is_uint(e) and
+            ends = [_canonical(edge.get(a, "").strip()) for a in ("from-layer", "to-layer")] \
+                if self.broken else ()
+            if ends and set(ends) & self.broken and all(e in self.broken or (ir_text.is_uint(e) and
                                                                     int(e) in nodes)
                                                for e in ends):
                 # An edge of a layer already reported broken: its problem is said; but the
@@ -395,6 +446,9 @@ class _Reader:
         model.weights = self.weights
         check_graph(model, self.diags, self.feeds_broken)
         return model, self.diags
+
+
+_IMMUTABLE = (int, str, bool, float, tuple, ElementType, PartialShape)
 
 
 def _canonical(layer_id: str) -> str:

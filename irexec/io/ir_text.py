@@ -17,6 +17,8 @@ _MAX_DIM = 2**63 - 1
 
 
 def parse_int(text: str) -> int:
+    if text.isdigit() and text.isascii() and len(text) <= 19:  # plain digits: the common case
+        return int(text)
     if not _INT.fullmatch(text):
         raise ValueError(f"'{_short(text)}' is not an integer (of at most 20 digits)")
     value = int(text)
@@ -31,6 +33,8 @@ def _short(text: str, limit: int = 40) -> str:
 
 
 def is_uint(text: str) -> bool:
+    if text.isdigit() and text.isascii() and len(text) <= 20:
+        return True
     return bool(_INT.fullmatch(text)) and int(text) >= 0
 
 
@@ -121,7 +125,9 @@ def parse_static_shape(text: str) -> tuple[int, ...]:
 
 def parse_dim_element(text: str | None) -> Dimension:
     """The text of a port's ``<dim>``: a size, or -1 for a dynamic one."""
-    t = (text or "").strip()
+    t = text.strip() if text else ""
+    if t.isdigit() and t.isascii() and len(t) <= 18:  # plain digits below 2**63: the common case
+        return Dimension.static(int(t))
     if not _INT.fullmatch(t) or int(t) < -1:
         raise ValueError(f"<dim> holds '{t}'; it must be a non-negative integer or -1")
     value = int(t)
@@ -132,6 +138,8 @@ def parse_dim_element(text: str | None) -> Dimension:
 
 def split_names(text: str) -> list[str]:
     """Tensor names: comma-separated, ``\\,`` is a comma inside a name; spaces are kept."""
+    if "\\" not in text:
+        return [n for n in text.split(",") if n != ""]
     names, current, i = [], [], 0
     while i < len(text):
         c = text[i]

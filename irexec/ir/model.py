@@ -4,9 +4,10 @@ Nothing here knows XML. The reader in ``io/`` fills these objects; inference fil
 port's element type and partial shape; the runtime compiles them into a flat plan.
 
 NOTE for developers: an output port *is* the value it carries (as OpenVINO's ``Output``); an input
-port points at the output port feeding it (``source``). The networkx graph mirrors those links with
-one edge per connection (keys are ``(from_index, to_index)``) and is used for ordering and analysis,
-never while running.
+port points at the output port feeding it (``source``). Ordering, cycle detection and reachability
+walk those links directly with plain lists (linear time); a networkx graph mirroring them (one
+edge per connection, keys ``(from_index, to_index)``) is built only when asked for (``graph``) or
+to name the layers of a cycle, and never while running.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-import networkx as nx
+import heapq
 
 from irexec.ir.element_type import ElementType
 from irexec.ir.shape import PartialShape
@@ -163,15 +164,85 @@ class Model:
         self.diagnostics: list[Diagnostic] = []  # warnings found while reading and inferring
         self.weights = None  # the io.weights.Weights the Consts view, kept alive with the model
         self.by_id = {n.id: n for n in nodes}
-        self.graph = nx.MultiDiGraph()
-        for n in nodes:
-            self.graph.add_node(n.id)
-        for n in nodes:
-            for port in n.inputs:
-                if port.source is not None:
-                    self.graph.add_edge(port.source.node.id, n.id,
-                                        key=(port.source.index, port.index))
+        self._graph = None
         self._order: list[Node] | None = None
+        self._kahn_order: list[int] | None = None
+
+    @property
+    def graph(self):
+        """A networkx MultiDiGraph of the layers (built on first use; nothing fast needs it)."""
+        if self._graph is None:
+            import networkx as nx
+
+            graph = nx.MultiDiGraph()
+            for n in self.nodes:
+                graph.add_node(n.id)
+            for n in self.nodes:
+                for port in n.inputs:
+                    if port.source is not None:
+                        graph.add_edge(port.source.node.id, n.id,
+                                       key=(port.source.index, port.index))
+            self._graph = graph
+        return self._graph
+
+    def _edges(self) -> tuple[list[list[int]], list[int]]:
+        """Per layer (by position in ``nodes``): the positions of the layers it feeds, one per
+        connection, and how many connections come in."""
+        position = {id(n): i for i, n in enumerate(self.nodes)}
+        out: list[list[int]] = [[] for _ in self.nodes]
+        indegree = [0] * len(self.nodes)
+        for i, n in enumerate(self.nodes):
+            for port in n.inputs:
+                source = port.source
+                if source is not None:
+                    j = position.get(id(source.node))
+                    if j is not None:
+                        out[j].append(i)
+                        indegree[i] += 1
+        return out, indegree
+
+    def _sorted(self) -> list[int]:
+        """``_kahn()``, worked out once."""
+        if self._kahn_order is None:
+            self._kahn_order = self._kahn()
+        return self._kahn_order
+
+    def _in_file_order(self) -> bool:
+        """True when every connection goes from a layer to a later one: then the file order
+        is the topological order (the smallest ready position first is always the next one)."""
+        position = {id(n): i for i, n in enumerate(self.nodes)}
+        get = position.get
+        for i, n in enumerate(self.nodes):
+            for port in n.inputs:
+                source = port.source
+                if source is not None:
+                    j = get(id(source.node))
+                    if j is not None and j >= i:
+                        return False
+        return True
+
+    def _kahn(self, excluded: set[int] = frozenset()) -> list[int]:
+        """Positions of the layers not in ``excluded`` in topological order (smallest position
+        first among those ready); layers on or behind a cycle never become ready."""
+        if not excluded and self._in_file_order():
+            return list(range(len(self.nodes)))
+        out, indegree = self._edges()
+        if excluded:
+            for j in excluded:
+                for i in out[j]:
+                    indegree[i] -= 1
+        ready = [i for i, d in enumerate(indegree) if d == 0 and i not in excluded]
+        heapq.heapify(ready)
+        order = []
+        pop, push = heapq.heappop, heapq.heappush
+        while ready:
+            j = pop(ready)
+            order.append(j)
+            for i in out[j]:
+                indegree[i] -= 1
+                if indegree[i] == 0 and i not in excluded:
+                    push(ready, i)
+        return order
 
     @property
     def parameters(self) -> list[Node]:
@@ -191,28 +262,43 @@ class Model:
 
     def cycles(self) -> list[list[int]]:
         """Layer ids of each cycle (a strongly connected group, or a layer feeding itself)."""
+        if len(self._sorted()) == len(self.nodes):
+            return []  # every layer sorted: no cycle (the common case, in linear time)
+        import networkx as nx
+
+        graph = self.graph
         position = {n.id: i for i, n in enumerate(self.nodes)}
         groups = [sorted(c, key=position.__getitem__)
-                  for c in nx.strongly_connected_components(self.graph)
-                  if len(c) > 1 or self.graph.has_edge(next(iter(c)), next(iter(c)))]
+                  for c in nx.strongly_connected_components(graph)
+                  if len(c) > 1 or graph.has_edge(next(iter(c)), next(iter(c)))]
         return sorted(groups, key=lambda c: position[c[0]])
 
     def topological_order(self) -> list[Node]:
         """Every layer not on a cycle, producers before consumers; ties keep the XML order."""
         if self._order is None:
-            position = {n.id: i for i, n in enumerate(self.nodes)}
-            on_cycles = {i for c in self.cycles() for i in c}
-            graph = self.graph.subgraph(set(self.graph) - on_cycles) if on_cycles else self.graph
-            ids = nx.lexicographical_topological_sort(graph, key=position.__getitem__)
-            self._order = [self.by_id[i] for i in ids]
+            order = self._sorted()
+            if len(order) != len(self.nodes):
+                position = {n.id: i for i, n in enumerate(self.nodes)}
+                on_cycles = {position[i] for c in self.cycles() for i in c}
+                order = self._kahn(on_cycles)
+            self._order = [self.nodes[i] for i in order]
         return self._order
 
     def needed_nodes(self, sinks=()) -> set[int]:
         """Ids of layers some Result (or one of ``sinks``) depends on; Parameters always count."""
         needed: set[int] = set()
-        for sink in [r.id for r in self.results] + [i for i in sinks if i in self.by_id]:
-            needed.add(sink)
-            needed |= nx.ancestors(self.graph, sink)
+        stack = [r for r in self.results] + [self.by_id[i] for i in sinks if i in self.by_id]
+        for sink in stack:
+            needed.add(sink.id)
+        seen = {id(n) for n in stack}
+        while stack:
+            node = stack.pop()
+            for port in node.inputs:
+                source = port.source
+                if source is not None and id(source.node) not in seen:
+                    seen.add(id(source.node))
+                    needed.add(source.node.id)
+                    stack.append(source.node)
         needed |= {p.id for p in self.parameters}
         return needed
 

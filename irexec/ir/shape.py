@@ -23,10 +23,19 @@ class Dimension:
 
     @classmethod
     def dynamic(cls) -> Dimension:
-        return cls(0, None)
+        return _DYNAMIC if cls is Dimension else cls(0, None)
 
     @classmethod
     def static(cls, value: int) -> Dimension:
+        """A fixed size; small sizes share one immutable object each (reading a large model
+        makes the same few dims many times)."""
+        if cls is Dimension and type(value) is int:
+            d = _STATIC.get(value)
+            if d is None:
+                d = cls(value, value)
+                if 0 <= value < 1 << 16:
+                    _STATIC[value] = d
+            return d
         return cls(value, value)
 
     @property
@@ -77,8 +86,12 @@ class Dimension:
         return f"Dimension({self})"
 
 
+_STATIC: dict[int, Dimension] = {}
+_DYNAMIC = Dimension(0, None)
+
+
 def _as_dim(d) -> Dimension:
-    if isinstance(d, Dimension):
+    if type(d) is Dimension or isinstance(d, Dimension):
         return d
     if d is None or d == -1:
         return Dimension.dynamic()
@@ -93,7 +106,14 @@ class PartialShape:
     __slots__ = ("_dims",)
 
     def __init__(self, dims: Iterable | None):
-        self._dims = None if dims is None else tuple(_as_dim(d) for d in dims)
+        self._dims = None if dims is None else tuple([_as_dim(d) for d in dims])
+
+    @classmethod
+    def _of(cls, dims: tuple[Dimension, ...] | None) -> PartialShape:
+        """A shape of a tuple of Dimension objects, taken as it is (no conversion)."""
+        shape = object.__new__(cls)
+        shape._dims = dims
+        return shape
 
     @classmethod
     def dynamic(cls) -> PartialShape:
@@ -151,10 +171,14 @@ class PartialShape:
             return other
         if other._dims is None:
             return self
+        if self._dims == other._dims:
+            return self
         if len(self._dims) != len(other._dims):
             return None
         merged = [a.merge(b) for a, b in zip(self._dims, other._dims)]
-        return None if any(m is None for m in merged) else PartialShape(merged)
+        if any(m is None for m in merged):
+            return None
+        return PartialShape._of(tuple(merged))
 
     def contains(self, shape: tuple[int, ...]) -> bool:
         """True when a concrete shape is one this partial shape allows."""

@@ -65,7 +65,8 @@ class Reverse(Op):
             values = ctx.input_value(1)
             if values is not None and rank.is_static:
                 try:
-                    unique = _normalize_axes(values, rank.min)
+                    unique = (_cached_axes(values.tobytes(), values.dtype, rank.min)
+                              if values.size <= 16 else _normalize_axes(values, rank.min))
                 except OpError as e:
                     ctx.error(e.code or "IR308", str(e))
                 if values.size > rank.min:
