@@ -36,6 +36,7 @@ _MIN_SLAB_BYTES = 16 * 1024  # below this, numpy's own copy costs less than our 
 _SMALL_BYTES = 4096  # numpy's own flip: least overhead per call
 _WORD = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
 _SWAPPED = np.dtype(np.uint64).newbyteorder()  # a copy cast from it byteswaps each word
+_SMALL_INDEX: dict[tuple, tuple] = {}  # (rank, axes) -> the index of np.flip's reversed view
 
 
 def flip(data: np.ndarray, axes) -> np.ndarray:
@@ -44,7 +45,20 @@ def flip(data: np.ndarray, axes) -> np.ndarray:
     ``axes``: non-negative axis numbers, each < ``data.ndim`` (repeats allowed)."""
     data = np.asarray(data)
     if data.nbytes <= _SMALL_BYTES:
-        return np.flip(data, tuple(set(axes))).copy() if axes else data.copy()
+        if not axes:
+            return data.copy()
+        # What np.flip does (a view with reversed slices), with the index made once per rank
+        # and axes: np.flip's own axis checks cost more than the copy of a small array.
+        key = (data.ndim, axes if type(axes) is tuple else tuple(axes))
+        index = _SMALL_INDEX.get(key)
+        if index is None:
+            if not all(type(a) is int and 0 <= a < data.ndim for a in key[1]):
+                return np.flip(data, tuple(set(axes))).copy()
+            if len(_SMALL_INDEX) >= 1024:
+                _SMALL_INDEX.clear()
+            index = _SMALL_INDEX[key] = tuple(slice(None, None, -1) if d in key[1]
+                                              else slice(None) for d in range(data.ndim))
+        return data[index].copy()
     out = buffers.empty(data.shape, data.dtype)
     flip_into(out, data, axes)
     return out
