@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import os
 import sys
 import tempfile
@@ -15,10 +16,12 @@ from irexec.api import compile_model, read_model
 from irexec.cli.progress import Progress
 from irexec.cli.usage import UsageError
 from irexec.errors import IRError
+from irexec.io import npy
 from irexec.io.arrays import from_file, to_file
 from irexec.ir.element_type import plain_values
 from irexec.kernels.convert import NF4_VALUES
 from irexec.ir import element_type as et_table
+from irexec.runtime import budget
 from irexec.runtime.inputs import make_inputs
 from irexec.validate.diagnostic import Location
 
@@ -46,6 +49,9 @@ def add_parser(sub) -> None:
                         "file lacks are generated from --seed) and print one line per file")
     p.add_argument("--output-dir", metavar="OUT",
                    help="with --input-dir: save each file's outputs as OUT/<file>.npz")
+    p.add_argument("--memory-budget", metavar="SIZE", type=_size,
+                   help="the most memory one tensor may take, e.g. 2G or 25%% (default: "
+                        f"${budget.ENV}, else half the machine's memory)")
 
 
 def _seed(text: str) -> int:
@@ -53,6 +59,37 @@ def _seed(text: str) -> int:
     if not 0 <= value < 2**63:
         raise ValueError(text)
     return value
+
+
+def _size(text: str) -> int:
+    try:
+        return budget.parse_size(text)
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
+
+
+def _same_file(a: str, b: str) -> bool:
+    try:
+        return os.path.samefile(a, b)
+    except OSError:
+        return os.path.realpath(a) == os.path.realpath(b)
+
+
+def _check_outputs(args) -> None:
+    """Refuse, before anything runs, an output that would overwrite the run's own inputs: the
+    model's .xml or .bin, an --input file, or (with --output-dir) the --input-dir files."""
+    model = args.model
+    weights = args.weights or os.path.splitext(model)[0] + ".bin"
+    inputs = [spec.partition("=")[2] for spec in args.input]
+    if args.output:
+        for what, path in [("the model", model), ("the model's weights", weights),
+                           *(("an --input file", p) for p in inputs if p)]:
+            if _same_file(args.output, path):
+                raise UsageError(f"argument --output: '{args.output}' is {what}; irexec never "
+                                 f"writes over its inputs, choose another file")
+    if args.output_dir and args.input_dir and _same_file(args.output_dir, args.input_dir):
+        raise UsageError("argument --output-dir: it is the --input-dir, whose files the outputs "
+                         "would overwrite; choose another folder")
 
 
 def checksum(array: np.ndarray) -> str:
@@ -118,13 +155,12 @@ def _load_inputs(specs: list[str], compiled, model_path: str) -> dict[str, np.nd
             raise IRError.make("IR601", f"--input {name}: input '{layer}' is given twice",
                                Location(model_path))
         try:
-            loaded[layer] = np.load(path, allow_pickle=False)
+            loaded[layer] = npy.load(path)
         except OSError as e:
             raise IRError.make("IR606", f"--input {name}: cannot read the file: "
                                         f"{e.strerror or e}", Location(path)) from None
-        except (ValueError, EOFError):
-            raise IRError.make("IR606", f"--input {name}: the file is not a .npy array written "
-                                        f"by numpy.save", Location(path)) from None
+        except npy.NpyError as e:
+            raise IRError.make("IR606", f"--input {name}: {e}", Location(path)) from None
         if not isinstance(loaded[layer], np.ndarray):
             raise IRError.make("IR606", f"--input {name}: '{path}' holds several arrays (.npz); "
                                         f"give one .npy file per input", Location(path))
@@ -158,6 +194,7 @@ def save_npz(path: str, arrays: dict[str, np.ndarray]) -> None:
     try:
         with os.fdopen(fd, "wb") as f:
             _write_npz(f, arrays)
+        os.chmod(tmp, 0o666 & ~_umask())  # mkstemp makes it private; a saved file is not
         os.replace(tmp, path)
     except OSError as e:
         raise IRError.make("IR001", f"cannot write '{path}': {e.strerror or e}",
@@ -165,6 +202,12 @@ def save_npz(path: str, arrays: dict[str, np.ndarray]) -> None:
     finally:
         if os.path.exists(tmp):
             os.unlink(tmp)
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
 
 
 def _check_usage(args) -> None:
@@ -194,14 +237,12 @@ def _npz_files(folder: str) -> list[Path]:
 def _load_npz(path: Path, compiled) -> dict[str, np.ndarray]:
     """One --input-dir file: its arrays, keyed by the Parameter layer names they are for."""
     try:
-        with np.load(path, allow_pickle=False) as archive:
-            arrays = {key: archive[key] for key in archive.files}
+        arrays = npy.load_npz(path)
     except OSError as e:
         raise IRError.make("IR606", f"cannot read the file: {e.strerror or e}",
                            Location(str(path))) from None
-    except (ValueError, EOFError, zipfile.BadZipFile):
-        raise IRError.make("IR606", "the file is not a .npz archive of arrays written by "
-                                    "numpy.savez", Location(str(path))) from None
+    except npy.NpyError as e:
+        raise IRError.make("IR606", str(e), Location(str(path))) from None
     loaded: dict[str, np.ndarray] = {}
     for key, array in arrays.items():
         layer = compiled.input_name(key)
@@ -260,9 +301,17 @@ def _run_dir(args, model, compiled) -> int:
 
 
 def execute(args) -> int:
+    _check_usage(args)
+    _check_outputs(args)
+    if args.memory_budget is not None:
+        with budget.limit(args.memory_budget):
+            return _execute(args)
+    return _execute(args)
+
+
+def _execute(args) -> int:
     from irexec.cli.main import print_warnings
 
-    _check_usage(args)
     model = read_model(args.model, args.weights)
     print_warnings(model.diagnostics)
     compiled = compile_model(model)

@@ -19,12 +19,13 @@ import re
 from lxml import etree
 
 from irexec.errors import IRError
-from irexec.io import ir_text
+from irexec.io import ir_text, limits
 from irexec.io.weights import Weights, WeightsError
 from irexec.ir.element_type import ElementType
 from irexec.ir.model import InputPort, Model, Node, OutputPort, RtInfo
 from irexec.ir.shape import PartialShape
 from irexec.ops import registry
+from irexec.runtime import budget
 from irexec.validate.diagnostic import Diagnostics, Location
 
 SUPPORTED_VERSIONS = (10, 11)
@@ -61,10 +62,12 @@ class _Reader:
         # repeat the problem, so they are not reported again.
         self.broken: set[str] = set()
         self.feeds_broken: set[int] = set()  # layers whose edges go into broken layers
+        self.budget = budget.current()  # bytes one tensor may take (irexec/runtime/budget.py)
         self._data = b""
         self._lines: list[bytes] | None = None
         self._ops: dict[tuple[str, str], object] = {}  # (type, version) -> op or LookupFailure
         self._values: dict = {}  # (id of the Attr, text) -> its parsed value, when immutable
+        self._dims: dict = {}  # the text of a <dim> -> its Dimension
 
     def loc(self, element=None, node: Node | None = None, layer=None) -> Location:
         line = element.sourceline if element is not None else None
@@ -147,9 +150,14 @@ class _Reader:
             msg = re.sub(r",? line \d+, column \d+$", "", msg)  # the location is in front
             msg = msg.replace(", use XML_PARSE_HUGE option", "")  # libxml2's advice, not ours
             column = e.position[1] if getattr(e, "position", None) and line else None
-            raise IRError.make("IR002", f"malformed XML: {msg}",
+            code = limits.syntax_error_code(msg, data)
+            if code == "IR005":
+                raise limits.doctype_error(self.path, data) from None
+            what = "XML beyond irexec's limits" if code == "IR006" else "malformed XML"
+            raise IRError.make(code, f"{what}: {msg}",
                                Location(self.path, line, column=column)) from None
         if root is not None:
+            limits.check_tree(root, data, self.path)
             self.index_columns(root, data)
         if root is None or not isinstance(root.tag, str) or root.tag.lower() != "net":
             tag = root.tag if root is not None else "nothing"
@@ -240,8 +248,13 @@ class _Reader:
                     elif tag == "rt_info" and port_rt_info is None:
                         port_rt_info = child
                 for dim in dim_elements:
+                    known = self._dims.get(dim.text)
+                    if known is not None:  # a text already read in this file
+                        dims.append(known)
+                        continue
                     try:
                         dims.append(ir_text.parse_dim_element(dim.text))
+                        self._dims[dim.text] = dims[-1]
                     except ValueError as e:
                         if (dim.text or "").strip() == "?":
                             self.diags.add("IR107", f"{section} port {port_id}: <dim> holds '?'; "
@@ -260,6 +273,10 @@ class _Reader:
                         if not is_input:  # OpenVINO ignores input precisions altogether
                             self.diags.add("IR106", f"output port {port_id}: {e}",
                                            self.loc(port, node))
+                if declared is not None and declared.is_static:
+                    itemsize = precision.dtype.itemsize if precision and precision.dtype else 1
+                    self.check_budget(declared.to_shape(), itemsize, f"{section} port {port_id}",
+                                      port, node)
                 rt_info = read_rt_info(port_rt_info) if port_rt_info is not None else []
                 if is_input:
                     node.inputs.append(InputPort(node, len(node.inputs), port_id, declared,
@@ -337,6 +354,9 @@ class _Reader:
         if node.type == "Constant" and all(a.name in node.attrs for a in node.op.spec.attrs):
             a = node.attrs
             et, shape, offset, size = a["element_type"], a["shape"], a["offset"], a["size"]
+            if not self.check_budget(shape, et.dtype.itemsize if et.dtype else 1, "the constant",
+                                     data if data is not None else layer, node):
+                return
             try:
                 if et.is_narrow:  # checked now, unpacked when something reads it
                     self.weights.check(et, shape, offset, size)
@@ -356,6 +376,16 @@ class _Reader:
                 self.diags.add("IR504", f"size {a['size']} is larger than the {needed} bytes "
                                         f"shape {list(a['shape'])} of {a['element_type']} needs",
                                where())
+
+    def check_budget(self, shape, itemsize: int, what: str, element, node: Node) -> bool:
+        """IR109 (and the layer marked broken) if a tensor of ``shape`` would exceed the memory
+        budget or overflow int64 (see irexec/runtime/budget.py)."""
+        problem = budget.shape_problem(shape, itemsize, self.budget)
+        if problem is None:
+            return True
+        self.diags.add("IR109", f"{what}: {problem}", self.loc(element, node))
+        node.broken = True
+        return False
 
     # --- edges and graph --------------------------------------------------------------------
 

@@ -18,6 +18,7 @@ from irexec.infer import infer_types
 from irexec.ir import element_type as et_table
 from irexec.ir.element_type import ElementType, plain_values
 from irexec.kernels.convert import convert
+from irexec.runtime import budget
 from irexec.ir.model import Model, Node
 from irexec.ir.shape import Dimension, PartialShape
 from irexec.ops.spec import (AnyValues, AxisIndices, AxisMask, FibreLengths, SequenceLengths,
@@ -26,6 +27,7 @@ from irexec.validate.diagnostic import Diagnostics
 
 PREFERRED_SIZE = 3  # what a dynamic dim becomes when the model does not pin it
 MAX_GENERATED = 2**27  # elements; a larger input must be given, not made up
+MAX_GENERATED_STRINGS = 2**16  # each string is a Python object, made one at a time
 
 
 # Layers that hand their input's values on unchanged (for the small integers generated here):
@@ -193,9 +195,12 @@ def make_inputs(model: Model, given: dict[str, np.ndarray], seed: int) -> dict[s
         if not et.is_supported:
             raise _fail(param, f"its element type is {et}")
         shape = _concrete(_pinned_shape(param, pending))
-        if math.prod(shape) > MAX_GENERATED:
+        limit = MAX_GENERATED_STRINGS if et.kind == "string" else MAX_GENERATED
+        if math.prod(shape) > limit:
             raise _fail(param, f"its shape {list(shape)} holds {math.prod(shape)} elements, more "
-                               f"than the {MAX_GENERATED} irexec generates")
+                               f"than the {limit} irexec generates"
+                               f"{' for a string input' if et.kind == 'string' else ''}")
+        budget.check_shape(shape, et.dtype.itemsize, f"input '{param.name}'", param.location)
         made[param.name] = random_values(et, shape, rng)
     if pending:
         known = {**given, **made}

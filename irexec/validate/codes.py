@@ -28,6 +28,12 @@ _CODES = (
     Code("IR002", "xml-syntax", ERROR, "the file is not well-formed XML; fix the markup at that line"),
     Code("IR003", "not-an-ir", ERROR, "an IR file has a root element <net> with a version attribute"),
     Code("IR004", "unsupported-ir-version", ERROR, "re-export the model as IR v10 or v11"),
+    Code("IR005", "xml-doctype", ERROR,
+         "an IR file has no <!DOCTYPE>, DTD or entity declarations: remove them (irexec never "
+         "expands entities or reads external files)"),
+    Code("IR006", "xml-limit", ERROR,
+         "the XML nests elements too deeply or holds a text or attribute value too long for an "
+         "IR file; it is damaged or hostile"),
     Code("IR101", "bad-layer-attribute", ERROR,
          "every <layer> needs id (a non-negative integer), name, type and version"),
     Code("IR102", "duplicate-layer-id", ERROR, "give every <layer> a unique id"),
@@ -39,6 +45,9 @@ _CODES = (
          "write -1 in a <dim> for a dynamic size; `?` belongs in shape attributes only"),
     Code("IR108", "port-id-order", WARNING,
          "number input ports 0..n-1 and output ports from n, in the order they are listed"),
+    Code("IR109", "over-memory-budget", ERROR,
+         "fix the dims, or raise the memory budget (--memory-budget, IREXEC_MEMORY_BUDGET) if "
+         "the machine has the memory"),
     Code("IR201", "dangling-edge", ERROR, "an edge must name existing layers and ports"),
     Code("IR202", "unconnected-input", ERROR, "connect every input port with exactly one edge"),
     Code("IR203", "multiple-edges-into-input", ERROR, "an input port takes exactly one edge"),

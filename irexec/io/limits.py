@@ -1,0 +1,101 @@
+"""What an IR file may hold before irexec calls it hostile: no DTD, no entities, bounded nesting
+and bounded text.
+
+The parser (``ir_reader._parser``) already never expands entities, never loads a DTD or an
+external entity and never touches the network; libxml2 itself stops entity amplification
+(billion laughs, quadratic blow-up), nesting deeper than 256 and text nodes over 10 MB. This
+module turns each of those refusals into its own diagnostic, and adds irexec's tighter caps:
+
+* IR005 xml-doctype: any ``<!DOCTYPE>`` (internal subset, external DTD, entity declarations).
+  An IR file never has one, so refusing it outright leaves nothing to resolve or expand.
+* IR006 xml-limit: elements nested deeper than ``MAX_DEPTH``, or a text node or attribute value
+  longer than ``MAX_TEXT`` characters.
+
+The caps are checked with XPath (C speed), so a million-layer file costs a few milliseconds.
+"""
+
+from __future__ import annotations
+
+from lxml import etree
+
+from irexec.errors import IRError
+from irexec.validate.diagnostic import Location
+
+MAX_DEPTH = 64  # an IR nests about seven deep: net/layers/layer/output/port/rt_info/attribute
+MAX_TEXT = 1 << 20  # characters in one text node or attribute value
+
+_TOO_DEEP = etree.XPath("(/*" + "/*" * MAX_DEPTH + ")[1]")
+_TOO_LONG_TEXT = etree.XPath(f"(//text()[string-length(.) > {MAX_TEXT}])[1]")
+_TOO_LONG_ATTR = etree.XPath(f"(//@*[string-length(.) > {MAX_TEXT}])[1]")
+
+# libxml2's messages for the limits it enforces itself (without XML_PARSE_HUGE).
+_LIBXML_LIMITS = ("Excessive depth", "Resource limit exceeded", "too long", "Huge input lookup",
+                  "Buffer size limit")
+_LIBXML_ENTITIES = ("ntity", "PEReference", "DOCTYPE", "DTD")
+
+
+def _doctype_position(data: bytes) -> tuple[int, int] | None:
+    """Line and column of ``<!DOCTYPE`` in UTF-8 (or ASCII-compatible) bytes."""
+    at = data.find(b"<!DOCTYPE")
+    if at < 0:
+        return None
+    line_start = data.rfind(b"\n", 0, at) + 1
+    return data.count(b"\n", 0, at) + 1, at - line_start + 1
+
+
+def has_doctype(data: bytes) -> bool:
+    return _doctype_position(data) is not None
+
+
+def syntax_error_code(message: str, data: bytes) -> str:
+    """The code for a libxml2 refusal: IR005 for entity trouble in a file with a DOCTYPE,
+    IR006 for a size or depth limit, else IR002 (plain malformed XML)."""
+    if any(s in message for s in _LIBXML_LIMITS):
+        return "IR006"
+    if has_doctype(data) and any(s in message for s in _LIBXML_ENTITIES):
+        return "IR005"
+    return "IR002"
+
+
+def doctype_error(path: str, data: bytes) -> IRError:
+    where = _doctype_position(data) or (1, None)
+    return IRError.make("IR005", "the file declares a <!DOCTYPE>: IR files have no DTD and no "
+                                 "entities, and irexec neither loads nor expands them",
+                        Location(path, where[0], column=where[1]))
+
+
+def _where(path: str, data: bytes, element) -> Location:
+    line = element.sourceline
+    if not line:
+        return Location(path)
+    text = data.split(b"\n", line)[line - 1] if line else b""
+    at = text.find(b"<" + element.tag.encode("utf-8", "replace"))
+    return Location(path, line, column=at + 1 if at >= 0 else None)
+
+
+def check_tree(root, data: bytes, path: str) -> None:
+    """IRError IR005 or IR006 if the parsed document breaks the rules above."""
+    tree = root.getroottree()
+    if tree.docinfo.doctype or tree.docinfo.internalDTD is not None or \
+            tree.docinfo.externalDTD is not None:
+        raise doctype_error(path, data)
+    deep = _TOO_DEEP(root)
+    if deep:
+        element = deep[0]
+        raise IRError.make("IR006", f"<{element.tag}> is nested more than {MAX_DEPTH} elements "
+                                    f"deep; an IR file nests about seven",
+                           _where(path, data, element))
+    long_text = _TOO_LONG_TEXT(root)
+    if long_text:
+        element = long_text[0].getparent()
+        raise IRError.make("IR006", f"the text in <{element.tag}> is longer than {MAX_TEXT} "
+                                    f"characters", _where(path, data, element))
+    long_attr = _TOO_LONG_ATTR(root)
+    if long_attr:
+        element = long_attr[0].getparent()
+        raise IRError.make("IR006", f"attribute '{long_attr[0].attrname}' of <{element.tag}> is "
+                                    f"longer than {MAX_TEXT} characters",
+                           _where(path, data, element))
+
+
+__all__ = ["MAX_DEPTH", "MAX_TEXT", "check_tree", "syntax_error_code"]
