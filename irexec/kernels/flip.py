@@ -13,10 +13,11 @@ from those two (measured with tools/bench.py; see docs/performance.md):
   ``_BLOCK_BYTES``; a block reversed as one 1-D sequence into a small buffer has every row
   reversed but the rows in reverse order, which a row-order copy into the output undoes while
   the buffer is still in cache;
-* 1- and 2-byte elements move as 64-bit words where a row is a whole number of words: the words
-  are reversed as above while numpy casts them from the other byte order (one pass that also
-  reverses the bytes of each word), then, for 2-byte elements, a byteswap of each 16-bit
-  element in cache puts the bytes of each element back in order.
+* 1-, 2- and 4-byte elements move as 64-bit words where a row is a whole number of words: the
+  words are reversed as above while numpy casts them from the other byte order (one pass that
+  also reverses the bytes of each word), and the copy of the buffer's rows back in order casts
+  2- and 4-byte elements from the other byte order (putting each element's bytes back); a
+  fully flipped 1-D array of 2-byte elements gets a byteswap of its 16-bit elements in cache.
 
 Elements are moved as unsigned integers of their size (or opaque bytes), never as their own
 type, so every dtype (floats with NaN payloads, ml_dtypes' 1-byte types) is copied bit for bit.
@@ -114,15 +115,21 @@ def _flip_rows(dst, src, shape, flags) -> None:
     if len(shape) > 2 and rows * m * itemsize < _MIN_SLAB_BYTES:
         np.copyto(dst, src[tuple(slice(None, None, -1) if f else slice(None) for f in flags)])
         return
-    # 1- and 2-byte elements as 64-bit words, when a row is a whole number of words.
-    words = itemsize < 4 and (m * itemsize) % 8 == 0
+    # 1-, 2- and 4-byte elements as 64-bit words, when a row is a whole number of words: the
+    # words are reversed with their bytes (one copy cast from the other byte order), and the
+    # copy of the rows back in order casts 2- and 4-byte elements from the other byte order,
+    # which puts each element's bytes back: two passes, as for 8-byte elements.
+    words = itemsize < 8 and (m * itemsize) % 8 == 0
     if words:
-        src, dst = src.view(np.uint64), dst.view(np.uint64)
+        src = src.view(np.uint64)
         m = m * itemsize // 8
     block_rows = min(rows, max(1, _BLOCK_BYTES // (m * src.dtype.itemsize)))
     buf = np.empty((block_rows, m), src.dtype)
     flat = buf.reshape(-1)
-    narrow = buf.view(np.uint16) if words and itemsize == 2 else None
+    back = buf
+    if words:
+        element = np.dtype(_WORD[itemsize])
+        back = buf.view(element if itemsize == 1 else element.newbyteorder())
     # Outer dims (all but the last two) are walked in Python, flipped ones backwards.
     outer = src[tuple(slice(None, None, -1) if f else slice(None) for f in flags[:-2])]
     for index in np.ndindex(*shape[:-2]):
@@ -131,13 +138,10 @@ def _flip_rows(dst, src, shape, flags) -> None:
             r1 = min(rows, r0 + block_rows)
             k = r1 - r0
             if words:
-                # Reversed words, cast from the other byte order: one pass reverses the bytes.
                 np.copyto(flat[:k * m], s[r0:r1].reshape(-1).view(_SWAPPED)[::-1])
-                if narrow is not None:
-                    narrow[:k].byteswap(inplace=True)
             else:
                 np.copyto(flat[:k * m], s[r0:r1].reshape(-1)[::-1])
-            np.copyto(d[r0:r1], buf[k - 1::-1])
+            np.copyto(d[r0:r1], back[k - 1::-1])
 
 
 def _flip_1d(dst, src, itemsize) -> None:
