@@ -27,7 +27,8 @@ class Convert(Op):
         attrs=(Attr("destination_type", "element_type", doc="the element type to convert to"),),
         inputs=(Input("data", CONVERTIBLE, doc="the tensor to convert"),),
         outputs=(Output("output", "the same values in destination_type; same shape"),),
-        doc="Converts every element to another element type.",
+        doc="Converts every element to another element type, by OpenVINO's rules and for the "
+            "pairs OpenVINO converts (docs/element-types.md); other pairs are IR302.",
     )
 
     @staticmethod
