@@ -95,12 +95,17 @@ class _Reader:
         if self._lines is None:
             self._lines = self._data.split(b"\n")
         text = self._lines[number - 1]
-        at = text.find(b"<" + tag.encode())
+        mark = b"<" + tag.encode()
+        at = text.find(mark)
         if at < 0:
             return None
         prefix = text[:at]
-        if b"<" not in prefix and b">" not in prefix and prefix.isascii():
-            return at + 1  # no tag before it on the line: no earlier element there
+        if (b"<" not in prefix and b">" not in prefix and prefix.isascii()
+                and text.find(mark, at + 1) < 0):
+            # One ``<tag`` on the line and no tag before it: no element with this tag can start
+            # earlier on the line (lxml's line is where a start tag ends, and that would leave
+            # a ``>`` before it), so this is the element's own tag.
+            return at + 1
         # How many elements with this tag start earlier on the same line: walk back in
         # document order (lines never decrease along it) until an element on an earlier line.
         ordinal, x = 0, element

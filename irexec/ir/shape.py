@@ -135,12 +135,17 @@ class PartialShape:
 
     @property
     def is_static(self) -> bool:
-        return self._dims is not None and all(d.is_static for d in self._dims)
+        if self._dims is None:
+            return False
+        for d in self._dims:
+            if d.max != d.min:
+                return False
+        return True
 
     def to_shape(self) -> tuple[int, ...]:
         if not self.is_static:
             raise ValueError(f"shape {self} is not static")
-        return tuple(d.min for d in self._dims)
+        return tuple([d.min for d in self._dims])
 
     def __len__(self) -> int:
         return len(self.dims)
