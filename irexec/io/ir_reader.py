@@ -65,6 +65,7 @@ class _Reader:
         self.budget = budget.current()  # bytes one tensor may take (irexec/runtime/budget.py)
         self._data = b""
         self._lines: list[bytes] | None = None
+        self._marks: dict[str, bytes] = {}
         self._ops: dict[tuple[str, str], object] = {}  # (type, version) -> op or LookupFailure
         self._values: dict = {}  # (id of the Attr, text) -> its parsed value, when immutable
         self._dims: dict = {}  # the text of a <dim> -> its Dimension
@@ -87,20 +88,27 @@ class _Reader:
         until a column is asked for."""
         self._data = data
         self._lines = None
+        self._marks: dict[str, bytes] = {}  # tag -> b"<tag"
 
     def column(self, element) -> int | None:
-        if element is None or not isinstance(element.tag, str) or not element.sourceline:
+        if element is None:
             return None
         number, tag = element.sourceline, element.tag
-        if self._lines is None:
-            self._lines = self._data.split(b"\n")
-        text = self._lines[number - 1]
-        mark = b"<" + tag.encode()
+        if not number or not isinstance(tag, str):
+            return None
+        lines = self._lines
+        if lines is None:
+            lines = self._lines = self._data.split(b"\n")
+        text = lines[number - 1]
+        mark = self._marks.get(tag)
+        if mark is None:
+            mark = self._marks[tag] = b"<" + tag.encode()
         at = text.find(mark)
         if at < 0:
             return None
         prefix = text[:at]
-        if (b"<" not in prefix and b">" not in prefix and prefix.isascii()
+        if ((not at or prefix.isspace() or (b"<" not in prefix and b">" not in prefix
+                                            and prefix.isascii()))
                 and text.find(mark, at + 1) < 0):
             # One ``<tag`` on the line and no tag before it: no element with this tag can start
             # earlier on the line (lxml's line is where a start tag ends, and that would leave
