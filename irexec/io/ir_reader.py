@@ -29,6 +29,10 @@ from irexec.runtime import budget
 from irexec.validate.diagnostic import Diagnostics, Location
 
 SUPPORTED_VERSIONS = (10, 11)
+# libxml2 keeps an element's line in 16 bits: from line 65535 on, every element claims 65535, so
+# its column cannot be found (and looking for it among all of them would take quadratic time).
+LAST_EXACT_LINE = 65535
+MAX_COLUMN_WALK = 1000  # elements walked back on one line to find a column, at most
 MAX_XML_BYTES = 1 << 30
 
 
@@ -94,7 +98,7 @@ class _Reader:
         if element is None:
             return None
         number, tag = element.sourceline, element.tag
-        if not number or not isinstance(tag, str):
+        if not number or not isinstance(tag, str) or number >= LAST_EXACT_LINE:
             return None
         lines = self._lines
         if lines is None:
@@ -116,8 +120,11 @@ class _Reader:
             return at + 1
         # How many elements with this tag start earlier on the same line: walk back in
         # document order (lines never decrease along it) until an element on an earlier line.
-        ordinal, x = 0, element
+        ordinal, x, steps = 0, element, 0
         while True:
+            steps += 1
+            if steps > MAX_COLUMN_WALK:  # thousands of elements on one line: leave it unknown
+                return None
             previous = x.getprevious()
             if previous is None:
                 x = x.getparent()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Mapping, Sequence
 
 import numpy as np
@@ -69,7 +70,13 @@ def _check_shape(array: np.ndarray, slot: InputSlot) -> np.ndarray:
 
 
 class CompiledModel:
-    """A model ready to run: ``compiled(inputs) -> {output name: array}``."""
+    """A model ready to run: ``compiled(inputs) -> {output name: array}``.
+
+    Thread safety: one CompiledModel may be called from any number of threads at once. A call
+    reads the plan and the constants (never written after compiling), keeps its values in its
+    own slots, and draws reused memory from a pool no other call holds; an array it returns is
+    never written again by irexec. An InferRequest keeps its last ``results``: give each thread
+    its own."""
 
     def __init__(self, model: Model):
         self.model = model
@@ -80,6 +87,7 @@ class CompiledModel:
                 self._by_name.setdefault(name, slot)
         self._dynamic_types = any(s.element_type.is_dynamic for s in self.plan.inputs)
         self._pool: buffers.Pool | None = None
+        self._lock = threading.Lock()  # hands the pool to one call at a time
         self._returned: list[np.ndarray] = []
 
     @property
@@ -165,9 +173,11 @@ class CompiledModel:
         plan = self.plan
         # Memory no one can reach any more, for the kernels' outputs (see kernels/buffers.py):
         # this call's freed intermediates, and the last call's outputs if the caller dropped
-        # them. Each call takes the pool for itself, so concurrent calls never share one.
-        pool, self._pool = self._pool or buffers.Pool(), None
-        returned, self._returned = self._returned, []
+        # them. Each call takes the pool for itself under the lock, so concurrent calls (from
+        # several threads) never share one: a second call meanwhile starts a fresh pool.
+        with self._lock:
+            pool, self._pool = self._pool or buffers.Pool(), None
+            returned, self._returned = self._returned, []
         while returned:
             pool.give(returned.pop(), 0)
         tracer = Tracer(trace, self.model) if trace is not None else None
@@ -177,8 +187,9 @@ class CompiledModel:
         finally:
             if tracer is not None:
                 tracer.close()  # a trace folder's index lists what was made, even after an error
-        self._returned = [a for a in outputs.values() if a.nbytes >= buffers.MIN_BYTES]
-        self._pool = pool
+        with self._lock:
+            self._returned = [a for a in outputs.values() if a.nbytes >= buffers.MIN_BYTES]
+            self._pool = pool
         return outputs
 
     def release_memory(self) -> None:

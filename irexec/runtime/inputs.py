@@ -37,13 +37,17 @@ PASS_VALUES = frozenset({"Convert"})
 
 def _domain(param: Node, port_of=None):
     """The first specific value domain among the Parameter's consumers, with that consumer
-    (looking through a Convert to the layers that read its output)."""
-    for port in (port_of or param.outputs[0]).consumers:
+    (looking through a Convert to the layers that read its output). Depth first with a stack
+    of its own: a chain of 10,000 Converts must not meet Python's recursion limit."""
+    stack = [iter((port_of or param.outputs[0]).consumers)]
+    while stack:
+        port = next(stack[-1], None)
+        if port is None:
+            stack.pop()
+            continue
         consumer = port.node
         if consumer.type in PASS_VALUES and consumer.outputs:
-            found = _domain(param, consumer.outputs[0])
-            if found[1] is not None:
-                return found
+            stack.append(iter(consumer.outputs[0].consumers))
             continue
         if consumer.op is None or port.index >= len(consumer.op.spec.inputs):
             continue
