@@ -31,6 +31,33 @@ def run_cli(*args, cwd=None, exe=None) -> subprocess.CompletedProcess:
                           text=True, timeout=120)
 
 
+def run_on_terminal(*args):
+    """``irexec ARGS`` with stderr on a pseudo-terminal (stdout piped): the process and the text
+    the terminal was shown."""
+    import pty
+
+    controller, terminal = pty.openpty()
+    try:
+        proc = subprocess.run([sys.executable, "-m", "irexec", *map(str, args)],
+                              stdout=subprocess.PIPE, stderr=terminal, timeout=120)
+        os.close(terminal)
+        terminal = None
+        shown = b""
+        while True:
+            try:
+                chunk = os.read(controller, 65536)
+            except OSError:
+                break
+            if not chunk:
+                break
+            shown += chunk
+    finally:
+        os.close(controller)
+        if terminal is not None:
+            os.close(terminal)
+    return proc, shown.decode()
+
+
 def parse_errors(proc: subprocess.CompletedProcess) -> list[re.Match]:
     """The stderr lines, each parsed as an error line; fails on a traceback or any other line."""
     assert "Traceback" not in proc.stderr and "Traceback" not in proc.stdout, proc.stderr

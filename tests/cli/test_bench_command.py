@@ -3,15 +3,11 @@
 
 from __future__ import annotations
 
-import os
-import pty
 import re
-import subprocess
-import sys
 
 import pytest
 
-from tests.cli.conftest import SAMPLES, one_error, run_cli
+from tests.cli.conftest import SAMPLES, one_error, run_cli, run_on_terminal
 from tests.cli.inproc import SAMPLE_MODELS, irexec_cli, sample_ids
 
 CHAIN = SAMPLES / "convert_reverse_chain.xml"
@@ -49,27 +45,8 @@ def test_bench_bad_model_is_one_line(tmp_path):
 
 
 def test_bench_progress_bar_on_a_terminal_only():
-    controller, terminal = pty.openpty()
-    try:
-        proc = subprocess.run([sys.executable, "-m", "irexec", "bench", str(CHAIN), "-n", "4"],
-                              stdout=subprocess.PIPE, stderr=terminal, timeout=120)
-        os.close(terminal)
-        terminal = None
-        shown = b""
-        while True:
-            try:
-                chunk = os.read(controller, 65536)
-            except OSError:
-                break
-            if not chunk:
-                break
-            shown += chunk
-    finally:
-        os.close(controller)
-        if terminal is not None:
-            os.close(terminal)
+    proc, text = run_on_terminal("bench", CHAIN, "-n", "4")
     assert proc.returncode == 0
-    text = shown.decode()
     assert "\r[" in text and "6/6" in text and text.endswith("\r")
     piped = run_cli("bench", CHAIN, "-n", "4")
     assert piped.stderr == "" and piped.returncode == 0

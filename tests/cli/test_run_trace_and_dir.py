@@ -4,10 +4,6 @@ terminal only), and ``compiled(inputs, trace=...)`` in the API."""
 from __future__ import annotations
 
 import json
-import os
-import pty
-import subprocess
-import sys
 
 import numpy as np
 import pytest
@@ -15,7 +11,7 @@ import pytest
 import irexec
 from irexec.runtime.inputs import make_inputs
 from irexec.runtime.trace import load_trace
-from tests.cli.conftest import SAMPLES, one_error, run_cli
+from tests.cli.conftest import SAMPLES, one_error, run_cli, run_on_terminal
 from tests.cli.inproc import SAMPLE_MODELS, irexec_cli, sample_ids
 from tests.cli.ov_converted import ov_converted  # noqa: F401  (fixture)
 from tests.cli.test_run import crc, tables
@@ -180,28 +176,8 @@ def test_output_dir_needs_input_dir(tmp_path):
 def test_progress_bar_on_a_terminal_only(input_dir):
     """stderr on a pseudo-terminal gets a bar redrawn with carriage returns, cleared at the end;
     stdout (piped) gets exactly the lines it gets without a terminal."""
-    controller, terminal = pty.openpty()
-    try:
-        proc = subprocess.run([sys.executable, "-m", "irexec", "run", str(CHAIN), "--input-dir",
-                               str(input_dir)], stdout=subprocess.PIPE, stderr=terminal,
-                              timeout=120)
-        os.close(terminal)
-        terminal = None
-        shown = b""
-        while True:
-            try:
-                chunk = os.read(controller, 65536)
-            except OSError:
-                break
-            if not chunk:
-                break
-            shown += chunk
-    finally:
-        os.close(controller)
-        if terminal is not None:
-            os.close(terminal)
+    proc, text = run_on_terminal("run", CHAIN, "--input-dir", input_dir)
     assert proc.returncode == 0
-    text = shown.decode()
     assert "\r[" in text and "3/3" in text and "case2.npz" in text
     assert text.endswith("\r")  # the bar is wiped when the work is done
     piped = run_cli("run", CHAIN, "--input-dir", input_dir)
