@@ -11,9 +11,7 @@ tests/validate/test_docs_fresh.py fails when the committed files are stale.
 from __future__ import annotations
 
 import argparse
-import contextlib
 import difflib
-import os
 import re
 import sys
 import tempfile
@@ -99,16 +97,6 @@ def bands() -> dict[str, str]:
     return found
 
 
-@contextlib.contextmanager
-def inside(folder: Path):
-    before = os.getcwd()
-    os.chdir(folder)
-    try:
-        yield
-    finally:
-        os.chdir(before)
-
-
 def comment(path: Path, code: str) -> str:
     """The fixture's top comment without its ``CODE:`` / ``CODE fixed:`` prefix."""
     m = re.search(rf"<!-- {code}(?: fixed)?: (.*?) -->", path.read_text(encoding="utf-8"))
@@ -157,7 +145,7 @@ def fenced(language: str, text: str) -> list[str]:
 
 
 def static_example(code: str) -> list[str]:
-    with inside(fx.FIXTURES):
+    with fx.inside(fx.FIXTURES):
         name = fx.xml_path(code).name
         printed = [line for d in validate_file(name) if d.code == code
                    for line in format_diagnostic(name, d)]

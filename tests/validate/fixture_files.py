@@ -106,7 +106,8 @@ def write_inputs(path: Path, folder: Path) -> list[str]:
 
 
 @contextlib.contextmanager
-def _inside(folder: Path):
+def inside(folder: Path):
+    """Run the block with ``folder`` as the working directory."""
     before = os.getcwd()
     os.chdir(folder)
     try:
@@ -126,7 +127,7 @@ def run_cli(code: str, fixed: bool, workdir: Path) -> tuple[int, IRError | None,
     shutil.copy(xml, workdir / xml.name)
     if xml.with_suffix(".bin").exists():
         shutil.copy(xml.with_suffix(".bin"), workdir / xml.with_suffix(".bin").name)
-    with _inside(workdir):
+    with inside(workdir):
         argv = ["run", xml.name, *write_inputs(inputs_path(code, fixed), Path(""))]
         err, out = io.StringIO(), io.StringIO()
         with contextlib.redirect_stderr(err), contextlib.redirect_stdout(out):
