@@ -92,6 +92,41 @@ def test_huge_attribute_value(size, tmp_path):
     assert codes(xml) == ["IR006"]
 
 
+def test_text_joined_across_a_comment_is_one_text(tmp_path):
+    # Each half is shorter than the cap, but the parser drops the comment and joins them: the
+    # byte-level shortcut of the length check must not miss it.
+    half = "1" * ((1 << 19) + 1000)
+    xml = tmp_path / "m.xml"
+    xml.write_text(BASE.replace("<dim>2</dim><dim>3</dim></port></output>",
+                                f"<dim>{half}<!-- x -->{half}</dim><dim>3</dim></port></output>",
+                                1))
+    assert codes(xml) == ["IR006"]
+
+
+def test_text_in_cdata_with_angle_brackets(tmp_path):
+    text = "<>" * ((1 << 19) + 10)
+    xml = tmp_path / "m.xml"
+    xml.write_text(BASE.replace("<dim>2</dim><dim>3</dim></port></output>",
+                                f"<dim><![CDATA[{text}]]></dim><dim>3</dim></port></output>", 1))
+    assert codes(xml) == ["IR006"]
+
+
+def test_huge_attribute_in_utf16(tmp_path):
+    xml = tmp_path / "m.xml"
+    text = BASE.replace('name="hostile"', f'name="{chr(0x3C3C) * ((1 << 20) + 1)}"')
+    text = text.replace("encoding='utf-8'", "encoding='utf-16'").replace(
+        'encoding="utf-8"', 'encoding="utf-16"')
+    xml.write_bytes(text.encode("utf-16"))
+    assert codes(xml) == ["IR006"]
+
+
+def test_large_file_with_short_values_passes_the_length_caps(tmp_path):
+    # Many layers, more than MAX_TEXT bytes in all: the byte-level check clears it.
+    path = convert_chain(tmp_path / "chain.xml", 5_000)
+    assert os.path.getsize(path) > (1 << 20)
+    assert not [d for d in check_model(path)[1] if d.code == "IR006"]
+
+
 # --- long chains and many layers ----------------------------------------------------------------
 
 def test_ten_thousand_deep_chain(tmp_path):

@@ -11,11 +11,16 @@ module turns each of those refusals into its own diagnostic, and adds irexec's t
 * IR006 xml-limit: elements nested deeper than ``MAX_DEPTH``, or a text node or attribute value
   longer than ``MAX_TEXT`` characters.
 
-The caps are checked with XPath (C speed), so a million-layer file costs a few milliseconds.
+The depth cap is checked with XPath (C speed). The length caps are checked on the bytes first:
+in an ASCII-compatible file without comments, CDATA sections or processing instructions, no text
+node or attribute value can be longer than the longest run of bytes without a ``<`` (a character
+takes at least one byte, and a raw ``<`` may appear in neither), so the XPath walks over every
+text and attribute only for files where that run is long enough to matter.
 """
 
 from __future__ import annotations
 
+import numpy as np
 from lxml import etree
 
 from irexec.errors import IRError
@@ -27,6 +32,9 @@ MAX_TEXT = 1 << 20  # characters in one text node or attribute value
 _TOO_DEEP = etree.XPath("(/*" + "/*" * MAX_DEPTH + ")[1]")
 _TOO_LONG_TEXT = etree.XPath(f"(//text()[string-length(.) > {MAX_TEXT}])[1]")
 _TOO_LONG_ATTR = etree.XPath(f"(//@*[string-length(.) > {MAX_TEXT}])[1]")
+
+_ASCII_COMPATIBLE = {"UTF-8", "UTF8", "US-ASCII", "ASCII"}
+_WIDE_BOMS = (b"\xff\xfe", b"\xfe\xff")
 
 # libxml2's messages for the limits it enforces itself (without XML_PARSE_HUGE).
 _LIBXML_LIMITS = ("Excessive depth", "Resource limit exceeded", "too long", "Huge input lookup",
@@ -73,6 +81,24 @@ def _where(path: str, data: bytes, element) -> Location:
     return Location(path, line, column=at + 1 if at >= 0 else None)
 
 
+def _may_hold_long_values(data: bytes, encoding: str | None) -> bool:
+    """False when the bytes prove that no text node or attribute value is longer than
+    ``MAX_TEXT`` characters (see the module's docstring); True when they cannot."""
+    if len(data) <= MAX_TEXT:
+        return False
+    if (encoding or "").upper() not in _ASCII_COMPATIBLE or data[:2] in _WIDE_BOMS \
+            or b"\0" in data[:4]:
+        return True  # a byte 0x3C may be part of another character
+    if b"<!" in data or b"<?" in data[2:]:
+        return True  # comments, CDATA and PIs may hold '<' or join two texts into one
+    marks = np.flatnonzero(np.frombuffer(data, np.uint8) == ord("<"))
+    if not marks.size:
+        return True
+    longest = max(int(marks[0]), len(data) - 1 - int(marks[-1]),
+                  int(np.diff(marks).max(initial=0)) - 1)
+    return longest > MAX_TEXT
+
+
 def check_tree(root, data: bytes, path: str) -> None:
     """IRError IR005 or IR006 if the parsed document breaks the rules above."""
     tree = root.getroottree()
@@ -85,6 +111,8 @@ def check_tree(root, data: bytes, path: str) -> None:
         raise IRError.make("IR006", f"<{element.tag}> is nested more than {MAX_DEPTH} elements "
                                     f"deep; an IR file nests about seven",
                            _where(path, data, element))
+    if not _may_hold_long_values(data, tree.docinfo.encoding):
+        return
     long_text = _TOO_LONG_TEXT(root)
     if long_text:
         element = long_text[0].getparent()
