@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 
+from irexec import gc_pause
 from irexec.errors import IRError
 from irexec.infer import infer_model
 from irexec.ir.model import Model
@@ -15,6 +16,11 @@ def check_model(model, weights=None) -> tuple[Model | None, list[Diagnostic]]:
     """Read, check and infer an IR file; return the model (None when the file is not readable
     IR at all) and every problem found, errors and warnings, in file order. Never raises for a
     problem in the file. ``read_model`` and ``irexec validate`` both stand on this."""
+    with gc_pause.paused():  # reading and inference build the model: see irexec/gc_pause.py
+        return _check_model(model, weights)
+
+
+def _check_model(model, weights):
     from irexec.io.ir_reader import load_ir
 
     try:

@@ -11,10 +11,10 @@ reported once and unrelated mistakes elsewhere are still found.
 
 from __future__ import annotations
 
-import gc
 
 import numpy as np
 
+from irexec import gc_pause
 from irexec.ir.model import Model, Node, OutputPort
 from irexec.ir.shape import PartialShape
 from irexec.ops.spec import TensorType, resolve
@@ -156,15 +156,8 @@ def infer_types(model: Model, diags: Diagnostics,
 def infer_model(model: Model) -> Diagnostics:
     """Infer and store every port's element type and partial shape on the model."""
     diags = Diagnostics()
-    # The walk makes many small objects and frees none: the cyclic GC's passes over a large
-    # model's graph only cost time (a third of it on a 10,000-layer chain), so it waits.
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
+    with gc_pause.paused():  # many small objects, none freed: see irexec/gc_pause.py
         types = infer_types(model, diags)
-    finally:
-        if enabled:
-            gc.enable()
     for port, t in types.items():
         port.element_type = t.element_type
         port.partial_shape = t.shape

@@ -92,6 +92,24 @@ def test_huge_attribute_value(size, tmp_path):
     assert codes(xml) == ["IR006"]
 
 
+@pytest.mark.parametrize("where", ["text", "attribute"])
+@pytest.mark.parametrize("pad", [0, 1, 4095, 524_287])
+def test_values_of_exactly_the_cap_are_accepted(where, pad, tmp_path):
+    # Shifting the value by `pad` bytes moves it across the byte-level check's blocks.
+    value = "1" * (1 << 20)
+    text = BASE.replace('name="hostile"', f'name="hostile" pad="{"p" * pad}"')
+    if where == "text":
+        text = text.replace("<dim>2</dim><dim>3</dim></port></output>",
+                            f"<dim>{value}</dim><dim>3</dim></port></output>", 1)
+    else:
+        text = text.replace('name="hostile"', f'name="{value}"')
+    xml = tmp_path / "m.xml"
+    xml.write_text(text)
+    assert "IR006" not in codes(xml)
+    xml.write_text(text.replace(value, value + "1"))
+    assert codes(xml) == ["IR006"]
+
+
 def test_text_joined_across_a_comment_is_one_text(tmp_path):
     # Each half is shorter than the cap, but the parser drops the comment and joins them: the
     # byte-level shortcut of the length check must not miss it.

@@ -12,12 +12,12 @@ kept as strings in ``Node.extra_attrs`` so that writing the model back loses not
 
 from __future__ import annotations
 
-import gc
 import os
 import re
 
 from lxml import etree
 
+from irexec import gc_pause
 from irexec.errors import IRError
 from irexec.io import ir_text, limits
 from irexec.io.weights import Weights, WeightsError
@@ -37,9 +37,12 @@ MAX_XML_BYTES = 1 << 30
 
 
 def _parser() -> etree.XMLParser:
+    # Whitespace between elements is dropped: nothing reads it, and it is half of the nodes
+    # of an indented file (a third of the parse time). Not collect_ids=False: with it, libxml2
+    # opens a DOCTYPE's external subset (tests/data/hostile/external_dtd.xml).
     return etree.XMLParser(resolve_entities=False, no_network=True, load_dtd=False,
                            dtd_validation=False, huge_tree=False, remove_comments=True,
-                           remove_pis=True)
+                           remove_pis=True, remove_blank_text=True)
 
 
 def _children(parent, tag: str):
@@ -73,6 +76,12 @@ class _Reader:
         self._ops: dict[tuple[str, str], object] = {}  # (type, version) -> op or LookupFailure
         self._values: dict = {}  # (id of the Attr, text) -> its parsed value, when immutable
         self._dims: dict = {}  # the text of a <dim> -> its Dimension
+        # Per file, each distinct text is parsed once: integers (ids), the texts of a port's
+        # <dim>s -> its shape, precisions; and (dim texts, itemsize) within the memory budget.
+        self._uints: dict = {}
+        self._shapes: dict = {}
+        self._precisions: dict = {}
+        self._fits: set = set()
 
     def loc(self, element=None, node: Node | None = None, layer=None) -> Location:
         line = element.sourceline if element is not None else None
@@ -199,21 +208,16 @@ class _Reader:
     # --- layers and ports -------------------------------------------------------------------
 
     def read_layer(self, layer) -> Node | None:
-        missing = [a for a in ("id", "name", "type", "version") if layer.get(a) is None]
-        if missing or not ir_text.is_uint(layer.get("id", "")):
-            self.broken.add(str(layer.get("id", "")).strip())
-        if missing:
-            self.diags.add("IR101", f"<layer> lacks the mandatory attribute"
-                                    f"{'s' * (len(missing) > 1)} {', '.join(missing)}",
-                           self.loc(layer, layer=layer))
-            return None
-        try:
-            layer_id = ir_text.parse_uint(layer.get("id"))
-        except ValueError:
-            self.diags.add("IR101", f"layer id '{layer.get('id')}' is not a non-negative integer",
-                           self.loc(layer, layer=layer))
-            return None
-        type_name, version = layer.get("type"), layer.get("version")
+        get = layer.get
+        text_id, name, type_name, version = get("id"), get("name"), get("type"), get("version")
+        if (name is not None and type_name is not None and version is not None
+                and text_id is not None and text_id.isdigit() and text_id.isascii()
+                and len(text_id) <= 19):
+            layer_id = self._uints[text_id] = int(text_id)  # the edges will look it up
+        else:
+            layer_id = self.read_layer_header(layer)
+            if layer_id is None:
+                return None
         op = self._ops.get((type_name, version))
         if op is None:
             try:
@@ -224,33 +228,66 @@ class _Reader:
         if isinstance(op, registry.LookupFailure):
             self.diags.add("IR103", str(op), self.loc(layer, layer=layer))
             op = None
-        node = Node(id=layer_id, name=layer.get("name"),
-                    type=op.spec.type if op else type_name, version=version, op=op,
-                    line=layer.sourceline, file=self.path, column=self.column(layer))
+        node = Node(id=layer_id, name=name, type=op.spec.type if op else type_name,
+                    version=version, op=op, line=layer.sourceline, file=self.path,
+                    column=self.column(layer))
         first = {}  # the first child element of each tag (one pass over the children)
         for child in layer:
             first.setdefault(child.tag, child)
-        node.rt_info = read_rt_info(first.get("rt_info"))
+        rt_info = first.get("rt_info")
+        if rt_info is not None:
+            node.rt_info = read_rt_info(rt_info)
         self.read_ports(node, layer, first)
         if op is not None:
             self.read_attrs(node, layer, first.get("data"))
         return node
 
+    def read_layer_header(self, layer) -> int | None:
+        """The id of a layer whose header is not the plain case (a missing attribute, an id not
+        yet seen as plain digits), or None after reporting why it cannot be read."""
+        missing = [a for a in ("id", "name", "type", "version") if layer.get(a) is None]
+        if missing or not ir_text.is_uint(layer.get("id", "")):
+            self.broken.add(str(layer.get("id", "")).strip())
+        if missing:
+            self.diags.add("IR101", f"<layer> lacks the mandatory attribute"
+                                    f"{'s' * (len(missing) > 1)} {', '.join(missing)}",
+                           self.loc(layer, layer=layer))
+            return None
+        try:
+            return self.uint(layer.get("id"))
+        except ValueError:
+            self.diags.add("IR101", f"layer id '{layer.get('id')}' is not a non-negative integer",
+                           self.loc(layer, layer=layer))
+            return None
+
+    def uint(self, text: str) -> int:
+        """``ir_text.parse_uint``, each distinct text parsed once per file."""
+        value = self._uints.get(text)
+        if value is None:
+            value = self._uints[text] = ir_text.parse_uint(text)
+        return value
+
     def read_ports(self, node: Node, layer, first=None) -> None:
+        uints = self._uints
         for section, is_input in (("input", True), ("output", False)):
             block = _child(layer, section) if first is None else first.get(section)
             if block is None:
                 continue
             seen = set()
-            for port in _children(block, "port"):
-                try:
-                    port_id = ir_text.parse_uint(port.get("id", ""))
-                except ValueError:
-                    self.diags.add("IR104", f"{section} <port> id '{port.get('id')}' is not a "
-                                            f"non-negative integer", self.loc(port, node))
-                    self.broken.add(str(node.id))
-                    node.broken = True
+            for port in block:
+                if port.tag != "port":
                     continue
+                get = port.get
+                port_id = uints.get(get("id"))
+                if port_id is None:
+                    try:
+                        port_id = self.uint(get("id", ""))
+                    except ValueError:
+                        self.diags.add("IR104", f"{section} <port> id '{get('id')}' is not a "
+                                                f"non-negative integer", self.loc(port, node))
+                        self.broken.add(str(node.id))
+                        node.broken = True
+                        continue
                 if port_id in seen:
                     self.diags.add("IR104", f"{section} port id {port_id} appears twice",
                                    self.loc(port, node))
@@ -258,56 +295,72 @@ class _Reader:
                     node.broken = True
                     continue
                 seen.add(port_id)
-                dims = []
-                port_rt_info = None
                 dim_elements = []
+                port_rt_info = None
                 for child in port:
                     tag = child.tag
                     if tag == "dim":
                         dim_elements.append(child)
                     elif tag == "rt_info" and port_rt_info is None:
                         port_rt_info = child
-                for dim in dim_elements:
-                    known = self._dims.get(dim.text)
-                    if known is not None:  # a text already read in this file
-                        dims.append(known)
-                        continue
+                texts = tuple([d.text for d in dim_elements])
+                declared = self._shapes.get(texts)
+                if declared is None:
+                    declared = self.read_dims(texts, dim_elements, section, port_id, node)
+                text = get("precision")
+                precision = self._precisions.get(text) if text is not None else None
+                if precision is None and text is not None:
                     try:
-                        dims.append(ir_text.parse_dim_element(dim.text))
-                        self._dims[dim.text] = dims[-1]
-                    except ValueError as e:
-                        if (dim.text or "").strip() == "?":
-                            self.diags.add("IR107", f"{section} port {port_id}: <dim> holds '?'; "
-                                                    f"a dynamic size is written -1 in a <dim>",
-                                           self.loc(dim, node))
-                        else:
-                            self.diags.add("IR105", f"{section} port {port_id}: {e}",
-                                           self.loc(dim, node))
-                        dims.append(None)
-                declared = None if None in dims else PartialShape._of(tuple(dims))
-                precision = None
-                if port.get("precision") is not None:
-                    try:
-                        precision = ir_text.parse_precision(port.get("precision"))
+                        precision = self._precisions[text] = ir_text.parse_precision(text)
                     except ValueError as e:
                         if not is_input:  # OpenVINO ignores input precisions altogether
                             self.diags.add("IR106", f"output port {port_id}: {e}",
                                            self.loc(port, node))
-                if declared is not None and declared.is_static:
+                if declared is not None:
                     itemsize = precision.dtype.itemsize if precision and precision.dtype else 1
-                    self.check_budget(declared.to_shape(), itemsize, f"{section} port {port_id}",
-                                      port, node)
+                    if (texts, itemsize) not in self._fits and declared.is_static:
+                        if self.check_budget(declared.to_shape(), itemsize,
+                                             f"{section} port {port_id}", port, node):
+                            self._fits.add((texts, itemsize))
                 rt_info = read_rt_info(port_rt_info) if port_rt_info is not None else []
                 if is_input:
                     node.inputs.append(InputPort(node, len(node.inputs), port_id, declared,
                                                  precision, rt_info, port.sourceline,
                                                  column=self.column(port)))
                 else:
-                    names = ir_text.split_names(port.get("names", ""))
+                    names = get("names")
+                    names = ir_text.split_names(names) if names else []
                     node.outputs.append(OutputPort(node, len(node.outputs), port_id, declared,
                                                    precision, names, rt_info, port.sourceline,
                                                    column=self.column(port)))
         self.check_port_order(node, layer)
+
+    def read_dims(self, texts: tuple, elements: list, section: str, port_id: int,
+                  node: Node) -> PartialShape | None:
+        """The shape the ``<dim>`` elements of a port declare (kept for the next port with the
+        same texts), or None after reporting each one that is not a dimension."""
+        dims = []
+        for dim in elements:
+            known = self._dims.get(dim.text)
+            if known is not None:  # a text already read in this file
+                dims.append(known)
+                continue
+            try:
+                dims.append(ir_text.parse_dim_element(dim.text))
+                self._dims[dim.text] = dims[-1]
+            except ValueError as e:
+                if (dim.text or "").strip() == "?":
+                    self.diags.add("IR107", f"{section} port {port_id}: <dim> holds '?'; "
+                                            f"a dynamic size is written -1 in a <dim>",
+                                   self.loc(dim, node))
+                else:
+                    self.diags.add("IR105", f"{section} port {port_id}: {e}",
+                                   self.loc(dim, node))
+                dims.append(None)
+        if None in dims:
+            return None
+        declared = self._shapes[texts] = PartialShape._of(tuple(dims))
+        return declared
 
     def check_port_order(self, node: Node, layer) -> None:
         ids = [p.port_id for p in node.inputs] + [p.port_id for p in node.outputs]
@@ -412,6 +465,7 @@ class _Reader:
     def connect(self, root, nodes: dict[int, Node]) -> None:
         edges_block = _child(root, "edges")
         excused = set()  # input ports whose edge comes from a broken layer
+        uints = self._uints
         for edge in _children(edges_block, "edge") if edges_block is not None else []:
             ends = [_canonical(edge.get(a, "").strip()) for a in ("from-layer", "to-layer")] \
                 if self.broken else ()
@@ -424,9 +478,10 @@ class _Reader:
                 if ends[0] not in self.broken:
                     self.feeds_broken.add(int(ends[0]))
                 continue
+            get = edge.get
+            texts = get("from-layer"), get("from-port"), get("to-layer"), get("to-port")
             try:
-                ids = [ir_text.parse_uint(edge.get(a, "")) for a in
-                       ("from-layer", "from-port", "to-layer", "to-port")]
+                ids = [uints[t] if t in uints else self.uint(t or "") for t in texts]
             except ValueError:
                 self.diags.add("IR201", "an <edge> needs integer from-layer, from-port, to-layer "
                                         "and to-port attributes", self.loc(edge))
@@ -542,15 +597,8 @@ def load_ir(xml_path, bin_path=None) -> tuple[Model, Diagnostics]:
     xml_path = os.fspath(xml_path)
     if bin_path is None:
         bin_path = os.path.splitext(xml_path)[0] + ".bin"
-    # Reading makes many objects and frees few: the cyclic GC's passes over a large model only
-    # cost time (about a third of it on a 10,000-layer chain), so it waits until the end.
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
+    with gc_pause.paused():  # many objects made, few freed: see irexec/gc_pause.py
         return _Reader(xml_path, os.fspath(bin_path)).read()
-    finally:
-        if enabled:
-            gc.enable()
 
 
 def read_ir(xml_path, bin_path=None) -> Model:

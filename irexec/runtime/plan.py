@@ -10,12 +10,12 @@ memory stays near the largest live set. Constants are resolved once, when the pl
 from __future__ import annotations
 
 import functools
-import gc
 from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
 
+from irexec import gc_pause
 from irexec.errors import InternalError
 from irexec.ir.element_type import ElementType, from_dtype
 from irexec.ir.model import Model, OutputPort
@@ -86,14 +86,8 @@ def _bind(node) -> Callable[..., np.ndarray]:
 
 
 def compile_plan(model: Model) -> Plan:
-    # Planning frees nothing: the cyclic GC's passes over a large model only cost time.
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
+    with gc_pause.paused():  # planning frees nothing: see irexec/gc_pause.py
         return _compile_plan(model)
-    finally:
-        if enabled:
-            gc.enable()
 
 
 def output_names(model: Model) -> list[str]:
