@@ -57,8 +57,8 @@ def decode(et: ElementType, buffer, offset: int, size: int, shape: tuple[int, ..
         dtype = et.dtype
         if sys.byteorder != "little" and dtype.itemsize > 1:
             dtype = dtype.newbyteorder("<")
-        return np.frombuffer(buffer, dtype, count, offset).reshape(shape).astype(et.dtype,
-                                                                                  copy=False)
+        array = np.frombuffer(buffer, dtype, count, offset).reshape(shape)
+        return array if dtype is et.dtype else array.astype(et.dtype)
     raw = np.frombuffer(buffer, np.uint8, et.nbytes(count), offset)
     return from_codes(et, _unpack(et, raw, count)).reshape(shape)
 

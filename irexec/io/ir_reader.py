@@ -494,8 +494,7 @@ class _Reader:
                                         f"names layer id {missing}, which does not exist",
                                self.loc(edge))
                 continue
-            src = next((p for p in src_node.outputs if p.port_id == from_port), None)
-            dst = next((p for p in dst_node.inputs if p.port_id == to_port), None)
+            src, dst = _port(src_node.outputs, from_port), _port(dst_node.inputs, to_port)
             if src is None:
                 self.diags.add("IR201", f"edge {from_layer}:{from_port} -> {to_layer}:{to_port}: "
                                         f"layer '{src_node.name}' has no output port {from_port}",
@@ -554,6 +553,19 @@ class _Reader:
 
 
 _IMMUTABLE = (int, str, bool, float, tuple, ElementType, PartialShape)
+
+
+def _port(ports: list, port_id: int):
+    """The port with this id: where OpenVINO's numbering puts it (inputs 0..n-1, outputs
+    from n), else wherever it is; None if there is none."""
+    if ports:
+        at = port_id - ports[0].port_id
+        if 0 <= at < len(ports) and ports[at].port_id == port_id:
+            return ports[at]
+    for p in ports:
+        if p.port_id == port_id:
+            return p
+    return None
 
 
 def _canonical(layer_id: str) -> str:

@@ -13,6 +13,7 @@ An op is a class with three members:
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
@@ -279,7 +280,7 @@ class OpSpec:
                 return a
         raise KeyError(name)
 
-    @property
+    @functools.cached_property
     def min_inputs(self) -> int:
         return sum(1 for i in self.inputs if not i.optional)
 
