@@ -20,12 +20,21 @@ reverse_subsequences``, for numpy users):
 * Output ``j < n`` of a fibre takes input ``n - 1 - j``; the rest is copied. 0 and 1 change
   nothing. The result is a new C-ordered array of ``data``'s dtype and shape, never a view of it.
 
-How: per-batch lengths have few entries, so each entry (or, when many entries share few values,
-each distinct value with one fancy-indexed copy) moves a whole block with slice copies over a
-full copy of the data. All-equal lengths are one block written once; when they span the whole
-axis, :func:`irexec.kernels.flip.flip` writes it (near memory speed). Per-fibre lengths use the
-same grouping by distinct value, which measured faster than a ``take_along_axis`` gather with a
-computed index on every layout tried. Distinct lengths along the innermost axis (rows of at
+How: when the lengths vary along a dim after ``axis`` (e.g. ReverseSequence with batch_axis >
+seq_axis) every fibre is strided, and the result is a permutation of the contiguous rows after
+the last dim the lengths vary along: for C-contiguous, non-object data with rows of at least
+``_MIN_GATHER_ROW_BYTES``, one ``np.put`` moves each row (as one opaque item) to its place,
+reading the data in order, into an output placed apart from the data in the 4 KiB page
+(:func:`irexec.kernels.buffers.empty_apart`; same page offsets made the row copies 1.5x
+slower). Measured 2x faster than the per-batch strided slice copies on [512, 64, 512] f32,
+batch_axis 1, seq_axis 0 (about 1.5x a memory copy), and faster down to 64-byte rows.
+Otherwise (lengths varying only before ``axis``, short rows, object or strided data), per-batch
+lengths have few entries, so each entry (or, when many entries share few values, each distinct
+value with one fancy-indexed copy) moves a whole block with slice copies over a full copy of
+the data. All-equal lengths are one block written once; when they span the whole axis,
+:func:`irexec.kernels.flip.flip` writes it (near memory speed). The other per-fibre lengths use
+the same grouping by distinct value, which measured faster than a ``take_along_axis`` gather
+with a computed index on the layouts tried. Distinct lengths along the innermost axis (rows of at
 least ``_MIN_ROW_BYTES``): a block of rows is reversed at once in cache by the flip's 1-D
 reversal (1-byte elements as 64-bit words, byteswapped by a cast), copied as it is, and each
 row's reversed prefix then moved into place by a memoryview slice (a C memmove with no numpy
@@ -35,11 +44,14 @@ call per row); shorter rows are 1-D slices of the flat arrays. Outputs come from
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from irexec.kernels import buffers
 from irexec.kernels.flip import _WORD, _flip_1d, flip
 
+_MIN_GATHER_ROW_BYTES = 64  # an index of 8 bytes per row: at most 1/8 of the data
 _MIN_ROW_BYTES = 64  # shorter rows: the per-row loop costs more than numpy's grouped copies
 _ROWS_BLOCK_BYTES = 512 * 1024  # rows reversed together in a buffer that stays in L2
 
@@ -62,6 +74,10 @@ def reverse_subsequences(data, lengths, axis: int) -> np.ndarray:
         _move(out, data, index, axis, first, dim, whole=True)
         return out
     varying = [d for d in range(data.ndim) if lengths.shape[d] != 1]
+    if varying[-1] > axis and data.flags.c_contiguous and not data.dtype.hasobject:
+        row = math.prod(data.shape[varying[-1] + 1:])  # elements that share one length
+        if row * data.dtype.itemsize >= _MIN_GATHER_ROW_BYTES:
+            return _gather_rows(data, lengths, axis, varying[-1], row)
     vshape = tuple(lengths.shape[d] for d in varying)
     rows = np.flatnonzero(flat > 1)
     row_lengths = flat[rows]
@@ -108,6 +124,34 @@ def reverse_subsequences(data, lengths, axis: int) -> np.ndarray:
             for d, part in zip(varying, parts):
                 index[d] = part[k]
             _move(out, data, index, axis, n, dim, whole=False)
+    return out
+
+
+def _gather_rows(data: np.ndarray, lengths: np.ndarray, axis: int, last: int,
+                 row: int) -> np.ndarray:
+    """Lengths varying along a dim after ``axis`` (``last``, the last dim they vary along):
+    every fibre is strided, so the result is a permutation of the contiguous rows of ``row``
+    elements after ``last``. Row ``(p, s, q)`` of ``data`` viewed as ``[P, dim, Q]`` rows
+    (``n`` its length) goes to ``(p, n - 1 - s, q)`` if ``s < n``, else stays: the map is its
+    own inverse, so one ``np.put`` of the rows as opaque items writes it, reading ``data`` in
+    order (measured faster than ``np.take`` in output order, which reads scattered rows). The
+    output is placed apart from ``data`` in the page (buffers.empty_apart: 4K aliasing)."""
+    dim = data.shape[axis]
+    outer, inner = math.prod(data.shape[:axis]), math.prod(data.shape[axis + 1:last + 1])
+    n = np.broadcast_to(lengths, data.shape[:axis] + (1,) + data.shape[axis + 1:last + 1]
+                        + (1,) * (data.ndim - last - 1)).reshape(outer, 1, inner)
+    s = np.arange(dim, dtype=np.intp).reshape(1, dim, 1)
+    source = np.empty((outer, dim, inner), np.intp)  # the index, built in place: small peak
+    np.subtract(n.astype(np.intp) - 1, s, out=source)
+    np.copyto(source, s, where=s >= n)
+    source += np.arange(outer, dtype=np.intp).reshape(outer, 1, 1) * dim
+    source *= inner
+    source += np.arange(inner, dtype=np.intp)
+    out = buffers.empty_apart(data.shape, data.dtype, data)
+    item = np.dtype((np.void, row * data.dtype.itemsize))
+    rows_in = data.reshape(-1).view(np.uint8).view(item)
+    rows_out = out.reshape(-1).view(np.uint8).view(item)
+    np.put(rows_out, source.reshape(-1), rows_in, mode="wrap")  # every index is in range
     return out
 
 

@@ -260,3 +260,79 @@ def test_large_innermost_rows_every_type(type_name):
     lengths = rng.integers(0, 4100, 70).reshape(70, 1)
     out = reverse_subsequences(data, lengths, 1)
     assert_same_bits(out, reverse_fibres_loop(data, lengths, 1))
+
+
+@st.composite
+def strided_fibre_cases(draw):
+    """Lengths varying along a dim after the axis (the fibres are strided): the row gather."""
+    rank = draw(st.integers(2, 4))
+    shape = draw(st.lists(st.integers(1, 5), min_size=rank, max_size=rank))
+    axis = draw(st.integers(0, rank - 2))
+    after = draw(st.integers(axis + 1, rank - 1))
+    shape[after] = max(2, shape[after])
+    shape = tuple(shape)
+    others = draw(st.lists(st.booleans(), min_size=rank, max_size=rank))
+    lshape = tuple(1 if d == axis else n if d == after or others[d] else 1
+                   for d, n in enumerate(shape))
+    seed = draw(st.integers(0, 2**32 - 1))
+    type_name = draw(st.sampled_from(TYPE_NAMES))
+    return shape, axis, lshape, type_name, seed
+
+
+def _forced_gather(data, lengths, axis):
+    """The kernel with the row gather taken for rows of any size; fails if it is not taken."""
+    import importlib
+
+    kernel = importlib.import_module("irexec.kernels.reverse_subsequences")
+    saved, gather = kernel._MIN_GATHER_ROW_BYTES, kernel._gather_rows
+    calls = []
+    kernel._MIN_GATHER_ROW_BYTES = 0
+    kernel._gather_rows = lambda *args: calls.append(1) or gather(*args)
+    try:
+        out = reverse_subsequences(data, lengths, axis)
+    finally:
+        kernel._MIN_GATHER_ROW_BYTES, kernel._gather_rows = saved, gather
+    return out, bool(calls)
+
+
+@settings(max_examples=200, deadline=None)
+@given(strided_fibre_cases())
+def test_property_row_gather_equals_a_loop(case):
+    shape, axis, lshape, type_name, seed = case
+    rng = np.random.default_rng(seed)
+    data = random_values(type_name, shape, rng)
+    # 0, 1 and the full length among the values
+    lengths = rng.choice([0, 1, shape[axis], *range(shape[axis] + 1)], size=lshape)
+    before = data.copy()
+    out, gathered = _forced_gather(data, lengths, axis)
+    expect_gather = np.unique(lengths).size > 1 and type_name != "string"
+    assert gathered == expect_gather
+    assert_same_bits(out, reverse_fibres_loop(data, lengths, axis))
+    assert_same_bits(data, before)
+    assert out.flags.c_contiguous and not np.shares_memory(out, data)
+
+
+@pytest.mark.parametrize("type_name", TYPE_NAMES)
+def test_row_gather_every_type_odd_shapes(type_name):
+    """Lengths varying on both sides of the axis, rows of 7 elements, lengths 0, 1 and full."""
+    rng = np.random.default_rng(12)
+    data = random_values(type_name, (3, 13, 5, 7), rng)
+    lengths = rng.choice([0, 1, 13, 6, 12], size=(3, 1, 5, 1))
+    out, gathered = _forced_gather(data, lengths, 1)
+    assert gathered == (type_name != "string")  # object arrays keep the slice copies
+    assert_same_bits(out, reverse_fibres_loop(data, lengths, 1))
+
+
+def test_row_gather_output_is_placed_apart_from_the_input():
+    """A large b1 s0 case (2 KiB rows, the ReverseSequence bench shape scaled down): the output
+    is 64-byte aligned, at a page offset at least 256 bytes from the input's (4K aliasing), and
+    a new array."""
+    rng = np.random.default_rng(13)
+    data = rng.standard_normal((64, 16, 512), dtype=np.float32)  # 2 MiB
+    lengths = rng.integers(0, 65, 16)
+    lengths[:3] = [0, 1, 64]
+    out = per_batch(data, lengths, 1, 0)
+    assert_same_bits(out, reverse_sequence_loop(data, lengths, 1, 0))
+    assert out.ctypes.data % 64 == 0
+    assert 256 <= (out.ctypes.data - data.ctypes.data) % 4096 <= 4096 - 256
+    assert out.flags.c_contiguous and out.flags.writeable and not np.shares_memory(out, data)

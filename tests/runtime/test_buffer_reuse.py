@@ -100,3 +100,79 @@ def test_pool_refuses_arrays_others_can_reach():
     assert pool.count == 1
     assert pool.take((1,), np.dtype(np.uint8)) is None
     assert pool.take((buffers.MIN_BYTES,), np.dtype(np.uint8)) is not None
+
+
+def test_an_array_placed_apart_is_aligned_new_and_apart():
+    """buffers.empty_apart: 64-byte aligned, a page offset at least 256 bytes from the input's
+    (4K aliasing), for inputs at every page offset; small arrays are plain np.empty."""
+    block = np.empty(buffers.APART_MIN_BYTES + 8192, np.uint8)
+    for shift in (0, 16, 64, 1000, 2048, 4032, 4095):
+        other = block[shift:shift + buffers.APART_MIN_BYTES]
+        out = buffers.empty_apart(other.shape, other.dtype, other)
+        assert out.shape == other.shape and out.dtype == other.dtype
+        assert out.flags.c_contiguous and out.flags.writeable
+        assert out.ctypes.data % 64 == 0
+        assert 256 <= (out.ctypes.data - other.ctypes.data) % 4096 <= 4096 - 256
+        assert not np.shares_memory(out, other)
+    small = buffers.empty_apart((8,), np.float32, np.empty(8, np.float32))
+    assert small.base is None
+
+
+def test_the_pool_takes_back_a_placed_array_only_when_nothing_else_reaches_it():
+    x = np.empty(buffers.APART_MIN_BYTES, np.uint8)
+    pool = buffers.Pool()
+    slot = [buffers.empty_apart(x.shape, x.dtype, x)]
+    view = slot[0][10:]  # refers to the block, not to the placed array
+    pool.give(slot[0], 1)
+    assert pool.count == 0
+    block = slot[0].base
+    del view
+    pool.give(slot[0], 1)
+    assert pool.count == 0  # `block` still reaches the memory
+    del block
+    pool.give(slot[0], 1)
+    assert pool.count == 1
+    placed = slot.pop()
+    del placed
+    # A spare at the same page offset as the input is not taken for it; one apart is.
+    with buffers.using(pool):
+        same = buffers.empty_apart(x.shape, x.dtype, pool.spare[(x.shape, x.dtype)][0])
+        assert pool.count == 1
+        again = buffers.empty_apart(x.shape, x.dtype, x)
+        assert pool.count == 0
+    assert (same.ctypes.data - again.ctypes.data) % 4096 >= 256
+    assert not np.shares_memory(same, again)
+
+
+def test_a_strided_reverse_sequence_chain_reuses_placed_outputs_safely():
+    """ReverseSequence with batch_axis 1, seq_axis 0 (the row gather, outputs placed apart),
+    three layers deep: results stay right over calls, kept outputs are never written again,
+    and outputs never alias the input."""
+    shape = [32, 16, 512]  # 1 MiB of f32: outputs placed apart
+    lengths = np.random.default_rng(7).integers(0, 33, (3, 16)).astype(np.int32)
+    b = ModelBuilder("chain_b1s0")
+    x = b.parameter("data", "f32", shape)
+    for k in range(3):
+        x = b.op("ReverseSequence", x, b.constant(lengths[k]), batch_axis=1, seq_axis=0)
+    b.result(x, name="out")
+    compiled = irexec.compile_model(b.build())
+
+    def want(data):
+        y = data
+        for k in range(3):
+            y = y.copy()
+            for j, n in enumerate(lengths[k]):
+                y[:n, j] = y[:n, j][::-1].copy()
+        return y
+
+    data = [np.random.default_rng(i).standard_normal(shape, dtype=np.float32) for i in range(5)]
+    kept = []
+    for i, d in enumerate(data):
+        out = run(compiled, d)
+        assert not np.shares_memory(out, d)
+        if i % 2:
+            kept.append((i, out))
+        np.testing.assert_array_equal(out, want(d))
+        del out
+    for i, out in kept:
+        np.testing.assert_array_equal(out, want(data[i]))
