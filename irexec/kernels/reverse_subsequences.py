@@ -22,12 +22,13 @@ reverse_subsequences``, for numpy users):
 
 How: when the lengths vary along a dim after ``axis`` (e.g. ReverseSequence with batch_axis >
 seq_axis) every fibre is strided, and the result is a permutation of the contiguous rows after
-the last dim the lengths vary along: for C-contiguous, non-object data with rows of at least
-``_MIN_GATHER_ROW_BYTES``, one ``np.put`` moves each row (as one opaque item) to its place,
-reading the data in order, into an output placed apart from the data in the 4 KiB page
-(:func:`irexec.kernels.buffers.empty_apart`; same page offsets made the row copies 1.5x
-slower). Measured 2x faster than the per-batch strided slice copies on [512, 64, 512] f32,
-batch_axis 1, seq_axis 0 (about 1.5x a memory copy), and faster down to 64-byte rows.
+the last dim the lengths vary along: for C-contiguous, non-object data of at least
+``_MIN_GATHER_BYTES`` with rows of at least ``_MIN_GATHER_ROW_BYTES``, one ``np.put`` moves
+each row (as one opaque item) to its place, reading the data in order, into an output placed
+apart from the data in the 4 KiB page (:func:`irexec.kernels.buffers.empty_apart`; same page
+offsets made the row copies 1.5x slower). Measured 2x faster than the per-batch strided slice
+copies on [512, 64, 512] f32, batch_axis 1, seq_axis 0 (1.2-1.5x a memory copy: numpy copies
+each 2 KiB row with its own memmove), and faster down to 64-byte rows.
 Otherwise (lengths varying only before ``axis``, short rows, object or strided data), per-batch
 lengths have few entries, so each entry (or, when many entries share few values, each distinct
 value with one fancy-indexed copy) moves a whole block with slice copies over a full copy of
@@ -52,6 +53,7 @@ from irexec.kernels import buffers
 from irexec.kernels.flip import _WORD, _flip_1d, flip
 
 _MIN_GATHER_ROW_BYTES = 64  # an index of 8 bytes per row: at most 1/8 of the data
+_MIN_GATHER_BYTES = 1 << 15  # smaller data: building the index costs more than it saves
 _MIN_ROW_BYTES = 64  # shorter rows: the per-row loop costs more than numpy's grouped copies
 _ROWS_BLOCK_BYTES = 512 * 1024  # rows reversed together in a buffer that stays in L2
 
@@ -76,7 +78,8 @@ def reverse_subsequences(data, lengths, axis: int) -> np.ndarray:
     varying = [d for d in range(data.ndim) if lengths.shape[d] != 1]
     if varying[-1] > axis and data.flags.c_contiguous and not data.dtype.hasobject:
         row = math.prod(data.shape[varying[-1] + 1:])  # elements that share one length
-        if row * data.dtype.itemsize >= _MIN_GATHER_ROW_BYTES:
+        if row * data.dtype.itemsize >= _MIN_GATHER_ROW_BYTES \
+                and data.nbytes >= _MIN_GATHER_BYTES:
             return _gather_rows(data, lengths, axis, varying[-1], row)
     vshape = tuple(lengths.shape[d] for d in varying)
     rows = np.flatnonzero(flat > 1)

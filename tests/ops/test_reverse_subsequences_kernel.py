@@ -284,14 +284,15 @@ def _forced_gather(data, lengths, axis):
     import importlib
 
     kernel = importlib.import_module("irexec.kernels.reverse_subsequences")
-    saved, gather = kernel._MIN_GATHER_ROW_BYTES, kernel._gather_rows
+    saved = kernel._MIN_GATHER_ROW_BYTES, kernel._MIN_GATHER_BYTES, kernel._gather_rows
+    gather = kernel._gather_rows
     calls = []
-    kernel._MIN_GATHER_ROW_BYTES = 0
+    kernel._MIN_GATHER_ROW_BYTES = kernel._MIN_GATHER_BYTES = 0
     kernel._gather_rows = lambda *args: calls.append(1) or gather(*args)
     try:
         out = reverse_subsequences(data, lengths, axis)
     finally:
-        kernel._MIN_GATHER_ROW_BYTES, kernel._gather_rows = saved, gather
+        kernel._MIN_GATHER_ROW_BYTES, kernel._MIN_GATHER_BYTES, kernel._gather_rows = saved
     return out, bool(calls)
 
 
