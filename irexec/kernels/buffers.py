@@ -74,11 +74,7 @@ class Pool:
     def give(self, array: np.ndarray, refs: int) -> None:
         """Keep ``array`` for reuse if the ``refs`` references the caller holds (the variable
         or list entry it passes) are the only ones anywhere."""
-        # getrefcount also counts this call's argument and its own.
-        if (self.count < self.limit and sys.getrefcount(array) <= refs + 2
-                and (array.flags.owndata and array.base is None or _sole_view(array))
-                and array.flags.writeable and array.flags.c_contiguous
-                and not array.dtype.hasobject and array.nbytes >= MIN_BYTES):
+        if self.count < self.limit and private(array, refs + 1):  # + this call's argument
             self.spare.setdefault((array.shape, array.dtype), []).append(array)
             self.count += 1
 
@@ -165,3 +161,15 @@ def copy(data: np.ndarray) -> np.ndarray:
     out = empty(data.shape, data.dtype)
     np.copyto(out, data)
     return out
+
+
+def private(array: np.ndarray, refs: int) -> bool:
+    """True if the ``refs`` references the caller holds (the variable or list entry it
+    passes) are the only ones to ``array`` anywhere, and it is a writeable C-contiguous array
+    of numbers of at least ``MIN_BYTES`` that owns its memory (or is the sole view of a block
+    that does): nothing else can see a write into it."""
+    # getrefcount also counts this call's argument and its own.
+    return (sys.getrefcount(array) <= refs + 2 and array.nbytes >= MIN_BYTES
+            and array.flags.writeable and array.flags.c_contiguous
+            and not array.dtype.hasobject
+            and (array.flags.owndata and array.base is None or _sole_view(array)))

@@ -7,6 +7,7 @@ import numpy as np
 from irexec.errors import OpError
 from irexec.ir.element_type import plain_values
 from irexec.kernels.flip import flip
+from irexec.kernels.flip_inplace import flip_in_place
 from irexec.ops.registry import register
 from irexec.ops.spec import (ANY, BOOLEAN, INTEGER, Attr, ByAttr, AxisIndices, AxisMask, Input, Op,
                              OpSpec, Output, Rank)
@@ -79,17 +80,26 @@ class Reverse(Op):
 
     @staticmethod
     def kernel(data, axis, *, mode):
-        if mode == "mask":
-            if axis.shape != (data.ndim,):  # only dynamic shapes get here unchecked
-                raise OpError(f"the mask has {axis.size} entries but data has rank {data.ndim}; "
-                              f"mask mode needs one entry per axis", code="IR314")
-            axes = tuple(int(i) for i in np.flatnonzero(axis))
-        elif axis.size <= 16:
-            # The axes are nearly always a small constant: normalize each distinct one once.
-            axes = _cached_axes(axis.tobytes(), axis.dtype, data.ndim)
-        else:
-            axes = _normalize_axes(axis, data.ndim)
-        return flip(data, axes)
+        return flip(data, _kernel_axes(data, axis, mode))
+
+    @staticmethod
+    def kernel_in_place(data, axis, *, mode):
+        return flip_in_place(data, _kernel_axes(data, axis, mode))
+
+
+def _kernel_axes(data, axis, mode) -> tuple[int, ...]:
+    """The kernel's axes: sorted, unique, non-negative."""
+    if mode == "mask":
+        if axis.shape != (data.ndim,):  # only dynamic shapes get here unchecked
+            raise OpError(f"the mask has {axis.size} entries but data has rank {data.ndim}; "
+                          f"mask mode needs one entry per axis", code="IR314")
+        axes = tuple(int(i) for i in np.flatnonzero(axis))
+    elif axis.size <= 16:
+        # The axes are nearly always a small constant: normalize each distinct one once.
+        axes = _cached_axes(axis.tobytes(), axis.dtype, data.ndim)
+    else:
+        axes = _normalize_axes(axis, data.ndim)
+    return axes
 
 
 @functools.lru_cache(maxsize=256)

@@ -308,6 +308,11 @@ class Op:
     spec: ClassVar[OpSpec]
     # kernel(*arrays, **attrs) -> array | tuple of arrays; None for Parameter/Constant/Result.
     kernel: ClassVar[Callable[..., np.ndarray] | None] = None
+    # Optional: the same computation written over the first input, which it returns. The run
+    # loop calls it instead of ``kernel`` only when that input dies at this layer and nothing
+    # else can see it (a writeable C-contiguous array of numbers of at least 64 KiB); the op's
+    # output must have the first input's shape and element type.
+    kernel_in_place: ClassVar[Callable[..., np.ndarray] | None] = None
 
     @staticmethod
     def infer(ctx) -> list[TensorType]:

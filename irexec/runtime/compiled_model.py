@@ -212,8 +212,18 @@ class CompiledModel:
         if tracer is not None:
             tracer.inputs(plan, values)
         for step in plan.steps:
+            args = [values[i] for i in step.inputs]
+            kernel = step.kernel
+            if step.in_place is not None:
+                # The first input dies here: write over it if nothing else can see it.
+                values[step.inputs[0]] = None
+                if buffers.private(args[0], 1):
+                    kernel = step.in_place
+                else:
+                    values[step.inputs[0]] = args[0]
             try:
-                result = step.kernel(*[values[i] for i in step.inputs])
+                result = kernel(*args)
+                args = None  # the free below proves arrays unreachable by their counts
             except OpError as e:
                 # The rule's own code, as when the values are known at read time.
                 raise IRError.make(e.code or "IR605", str(e), step.location) from None
@@ -225,6 +235,8 @@ class CompiledModel:
             else:
                 for s, r in zip(step.outputs, result):
                     values[s] = r
+                r = None
+            result = None  # the slots hold the outputs now; reference counts prove the rest
             if tracer is not None:
                 tracer.step(step, values)
             for s in step.free:

@@ -32,12 +32,16 @@ class Step:
     outputs: tuple[int, ...]
     free: tuple[int, ...]
     location: Location
+    # The op's kernel_in_place (attributes bound) when the first input dies at this step; the
+    # run loop calls it if, at run time, nothing else can see that array.
+    in_place: Callable[..., np.ndarray] | None = None
 
     def __str__(self) -> str:
         ins = ", ".join(f"%{i}" for i in self.inputs)
         outs = ", ".join(f"%{o}" for o in self.outputs)
         freed = f"   free {', '.join(f'%{f}' for f in self.free)}" if self.free else ""
-        return f"{outs} = {self.type}({ins})   # {self.layer}{freed}"
+        over = f"   may write over %{self.inputs[0]}" if self.in_place is not None else ""
+        return f"{outs} = {self.type}({ins})   # {self.layer}{freed}{over}"
 
 
 @dataclass(frozen=True)
@@ -77,8 +81,8 @@ class Plan:
         return "\n".join(lines)
 
 
-def _bind(node) -> Callable[..., np.ndarray]:
-    kernel = node.op.kernel
+def _bind(node, kernel=None) -> Callable[..., np.ndarray]:
+    kernel = kernel or node.op.kernel
     if kernel is None:
         raise InternalError(f"{node.type} has no kernel")
     attrs = {a.name: node.attrs[a.name] for a in node.op.spec.attrs if a.name in node.attrs}
@@ -118,6 +122,7 @@ def _compile_plan(model: Model) -> Plan:
         return slot_of[port]
 
     inputs, constants, steps, outputs = [], {}, [], []
+    writers = []  # per step: the op's kernel_in_place, bound, or None
     for node in order:
         if node.type == "Parameter":
             port = node.outputs[0]
@@ -129,6 +134,8 @@ def _compile_plan(model: Model) -> Plan:
             steps.append(Step(node.name, node.type, _bind(node),
                               tuple(slot(p.source) for p in node.inputs),
                               tuple(slot(p) for p in node.outputs), (), node.location))
+            writer = node.op.kernel_in_place
+            writers.append(_bind(node, writer) if writer is not None and node.inputs else None)
     kept = set()
     for result, name in zip(model.results, output_names(model)):
         port = result.inputs[0].source
@@ -150,5 +157,8 @@ def _compile_plan(model: Model) -> Plan:
         if s not in kept:
             frees.setdefault(i, []).append(s)
     steps = [Step(st.layer, st.type, st.kernel, st.inputs, st.outputs,
-                  tuple(sorted(frees.get(i, ()))), st.location) for i, st in enumerate(steps)]
+                  tuple(sorted(frees.get(i, ()))), st.location,
+                  writer if (writer is not None and st.inputs[0] in frees.get(i, ())
+                             and st.inputs.count(st.inputs[0]) == 1) else None)
+             for i, (st, writer) in enumerate(zip(steps, writers))]
     return Plan(len(slot_of), inputs, constants, steps, outputs)
