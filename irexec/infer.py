@@ -127,9 +127,10 @@ def infer_types(model: Model, diags: Diagnostics,
         if node.op is None or node.broken:
             continue  # already reported by the reader
         sources = [p.source for p in node.inputs]
-        if any(s is None or s not in types for s in sources):
-            continue  # an input failed upstream (already reported)
-        input_types = [types[s] for s in sources]
+        try:
+            input_types = [types[s] for s in sources]
+        except KeyError:
+            continue  # an input failed upstream, or has no edge (already reported)
         input_values = [s.node.value if s.node.type == "Constant" else None for s in sources]
         ctx = InferContext(node, input_types, input_values, diags)
         try:

@@ -77,7 +77,8 @@ class _Reader:
         self._values: dict = {}  # (id of the Attr, text) -> its parsed value, when immutable
         self._dims: dict = {}  # the text of a <dim> -> its Dimension
         # Per file, each distinct text is parsed once: integers (ids), the texts of a port's
-        # <dim>s -> its shape, precisions; and (dim texts, itemsize) within the memory budget.
+        # <dim>s -> its shape, precisions; and (dim texts or Const shape, itemsize) known to be
+        # within the memory budget.
         self._uints: dict = {}
         self._shapes: dict = {}
         self._precisions: dict = {}
@@ -427,9 +428,12 @@ class _Reader:
         if node.type == "Constant" and all(a.name in node.attrs for a in node.op.spec.attrs):
             a = node.attrs
             et, shape, offset, size = a["element_type"], a["shape"], a["offset"], a["size"]
-            if not self.check_budget(shape, et.dtype.itemsize if et.dtype else 1, "the constant",
-                                     data if data is not None else layer, node):
-                return
+            itemsize = et.dtype.itemsize if et.dtype else 1
+            if (shape, itemsize) not in self._fits:
+                if not self.check_budget(shape, itemsize, "the constant",
+                                         data if data is not None else layer, node):
+                    return
+                self._fits.add((shape, itemsize))
             try:
                 if et.is_narrow:  # checked now, unpacked when something reads it
                     self.weights.check(et, shape, offset, size)

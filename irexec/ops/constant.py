@@ -1,5 +1,7 @@
 """Constant-1 (spelled ``Const`` in IR files): a tensor stored in the .bin file."""
 
+import functools
+
 from irexec.ir.shape import PartialShape
 from irexec.ops.registry import register
 from irexec.ops.spec import Attr, Op, OpSpec, Output, TensorType
@@ -23,4 +25,11 @@ class Constant(Op):
 
     @staticmethod
     def infer(ctx):
-        return [TensorType(ctx.attrs["element_type"], PartialShape(ctx.attrs["shape"]))]
+        return [TensorType(ctx.attrs["element_type"], _shape(tuple(ctx.attrs["shape"])))]
+
+
+@functools.lru_cache(maxsize=1024)
+def _shape(sizes: tuple[int, ...]) -> PartialShape:
+    """The PartialShape of a Const's shape attribute (a tuple), made once per distinct shape:
+    a model has many Consts and few shapes."""
+    return PartialShape(sizes)
