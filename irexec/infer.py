@@ -11,7 +11,6 @@ reported once and unrelated mistakes elsewhere are still found.
 
 from __future__ import annotations
 
-
 import numpy as np
 
 from irexec import gc_pause

@@ -244,8 +244,8 @@ class _Reader:
         return node
 
     def read_layer_header(self, layer) -> int | None:
-        """The id of a layer whose header is not the plain case (a missing attribute, an id not
-        yet seen as plain digits), or None after reporting why it cannot be read."""
+        """The id of a layer whose header is not the plain case (a missing attribute, an id
+        that is not plain ASCII digits), or None after reporting why it cannot be read."""
         missing = [a for a in ("id", "name", "type", "version") if layer.get(a) is None]
         if missing or not ir_text.is_uint(layer.get("id", "")):
             self.broken.add(str(layer.get("id", "")).strip())
