@@ -4,11 +4,13 @@ objects go to the oldest generation, and a program's own gc state is respected."
 from __future__ import annotations
 
 import gc
+import weakref
 
 import pytest
 
 import irexec
 from irexec import gc_pause
+from tests.big_models import convert_chain
 
 SAMPLE = "samples/reverse_sequence.xml"
 
@@ -71,3 +73,40 @@ def test_read_model_leaves_the_collector_on_even_after_an_error(tmp_path):
     assert gc.isenabled()
     irexec.compile_model(irexec.read_model(SAMPLE))
     assert gc.isenabled()
+
+
+def test_dropped_models_are_collected_without_the_program_asking(monkeypatch):
+    # Layers and ports refer to each other: only the collector frees a dropped model. The
+    # objects handed to the oldest generation must still lead to full collections.
+    gc.enable()
+    model = irexec.read_model(SAMPLE)
+    gone = weakref.ref(model.nodes[0])  # a layer: it and its ports refer to each other
+    del model
+    monkeypatch.setattr(gc_pause, "MIN_PENDING", 0)  # any object handed over makes one due
+    monkeypatch.setattr(gc_pause, "_oldest", 0)
+    irexec.read_model(SAMPLE)
+    irexec.read_model(SAMPLE)
+    assert gone() is None
+
+
+def test_reading_model_after_model_keeps_memory_bounded(tmp_path):
+    gc.enable()
+    path = convert_chain(tmp_path / "chain.xml", 3_000)
+    alive = []
+    for _ in range(8):
+        alive.append(weakref.ref(irexec.read_model(path).nodes[0]))  # each model dropped
+    # A full collection runs once more objects were handed over than MIN_PENDING (or a
+    # quarter of the oldest generation): a few dropped models may wait for it, not all.
+    assert sum(r() is not None for r in alive) <= 4
+
+
+def test_a_full_collection_by_the_program_resets_the_count(monkeypatch):
+    gc.enable()
+    irexec.read_model(SAMPLE)
+    gc.collect()
+    monkeypatch.setattr(gc_pause, "MIN_PENDING", 0)
+    monkeypatch.setattr(gc_pause, "_oldest", 0)
+    before = gc.get_stats()[2]["collections"]
+    with gc_pause.paused():  # nothing handed over since the program's collection
+        pass
+    assert gc.get_stats()[2]["collections"] == before
