@@ -6,10 +6,13 @@ they age through its three generations: about a third of the time to read a 10,0
 
 :func:`paused` turns the collector off while a model is built. When it ends, it hands the new
 objects straight to the oldest generation (``gc.freeze()`` then ``gc.unfreeze()``, which moves
-every tracked object there), so the young generations' passes never walk the model. That move is
-skipped when the program itself has frozen objects (``gc.get_freeze_count()``), since unfreezing
-would undo its freeze. Nested uses (reading inside ``read_model`` inside ``compile_model``) act
-once, at the outermost.
+every tracked object there), so the young generations' passes never walk the model. The move
+takes every object the young generations hold, the program's too: a garbage cycle the program
+made just before is then freed by the next full collection instead of the next young one. The
+move is skipped when the program itself has frozen objects (``gc.get_freeze_count()``), since
+unfreezing would undo its freeze (a ``gc.freeze()`` in another thread between that check and
+ours would still be undone). Nested uses (reading inside ``read_model`` inside
+``compile_model``) act once, at the outermost.
 
 Objects handed over this way skip CPython's count of objects that reached the oldest generation,
 which is what schedules its full collections (one when that count passes a quarter of the oldest

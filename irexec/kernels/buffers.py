@@ -11,6 +11,10 @@ only memory no one else can reach:
 * an output of an earlier call that the caller has since dropped (same proof, checked when the
   next call starts).
 
+The proof (:func:`private`) also refuses an array with a weak reference to it, and is off
+altogether where reference counts cannot be trusted to prove it (``COUNTS_PROVE``: CPython 3.14
+and later, free-threaded builds): there every output is fresh memory.
+
 The run loop installs a :class:`Pool` for the duration of a call (:func:`using`); kernels ask
 for arrays with :func:`empty` and :func:`copy`, which take an array of exactly that shape and
 dtype from the pool, or allocate one. Outside a call (kernels used directly) they allocate.
@@ -30,12 +34,19 @@ from __future__ import annotations
 import contextvars
 import math
 import sys
+import sysconfig
+import weakref
 
 import numpy as np
 
 _current: contextvars.ContextVar[Pool | None] = contextvars.ContextVar("irexec_pool",
                                                                         default=None)
 MIN_BYTES = 1 << 16  # smaller arrays come from malloc's free lists, already touched
+# Whether sys.getrefcount can prove that nothing else refers to an array. CPython 3.14 may
+# skip counting references the interpreter borrows on its stack (cpython gh-130704), so a
+# count can read one too low; free-threaded builds count references per thread. There,
+# irexec neither reuses memory nor writes over an input: it allocates, as numpy does.
+COUNTS_PROVE = sys.version_info < (3, 14) and not sysconfig.get_config_var("Py_GIL_DISABLED")
 APART_MIN_BYTES = 1 << 20  # smaller outputs are not placed apart from their input
 _PAGE = 4096
 _APART = 2048  # wanted distance between an output's and its input's page offsets
@@ -153,7 +164,7 @@ def _sole_view(array: np.ndarray) -> bool:
     # getrefcount counts `array`'s reference, the local name and its own argument.
     return (type(base) is np.ndarray and base.base is None and base.flags.owndata
             and base.flags.writeable and sys.getrefcount(base) <= 3
-            and array.ctypes.data % 16 == 0)
+            and not weakref.getweakrefcount(base) and array.ctypes.data % 16 == 0)
 
 
 def copy(data: np.ndarray) -> np.ndarray:
@@ -167,9 +178,11 @@ def private(array: np.ndarray, refs: int) -> bool:
     """True if the ``refs`` references the caller holds (the variable or list entry it
     passes) are the only ones to ``array`` anywhere, and it is a writeable C-contiguous array
     of numbers of at least ``MIN_BYTES`` that owns its memory (or is the sole view of a block
-    that does): nothing else can see a write into it."""
+    that does): nothing else can see a write into it. A weak reference counts as one; and
+    where reference counts cannot prove this (see ``COUNTS_PROVE``), always False."""
     # getrefcount also counts this call's argument and its own.
-    return (sys.getrefcount(array) <= refs + 2 and array.nbytes >= MIN_BYTES
+    return (COUNTS_PROVE and sys.getrefcount(array) <= refs + 2
+            and not weakref.getweakrefcount(array) and array.nbytes >= MIN_BYTES
             and array.flags.writeable and array.flags.c_contiguous
             and not array.dtype.hasobject
             and (array.flags.owndata and array.base is None or _sole_view(array)))

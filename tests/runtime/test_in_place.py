@@ -3,11 +3,14 @@ proof): results are unchanged, and no array anyone else can see is ever written.
 
 from __future__ import annotations
 
+import weakref
+
 import numpy as np
 import pytest
 
 import irexec
 import irexec.ops.reverse as reverse_op
+from irexec.kernels import buffers
 from irexec.ir.builder import ModelBuilder
 
 SHAPE = [8, 64, 64]  # 128 KiB of f32: above the 64 KiB below which nothing is written over
@@ -97,6 +100,34 @@ def test_an_array_a_trace_callback_keeps_is_never_written_over(writes_over):
     for layer, (array, copy) in kept.items():
         np.testing.assert_array_equal(array, copy, err_msg=layer)
     assert not writes_over  # every intermediate was held by the callback
+
+
+def test_an_array_a_trace_callback_holds_weakly_is_never_written_over(writes_over):
+    x = data(5)
+    kept = {}
+
+    def trace(layer, port, array):
+        kept[layer] = (weakref.ref(array), array.copy())
+
+    (out,) = run(chain(), x, trace=trace)
+    np.testing.assert_array_equal(out, expected(x))
+    for layer, (ref, copy) in kept.items():
+        if ref() is not None:
+            np.testing.assert_array_equal(ref(), copy, err_msg=layer)
+    assert not writes_over
+
+
+@pytest.mark.parametrize("counts_prove", [True, False])
+def test_where_counts_prove_nothing_no_memory_is_reused(counts_prove, writes_over,
+                                                        monkeypatch):
+    monkeypatch.setattr(buffers, "COUNTS_PROVE", counts_prove)
+    pool = buffers.Pool()
+    pool.give(np.empty(1 << 20, np.uint8), 0)  # nothing else refers to it
+    assert pool.count == (1 if counts_prove else 0)
+    x = data(6)
+    (out,) = run(chain(), x)
+    np.testing.assert_array_equal(out, expected(x))
+    assert bool(writes_over) == counts_prove
 
 
 def test_a_view_held_elsewhere_blocks_writing_over(writes_over, monkeypatch):
