@@ -43,8 +43,9 @@ _current: contextvars.ContextVar[Pool | None] = contextvars.ContextVar("irexec_p
                                                                         default=None)
 MIN_BYTES = 1 << 16  # smaller arrays come from malloc's free lists, already touched
 # Whether sys.getrefcount can prove that nothing else refers to an array. CPython 3.14 may
-# skip counting references the interpreter borrows on its stack (cpython gh-130704), so a
-# count can read one too low; free-threaded builds count references per thread. There,
+# skip counting references the interpreter borrows on its stack (what broke numpy's own
+# check for temporaries, numpy#28681), so a count can read too low; free-threaded builds
+# count references per thread. There,
 # irexec neither reuses memory nor writes over an input: it allocates, as numpy does.
 COUNTS_PROVE = sys.version_info < (3, 14) and not sysconfig.get_config_var("Py_GIL_DISABLED")
 APART_MIN_BYTES = 1 << 20  # smaller outputs are not placed apart from their input
