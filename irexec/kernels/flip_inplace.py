@@ -25,7 +25,7 @@ import numpy as np
 
 from irexec.kernels.flip import _groups, flip_into
 
-_CHUNK_BYTES = 512 * 1024  # a block and the buffer stay in L2 (1 MiB per core here)
+_CHUNK_BYTES = 1024 * 1024  # a block and the buffer: 1 MiB measured best, as for flip.py
 
 
 def flip_in_place(data: np.ndarray, axes) -> np.ndarray:

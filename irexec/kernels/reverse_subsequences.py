@@ -55,7 +55,7 @@ from irexec.kernels.flip import _WORD, _flip_1d, flip
 _MIN_GATHER_ROW_BYTES = 64  # an index of 8 bytes per row: at most 1/8 of the data
 _MIN_GATHER_BYTES = 1 << 15  # smaller data: building the index costs more than it saves
 _MIN_ROW_BYTES = 64  # shorter rows: the per-row loop costs more than numpy's grouped copies
-_ROWS_BLOCK_BYTES = 512 * 1024  # rows reversed together in a buffer that stays in L2
+_ROWS_BLOCK_BYTES = 1024 * 1024  # rows reversed together in a buffer (1 MiB measured best)
 
 
 def reverse_subsequences(data, lengths, axis: int) -> np.ndarray:
