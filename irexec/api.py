@@ -9,7 +9,7 @@ from irexec.errors import IRError
 from irexec.infer import infer_model
 from irexec.ir.model import Model
 from irexec.runtime.compiled_model import CompiledModel
-from irexec.validate.diagnostic import Diagnostic
+from irexec.diagnostics.diagnostic import Diagnostic
 
 
 def check_model(model, weights=None) -> tuple[Model | None, list[Diagnostic]]:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from irexec.validate.diagnostic import Diagnostic, Location
+from irexec.diagnostics.diagnostic import Diagnostic, Location
 
 
 class IRError(Exception):

@@ -14,10 +14,13 @@ from __future__ import annotations
 import numpy as np
 
 from irexec import gc_pause
+from irexec.errors import IRError, OpError
+from irexec.ir import element_type as et_table
+from irexec.ir.element_type import ElementType
 from irexec.ir.model import Model, Node, OutputPort
-from irexec.ir.shape import PartialShape
-from irexec.ops.spec import TensorType, resolve
-from irexec.validate.diagnostic import Diagnostics, Location
+from irexec.ir.shape import Dimension, PartialShape
+from irexec.ops.spec import TensorType, TypeVar, resolve
+from irexec.diagnostics.diagnostic import Diagnostics, Location
 
 
 class _LayerFailed(Exception):
@@ -25,22 +28,40 @@ class _LayerFailed(Exception):
 
 
 class InferContext:
-    """What an op's ``infer`` sees: parsed attributes, input types, constant input values."""
+    """What an op's ``infer`` (and its shape rule) sees: parsed attributes, input types, and
+    input values where they are known before running (a Constant; at run time, the call's)."""
 
     def __init__(self, node: Node, input_types: list[TensorType],
                  input_values: list[np.ndarray | None], diags: Diagnostics):
         self.node = node
         self.attrs = node.attrs
+        self.spec = node.op.spec
         self._types = input_types
         self._values = input_values
         self._diags = diags
+        self._bound: dict[str, ElementType] = {}
+
+    @property
+    def num_inputs(self) -> int:
+        return len(self._types)
 
     def input_type(self, i: int) -> TensorType:
         return self._types[i]
 
+    def input_shape(self, i: int) -> PartialShape:
+        return self._types[i].shape
+
+    def input_shapes(self) -> list[PartialShape]:
+        return [t.shape for t in self._types]
+
     def input_value(self, i: int) -> np.ndarray | None:
-        """The input's values when they are known before running (a Constant), else None."""
-        return self._values[i]
+        """The input's values when they are known before running (a Constant), else None.
+        Ask only for the inputs the rule needs (at run time every input is known)."""
+        return self._values[i] if i < len(self._values) else None
+
+    def type_var(self, name: str) -> ElementType:
+        """The element type bound to a type variable by the inputs (dynamic if unbound)."""
+        return self._bound.get(name, ElementType.dynamic)
 
     def error(self, code: str, message: str):
         self._diags.add(code, message, self.node.location)
@@ -49,19 +70,72 @@ class InferContext:
     def warn(self, code: str, message: str) -> None:
         self._diags.add(code, message, self.node.location)
 
+    def output_element_types(self, count: int) -> list[ElementType]:
+        """The element type of each of ``count`` outputs, as the spec's outputs declare them."""
+        outs = self.spec.outputs
+        types = []
+        for i in range(count):
+            out = outs[min(i, len(outs) - 1)] if outs else None
+            rule = out.type if out is not None else None
+            if isinstance(rule, TypeVar):
+                types.append(self.type_var(rule.name))
+            elif isinstance(rule, str) and rule.startswith("@"):
+                types.append(self.attrs[rule[1:]])
+            elif isinstance(rule, str):
+                types.append(et_table.from_name(rule))
+            else:
+                types.append(self._types[0].element_type if self._types
+                             else ElementType.dynamic)
+        return types
+
+    def default_outputs(self) -> list[TensorType]:
+        """The outputs the spec describes: shapes from its shape rule (the first input's shape
+        when it has none), element types from its output declarations."""
+        rule = self.spec.shape
+        if rule is not None:
+            try:
+                shapes = rule(self)
+            except OpError as e:
+                self.error(e.code or "IR308", str(e))
+        else:
+            shape = self._types[0].shape if self._types else PartialShape([])
+            shapes = [shape] * len(self.spec.outputs)
+        return [TensorType(et, shape)
+                for et, shape in zip(self.output_element_types(len(shapes)), shapes)]
+
 
 def _check_spec_rules(ctx: InferContext) -> None:
-    node, spec = ctx.node, ctx.node.op.spec
-    n, lo, hi = len(node.inputs), spec.min_inputs, len(spec.inputs)
-    if not lo <= n <= hi:
-        wanted = str(hi) if lo == hi else f"{lo} to {hi}"
+    """The rules every op's spec declares: port count, element types (type variables bind
+    across inputs), ranks. All problems of the layer at once."""
+    node, spec = ctx.node, ctx.spec
+    n, lo, hi = ctx.num_inputs, spec.min_inputs, spec.max_inputs
+    if n < lo or (hi is not None and n > hi):
+        wanted = (str(lo) if lo == hi else f"{lo} to {hi}" if hi is not None
+                  else f"at least {lo}")
         ctx.error("IR303", f"the layer has {n} input port{'s' * (n != 1)}; {spec.type} takes "
                            f"{wanted}")
     problems = []
-    for i, rule in enumerate(spec.inputs[:n]):
+    for i in range(n):
+        rule = spec.input_rule(i)
         t = ctx.input_type(i)
         types = resolve(rule.types, node.attrs)
-        if types is not None and not types.allows(t.element_type):
+        if isinstance(types, TypeVar):
+            bound = ctx._bound.get(types.name)
+            et = t.element_type
+            if bound is None or bound.is_dynamic:
+                if types.allows(et):
+                    ctx._bound[types.name] = et
+                else:
+                    problems.append(("IR304", f"input {i} ({rule.name}) is {et}; it must be "
+                                              f"{types.describe()}"))
+            elif not et.is_dynamic and et != bound:
+                first = next(j for j in range(i) if isinstance(
+                    resolve(spec.input_rule(j).types, node.attrs), TypeVar) and resolve(
+                    spec.input_rule(j).types, node.attrs).name == types.name)
+                problems.append(("IR304", f"input {i} ({rule.name}) is {et} but input {first} "
+                                          f"({spec.input_rule(first).name}) is {bound}; they "
+                                          f"must have the same element type"))
+        elif types is not None and not types.allows(t.element_type):
             problems.append(("IR304", f"input {i} ({rule.name}) is {t.element_type}; it must be "
                                       f"{types.describe()}"))
         if rule.rank is not None and t.shape.rank_is_static and not rule.rank.allows(len(t.shape)):
@@ -71,6 +145,52 @@ def _check_spec_rules(ctx: InferContext) -> None:
         ctx._diags.add(code, message, node.location)
     if problems:
         raise _LayerFailed
+
+
+class _ConstantValues:
+    """The values of a layer's inputs that are Constants, loaded only when a rule asks (a packed
+    Const is unpacked when first read)."""
+
+    __slots__ = ("_sources",)
+
+    def __init__(self, sources: list[OutputPort]):
+        self._sources = sources
+
+    def __len__(self) -> int:
+        return len(self._sources)
+
+    def __getitem__(self, i: int) -> np.ndarray | None:
+        node = self._sources[i].node
+        return node.value if node.op is not None and node.op.spec.role == "constant" else None
+
+
+def infer_layer(node: Node, input_types: list[TensorType],
+                input_values: list[np.ndarray | None], diags: Diagnostics) \
+        -> list[TensorType] | None:
+    """One layer's output types: the spec's generic rules, then the op's ``infer``. None (with
+    the problems in ``diags``) when the layer breaks a rule."""
+    ctx = InferContext(node, input_types, input_values, diags)
+    try:
+        _check_spec_rules(ctx)
+        return node.op.infer(ctx)
+    except _LayerFailed:
+        return None
+    except OpError as e:  # a shared rule or domain check called from an op's infer
+        diags.add(e.code or "IR308", str(e), node.location)
+        return None
+
+
+def check_call(node: Node, arrays: list[np.ndarray]) -> None:
+    """The spec's rules against the concrete inputs of one call, for a layer whose shapes,
+    element types or checked values were not known when the model was read: the same codes and
+    messages as at read time, raised as IRError."""
+    types = [TensorType(et_table.from_dtype(a.dtype), PartialShape._of(tuple(
+        Dimension.static(d) for d in a.shape))) for a in arrays]
+    diags = Diagnostics()
+    infer_layer(node, types, arrays, diags)
+    errors = diags.errors
+    if errors:
+        raise IRError(errors)
 
 
 def _declared_matches(declared: PartialShape, inferred: PartialShape) -> bool:
@@ -130,14 +250,10 @@ def infer_types(model: Model, diags: Diagnostics,
             input_types = [types[s] for s in sources]
         except KeyError:
             continue  # an input failed upstream, or has no edge (already reported)
-        input_values = [s.node.value if s.node.type == "Constant" else None for s in sources]
-        ctx = InferContext(node, input_types, input_values, diags)
-        try:
-            _check_spec_rules(ctx)
-            outputs = node.op.infer(ctx)
-        except _LayerFailed:
+        outputs = infer_layer(node, input_types, _ConstantValues(sources), diags)
+        if outputs is None:
             continue
-        if node.type == "Parameter" and node.name in overrides:
+        if node.name in overrides and node.op.spec.role == "parameter":
             given = overrides[node.name]
             outputs = [given if isinstance(given, TensorType)
                        else TensorType(outputs[0].element_type, given)]

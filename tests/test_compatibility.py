@@ -222,20 +222,6 @@ def test_output_port_without_precision_is_accepted(tmp_path):
     assert model.outputs[0].element_type == irexec.ElementType.f32
 
 
-def test_reverse_sequence_dynamic_rank_negative_seq_axis_is_checked_at_run_time():
-    b = ModelBuilder()
-    data = b.parameter("data", "i32", None)
-    lengths = b.parameter("lengths", "i32", [-1])
-    b.result(b.op("ReverseSequence", data, lengths, batch_axis=0, seq_axis=-1, name="rs"))
-    compiled = irexec.compile_model(b.build())
-    x = np.arange(6, dtype=np.int32).reshape(2, 3)
-    out = compiled([x, np.array([3, 2], np.int32)])["rs"]
-    np.testing.assert_array_equal(out, [[2, 1, 0], [4, 3, 5]])
-    with pytest.raises(irexec.IRError) as info:
-        compiled([np.arange(3, dtype=np.int32), np.array([1], np.int32)])
-    assert info.value.code == "IR305"
-
-
 def test_reverse_with_empty_runtime_axes_returns_a_copy():
     b = ModelBuilder()
     data = b.parameter("data", "f32", [2, 3])

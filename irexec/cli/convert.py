@@ -1,9 +1,9 @@
 """``irexec convert MODEL.onnx -o MODEL.xml``: an ONNX model as OpenVINO IR v11 (+ ``.bin``).
 
 The ONNX model is read (and checked) like any other, then each layer of the ``onnx`` family is
-mapped to OpenVINO's ops: ReverseSequence -> ReverseSequence-1 (``batch_axis`` kept, ``time_axis``
--> ``seq_axis``), Cast -> Convert-1 (``to`` -> ``destination_type``), Identity removed (its tensor
-names move to the tensor it passes on). The result is checked again and written by io/ir_writer.py.
+written with OpenVINO's ops by its op's ``to_openvino`` (ReverseSequence -> ReverseSequence-1,
+Cast -> Convert-1, Identity removed: its tensor names move to the tensor it passes on). The
+result is checked again and written by io/ir_writer.py.
 """
 
 from __future__ import annotations
@@ -17,39 +17,23 @@ from irexec.ir.builder import ModelBuilder
 from irexec.ir.model import Model
 
 
-def _reverse_sequence(b, node, data, lengths):
-    return b.op("ReverseSequence", data, lengths, name=node.name,
-                batch_axis=node.attrs["batch_axis"], seq_axis=node.attrs["time_axis"])
-
-
-def _cast(b, node, data):
-    return b.op("Convert", data, name=node.name, destination_type=node.attrs["to"])
-
-
-def _identity(b, node, data):
-    return data
-
-
-# ONNX type -> how to build the OpenVINO layer(s) from the already converted inputs.
-CONVERSIONS = {"ReverseSequence": _reverse_sequence, "Cast": _cast, "Identity": _identity}
-
-
 def onnx_to_openvino(model: Model) -> Model:
     """A Model of OpenVINO ops equal to ``model`` (a Model read from ONNX)."""
     b = ModelBuilder(model.name)
     ports = {}  # id(port of model) -> port of the new model
     for node in model.topological_order():
-        if node.type == "Parameter":
+        role = node.op.spec.role
+        if role == "parameter":
             new = b.parameter(node.name, node.attrs["element_type"], node.attrs["shape"])
-        elif node.type == "Constant":
+        elif role == "constant":
             new = b.constant(node.value, node.attrs["element_type"], name=node.name)
-        elif node.type == "Result":
+        elif role == "result":
             result = b.result(ports[id(node.inputs[0].source)], node.name)
             result.attrs["output_names"] = tuple(node.attrs.get("output_names", ()))
             continue
-        elif node.op.spec.family == "onnx" and node.type in CONVERSIONS:
+        elif node.op.spec.family == "onnx" and node.op.to_openvino is not None:
             inputs = [ports[id(p.source)] for p in node.inputs]
-            new = CONVERSIONS[node.type](b, node, *inputs)
+            new = node.op.to_openvino(b, node, *inputs)
         else:
             raise IRError.make("IR103", f"{node.type}-{node.version} has no OpenVINO equivalent "
                                         f"in irexec convert", node.location)
@@ -58,7 +42,7 @@ def onnx_to_openvino(model: Model) -> Model:
                 new.names.append(name)
         ports[id(node.outputs[0])] = new
     for node in b.nodes:  # a layer's own name is only a tensor name if ONNX had it as one
-        if node.type not in ("Parameter", "Result") and node.outputs:
+        if node.op.spec.role not in ("parameter", "result") and node.outputs:
             port = node.outputs[0]
             if len(port.names) > 1 and port.names[0] == node.name and node.name not in \
                     model_tensor_names(model):

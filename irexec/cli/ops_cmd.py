@@ -9,7 +9,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from irexec.errors import IRError
-from irexec.io.ir_text import format_attr
 from irexec.ops import registry
 from irexec.ops.spec import REQUIRED
 
@@ -58,7 +57,7 @@ def op_info(op) -> OpInfo:
         type=spec.type, since=spec.since, opsets=spec.opsets, aliases=spec.aliases, doc=spec.doc,
         attrs=tuple(AttrInfo(a.name, a.kind, a.required,
                              None if a.default is REQUIRED else
-                             '"' + format_attr(a.kind, a.default) + '"',
+                             '"' + a.format(a.default) + '"',
                              a.values, a.doc) for a in spec.attrs),
         inputs=tuple(PortInfo(i, inp.name, inp.types.describe(),
                               inp.rank.describe() if inp.rank else None, inp.doc)

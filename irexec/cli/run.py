@@ -23,7 +23,7 @@ from irexec.kernels.convert import NF4_VALUES
 from irexec.ir import element_type as et_table
 from irexec.runtime import budget
 from irexec.runtime.inputs import make_inputs
-from irexec.validate.diagnostic import Location
+from irexec.diagnostics.diagnostic import Location
 
 SHOWN_VALUES = 6
 NF4 = et_table.from_name("nf4").dtype

@@ -11,8 +11,9 @@ import re
 import sys
 
 from irexec.cli.usage import UsageError
-from irexec.validate import codes, validate_file
-from irexec.validate.render import RENDERERS
+from irexec.diagnostics import codes
+from irexec.validate import validate_file
+from irexec.diagnostics.render import RENDERERS
 
 # A file that could not be checked at all is reported whatever --select says: otherwise a job
 # selecting, say, IR3 would pass a corrupt file. --ignore still removes these on purpose.

@@ -19,14 +19,15 @@ from lxml import etree
 
 from irexec import gc_pause
 from irexec.errors import IRError
-from irexec.io import ir_text, limits
+from irexec.io import limits
+from irexec.ir import text as ir_text
 from irexec.io.weights import Weights, WeightsError
 from irexec.ir.element_type import ElementType
 from irexec.ir.model import InputPort, Model, Node, OutputPort, RtInfo
 from irexec.ir.shape import PartialShape
 from irexec.ops import registry
 from irexec.runtime import budget
-from irexec.validate.diagnostic import Diagnostics, Location
+from irexec.diagnostics.diagnostic import Diagnostics, Location
 
 SUPPORTED_VERSIONS = (10, 11)
 # libxml2 keeps an element's line in 16 bits: from line 65535 on, every element claims 65535, so
@@ -377,12 +378,15 @@ class _Reader:
             data = _child(layer, "data")
         raw = dict(data.attrib) if data is not None else {}
         ignored = {}
-        if node.type == "Result":
-            # OpenVINO reads output_names from the <layer> element, where its serializer writes
-            # it, and ignores one inside <data> (kept here as an unknown attribute).
-            ignored = {k: raw.pop(k) for k in ("output_names",) if k in raw}
-            if layer.get("output_names") is not None:
-                raw["output_names"] = layer.get("output_names")
+        for attr in node.op.spec.attrs:
+            if attr.on_layer:
+                # OpenVINO reads such an attribute (Result's output_names) from the <layer>
+                # element, where its serializer writes it, and ignores one inside <data> (kept
+                # here as an unknown attribute).
+                if attr.name in raw:
+                    ignored[attr.name] = raw.pop(attr.name)
+                if layer.get(attr.name) is not None:
+                    raw[attr.name] = layer.get(attr.name)
         def where():  # the location, worked out only for a diagnostic
             return self.loc(data if data is not None else layer, node)
 
@@ -398,7 +402,7 @@ class _Reader:
             value = self._values.get((id(attr), text), self._values)
             if value is self._values:  # not parsed yet in this file
                 try:
-                    value = attr.coerce(ir_text.parse_attr(attr.kind, text))
+                    value = attr.parse(text)
                 except ValueError as e:
                     self.diags.add("IR302", f"attribute '{attr.name}': {e}", where())
                     node.broken = True
@@ -425,7 +429,8 @@ class _Reader:
             self.diags.add("IR310", f"attribute '{name}' belongs on the <layer> element, not in "
                                     f"<data>; it is ignored", where())
         node.extra_attrs = {**raw, **ignored}
-        if node.type == "Constant" and all(a.name in node.attrs for a in node.op.spec.attrs):
+        if node.op.spec.role == "constant" and all(a.name in node.attrs
+                                                   for a in node.op.spec.attrs):
             a = node.attrs
             et, shape, offset, size = a["element_type"], a["shape"], a["offset"], a["size"]
             itemsize = et.dtype.itemsize if et.dtype else 1

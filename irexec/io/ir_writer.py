@@ -12,7 +12,8 @@ import os
 from lxml import etree
 
 from irexec.errors import IRError
-from irexec.io import bin_layout, ir_text
+from irexec.io import bin_layout
+from irexec.ir import text as ir_text
 from irexec.ir.model import Model, RtInfo
 
 _IR_TYPE_NAMES = {"Constant": "Const"}
@@ -59,8 +60,8 @@ def write_ir(model: Model, xml_path, bin_path=None) -> None:
                                             f"file (irexec holds it for ONNX models only)")
             if attr.name in node.attrs and not (attr.kind == "string_list"
                                                 and not node.attrs[attr.name]):
-                attrs[attr.name] = ir_text.format_attr(attr.kind, node.attrs[attr.name])
-        if node.type == "Constant":
+                attrs[attr.name] = attr.format(node.attrs[attr.name])
+        if node.op.spec.role == "constant":
             try:
                 blob = bin_layout.encode(node.attrs["element_type"], node.value)
             except bin_layout.LayoutError as e:
@@ -68,8 +69,9 @@ def write_ir(model: Model, xml_path, bin_path=None) -> None:
             attrs["offset"], attrs["size"] = str(offset), str(len(blob))
             blobs.append(blob)
             offset += len(blob)
-        if node.type == "Result" and "output_names" in attrs:
-            layer.set("output_names", attrs.pop("output_names"))  # where OpenVINO reads it
+        for attr in node.op.spec.attrs:
+            if attr.on_layer and attr.name in attrs:
+                layer.set(attr.name, attrs.pop(attr.name))  # where OpenVINO reads it
         attrs.update(node.extra_attrs)
         if attrs:
             etree.SubElement(layer, "data", attrs)

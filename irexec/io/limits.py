@@ -24,7 +24,7 @@ from __future__ import annotations
 from lxml import etree
 
 from irexec.errors import IRError
-from irexec.validate.diagnostic import Location
+from irexec.diagnostics.diagnostic import Location
 
 MAX_DEPTH = 64  # an IR nests about seven deep: net/layers/layer/output/port/rt_info/attribute
 MAX_TEXT = 1 << 20  # characters in one text node or attribute value

@@ -29,7 +29,7 @@ from irexec.ir.element_type import ElementType
 from irexec.ir.model import InputPort, Model, Node, OutputPort
 from irexec.ir.shape import PartialShape
 from irexec.ops import registry
-from irexec.validate.diagnostic import Diagnostics, Location
+from irexec.diagnostics.diagnostic import Diagnostics, Location
 
 FAMILY = "onnx"
 ONNX_DOMAINS = ("", "ai.onnx")

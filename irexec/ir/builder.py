@@ -16,7 +16,7 @@ from irexec.ir import element_type as et_table
 from irexec.ir.element_type import ElementType
 from irexec.ir.model import InputPort, Model, Node, OutputPort
 from irexec.ir.shape import PartialShape
-from irexec.validate.diagnostic import Location
+from irexec.diagnostics.diagnostic import Location
 
 
 def _element_type(value) -> ElementType:
@@ -90,14 +90,24 @@ class ModelBuilder:
         return node.outputs[0]
 
     def op(self, type_name: str, *inputs: OutputPort, version: str | None = None,
-           name: str | None = None, **attrs) -> OutputPort:
-        """Add a layer; ``version`` defaults to ``opset1`` for OpenVINO's ops and to the first
-        version of irexec's own (``irexec1``)."""
+           name: str | None = None, outputs: int | None = None, **attrs):
+        """Add a layer and return its output port, or a tuple of every output port when the op
+        has several (TopK, Split ...). ``version`` defaults to ``opset1`` for OpenVINO's ops and
+        to the first version of irexec's own (``irexec1``). ``outputs`` gives the number of
+        outputs of an op whose count varies (Split's ``num_splits``, VariadicSplit's lengths)."""
         from irexec.ops import registry
 
         version = version or registry.default_version(type_name)
-        n_out = len(_lookup(type_name, version, name).spec.outputs)
-        return self._add(type_name, version, dict(attrs), list(inputs), n_out, name).outputs[0]
+        spec = _lookup(type_name, version, name).spec
+        if outputs is None:
+            if any(o.variadic for o in spec.outputs):
+                raise IRError.make("IR303", f"{spec.type} has a varying number of outputs: give "
+                                            f"it with outputs=N",
+                                   Location(layer_name=name, layer_type=spec.type))
+            outputs = len(spec.outputs)
+        node = self._add(type_name, version, dict(attrs), list(inputs), outputs, name)
+        multi = len(spec.outputs) > 1 or any(o.variadic for o in spec.outputs)
+        return tuple(node.outputs) if multi else node.outputs[0]
 
     def result(self, value: OutputPort, name: str | None = None) -> Node:
         return self._add("Result", "opset1", {}, [value], 0, name)

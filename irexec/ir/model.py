@@ -26,7 +26,7 @@ if TYPE_CHECKING:
     import numpy as np
 
     from irexec.ops.spec import Op
-    from irexec.validate.diagnostic import Diagnostic, Location
+    from irexec.diagnostics.diagnostic import Diagnostic, Location
 
 
 @dataclass
@@ -140,7 +140,7 @@ class Node:
 
     @property
     def location(self) -> Location:
-        from irexec.validate.diagnostic import Location
+        from irexec.diagnostics.diagnostic import Location
 
         return Location(self.file, self.line, self.name, self.type, str(self.id), self.column)
 

@@ -1,9 +1,4 @@
-"""Operations: one module per op type. Importing this package registers the built-in ops."""
-
-from irexec.ops import (constant, convert, onnx_cast, onnx_identity,  # noqa: F401
-                        onnx_reverse_sequence, parameter, result, reverse, reverse_sequence,
-                        reverse_subsequences)
-from irexec.ops.registry import all_ops, lookup, register
-from irexec.ops.spec import Attr, Input, Op, OpSpec, Output, TensorType
-
-__all__ = ["Attr", "Input", "Op", "OpSpec", "Output", "TensorType", "all_ops", "lookup", "register"]
+"""Operations, one folder per OpenVINO specification category (``movement/``, ``arithmetic/``
+...), one file per op type or per family of ops that differ only in their function. The
+registry (``irexec.ops.registry``) finds and imports them on first use; ``spec.py`` says how an
+op is described."""

@@ -7,12 +7,21 @@ with ``family="onnx"`` and ``since`` = ONNX's since_version serve them). The one
 ``version="<family>N"`` is served by the registration of its type in that family with the highest
 ``since <= N``, provided that registration's ``until`` (the last version holding it) is not below
 N. Users add their own ops with :func:`register`.
+
+The built-in ops are found, not listed: every module in the category folders under
+``irexec/ops/`` (``movement/``, ``arithmetic/`` ...) is imported the first time an op is looked
+up, and registers its ops with :func:`register` as it is imported.
 """
 
 from __future__ import annotations
 
+import importlib
+import pkgutil
 import re
+import threading
+from pathlib import Path
 
+from irexec.diagnostics import codes
 from irexec.ops.spec import Op
 
 # lower-case type or alias -> {(family, since): op class}
@@ -25,13 +34,37 @@ class LookupFailure(LookupError):
     """Why no op serves a (type, version) pair, in one sentence."""
 
 
+_loaded = False
+_loading = threading.Lock()
+
+
+def load_builtin() -> None:
+    """Import every op module of the category folders once (each registers its ops)."""
+    global _loaded
+    if _loaded:
+        return
+    with _loading:
+        if _loaded:
+            return
+        root = Path(__file__).parent
+        for folder in sorted(p for p in root.iterdir() if (p / "__init__.py").is_file()):
+            for info in pkgutil.iter_modules([str(folder)]):
+                importlib.import_module(f"irexec.ops.{folder.name}.{info.name}")
+        _loaded = True
+
+
 def register(op: type[Op]) -> type[Op]:
     """Register an op class (usable as a decorator). A later registration of the same
-    (type, family, since) replaces the earlier one, so users can override a built-in op."""
+    (type, family, since) replaces the earlier one, so users can override a built-in op. The
+    op's own diagnostic codes join the code table."""
     spec = op.spec
     if not re.fullmatch(r"[a-z]+", spec.family):
         raise ValueError(f"version family {spec.family!r} of {spec.type} must be lower-case "
                          f"letters, such as 'opset' or 'irexec'")
+    if spec.inputs and any(i.variadic for i in spec.inputs[:-1]):
+        raise ValueError(f"{spec.type}: only the last input may be variadic")
+    for code in spec.codes:
+        codes.register(code)
     for name in (spec.type, *spec.aliases):
         _REGISTRY.setdefault(name.lower(), {})[(spec.family, spec.since)] = op
     return op
@@ -39,6 +72,7 @@ def register(op: type[Op]) -> type[Op]:
 
 def families() -> list[str]:
     """Every known version family: ``opset`` first, then the others in use."""
+    load_builtin()
     used = {family for versions in _REGISTRY.values() for family, _ in versions}
     return [OPSET, *sorted(used - {OPSET})]
 
@@ -60,6 +94,7 @@ def parse_opset(version: str) -> int | None:
 def default_version(type_name: str) -> str:
     """The version name to write for a type when none is given: ``opset1`` for OpenVINO's ops,
     the first registered version of the family otherwise (``irexec1``)."""
+    load_builtin()
     versions = _REGISTRY.get(type_name.lower(), {})
     if not versions or any(family == OPSET for family, _ in versions):
         return f"{OPSET}1"
@@ -68,6 +103,7 @@ def default_version(type_name: str) -> str:
 
 
 def lookup(type_name: str, version: str) -> type[Op]:
+    load_builtin()
     versions = _REGISTRY.get(type_name.lower())
     if not versions:
         parsed = parse_version(version)
@@ -95,17 +131,20 @@ def lookup(type_name: str, version: str) -> type[Op]:
 
 def registered_types(family: str | None = None) -> list[str]:
     """Every registered type, or those with a registration in ``family``."""
+    load_builtin()
     return sorted({next(iter(v.values())).spec.type for v in _REGISTRY.values()
                    if family is None or any(f == family for f, _ in v)})
 
 
 def families_of(type_name: str) -> set[str]:
     """The version families holding a registration of this type (empty if none)."""
+    load_builtin()
     return {family for family, _ in _REGISTRY.get(type_name.lower(), {})}
 
 
 def all_ops() -> list[type[Op]]:
     """Every registration once, ordered by type, then family (opset first), then version."""
+    load_builtin()
     seen = {}
     for versions in _REGISTRY.values():
         for op in versions.values():

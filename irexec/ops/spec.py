@@ -1,47 +1,49 @@
-"""How an operation is described: its spec as data, its shape inference and its kernel.
+"""How an operation is described: its spec as data, and its kernel.
 
-An op is a class with three members:
+An op is a class with two members that matter:
 
-* ``spec``   -- an :class:`OpSpec`: attributes (type, default, allowed values), inputs (element-type
-  rule, rank rule, value domain) and outputs. The reader, the validator, the docs, the random-input
-  generator and the generic checks in :mod:`irexec.infer` all read this one description.
-* ``infer(ctx)`` -- given the inputs' element types and partial shapes (and constant values where
-  known), return each output's :class:`TensorType`, or report problems through ``ctx``.
-* ``kernel(*arrays, **attrs)`` -- numpy in, numpy out. Attributes arrive parsed, as keywords.
-  A kernel reports bad run-time values by raising :class:`irexec.errors.OpError`.
+* ``spec``   -- an :class:`OpSpec`: attributes (kind, default, allowed values), inputs (element-type
+  rule or type variable, rank rule, value domain, optional or variadic), outputs (element type,
+  variable in number where the op is), and a shape rule. The reader, the validator, inference,
+  the run-time checks of dynamic shapes, the docs, ``irexec ops`` and the random-input generator
+  all read this one description.
+* ``kernel(*arrays, **attrs)`` -- numpy in, numpy out (a tuple for several outputs); plain numpy,
+  no checks: inputs reach it only after the spec's rules held for their shapes and values.
+
+An op whose rules no shared shape rule expresses (value checks, warnings) overrides
+``infer(ctx)``; see docs/extending.md.
 """
 
 from __future__ import annotations
 
 import functools
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, ClassVar
 
 import numpy as np
 
+from irexec.diagnostics.codes import Code
+from irexec.ir.attrs import KINDS
 from irexec.ir.element_type import ElementType
 from irexec.ir.shape import PartialShape
 
 REQUIRED = type("REQUIRED", (), {"__repr__": lambda self: "REQUIRED"})()
 
-# Attribute kinds the IR text can hold; io/ir_text.py parses and formats each one.
-ATTR_KINDS = ("int", "uint", "bool", "string", "enum", "element_type", "shape", "partial_shape",
-              "string_list")
-
 
 @dataclass(frozen=True)
 class Attr:
     name: str
-    kind: str
+    kind: str  # a row of irexec.ir.attrs.KINDS
     default: Any = REQUIRED
     values: tuple[str, ...] | None = None  # allowed values of an enum (lower case)
     doc: str = ""
     dynamic_ok: bool = False  # an element_type attribute that may be "dynamic"
+    on_layer: bool = False  # written on <layer>, not in <data> (Result's output_names)
 
     def __post_init__(self):
-        if self.kind not in ATTR_KINDS:
-            raise ValueError(f"unknown attribute kind {self.kind!r}")
+        if self.kind not in KINDS:
+            raise ValueError(f"unknown attribute kind {self.kind!r} (known: {', '.join(KINDS)})")
 
     @property
     def required(self) -> bool:
@@ -50,95 +52,80 @@ class Attr:
     def coerce(self, value):
         """The attribute's value in its one in-memory form; ValueError saying what is wrong.
         Both the IR reader (after parsing the text) and the Python builder go through here."""
-        return _COERCE[self.kind](self, value)
+        return KINDS[self.kind].coerce(self, value)
 
+    def parse(self, text: str):
+        """The value an IR text spells, checked (ValueError saying what is wrong)."""
+        return self.coerce(KINDS[self.kind].parse(text))
 
-def _int(attr, value):
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
-        raise ValueError(f"{value!r} is not an integer")
-    return int(value)
-
-
-def _uint(attr, value):
-    value = _int(attr, value)
-    if value < 0:
-        raise ValueError(f"{value} is negative; a non-negative integer is needed")
-    return value
-
-
-def _bool(attr, value):
-    if not isinstance(value, (bool, np.bool_)):
-        raise ValueError(f"{value!r} is not a boolean")
-    return bool(value)
-
-
-def _string(attr, value):
-    if not isinstance(value, str):
-        raise ValueError(f"{value!r} is not a string")
-    return value
-
-
-def _enum(attr, value):
-    lowered = _string(attr, value).strip().lower()  # OpenVINO reads enums case-insensitively
-    if attr.values is not None and lowered not in attr.values:
-        raise ValueError(f"'{value}' is not one of: {', '.join(attr.values)}")
-    return lowered
-
-
-def _element_type(attr, value):
-    from irexec.ir import element_type as table
-
-    if isinstance(value, ElementType):
-        return value
-    return table.parse_name(_string(attr, value))
-
-
-def _shape(attr, value):
-    dims = tuple(_uint(attr, d) for d in value)
-    return dims
-
-
-def _partial_shape(attr, value):
-    return value if isinstance(value, PartialShape) else PartialShape(value)
-
-
-def _string_list(attr, value):
-    if isinstance(value, str):
-        raise ValueError(f"{value!r} is one string; a list of names is needed")
-    return tuple(_string(attr, v) for v in value)
-
-
-_COERCE = {"int": _int, "uint": _uint, "bool": _bool, "string": _string, "enum": _enum,
-           "element_type": _element_type, "shape": _shape, "partial_shape": _partial_shape,
-           "string_list": _string_list}
+    def format(self, value) -> str:
+        """The IR text of a value (the inverse of ``parse``)."""
+        return KINDS[self.kind].format(value)
 
 
 # --- element-type rules -----------------------------------------------------------------------
 
+_CATEGORIES: dict[str, tuple[Callable[[ElementType], bool], str]] = {
+    "any": (lambda et: True, "any type"),
+    "integer": (lambda et: et.is_integral, "an integer type"),
+    "signed": (lambda et: et.kind == "int" or et.is_real, "a signed type (signed integer or "
+                                                          "floating point)"),
+    "boolean": (lambda et: et.kind == "boolean", "boolean"),
+    "numeric": (lambda et: et.is_numeric, "a numeric type (not boolean)"),
+    "real": (lambda et: et.is_real, "a floating-point type"),
+    "integer_or_boolean": (lambda et: et.is_integral or et.kind == "boolean",
+                           "an integer type or boolean"),
+    "numeric_or_boolean": (lambda et: et.is_numeric or et.kind == "boolean",
+                           "a numeric type or boolean"),
+    "convertible": (lambda et: et.kind != "complex", "any type but complex64 and complex128"),
+}
+
+
 @dataclass(frozen=True)
 class Types:
-    """Which element types an input accepts: a named category."""
+    """Which element types an input accepts: a named category (see ``_CATEGORIES``). "numeric"
+    is integers and floats: complex (numeric to ONNX) is left out, as irexec's numeric kernels do
+    not compute with it; "convertible" is what Convert/Cast compute with."""
 
-    # "numeric" is integers and floats: complex (numeric to ONNX) is left out, as irexec's
-    # numeric kernels do not compute with it; "convertible" is what Convert/Cast compute with.
-    category: str  # "any", "integer", "boolean", "numeric", "real", "convertible"
-    _CHECKS: ClassVar[dict[str, Callable[[ElementType], bool]]] = {
-        "any": lambda et: True,
-        "integer": lambda et: et.is_integral,
-        "boolean": lambda et: et.kind == "boolean",
-        "numeric": lambda et: et.is_numeric,
-        "real": lambda et: et.is_real,
-        "convertible": lambda et: et.kind != "complex",
-    }
+    category: str
+
+    def __post_init__(self):
+        if self.category not in _CATEGORIES:
+            raise ValueError(f"unknown type category {self.category!r}")
 
     def allows(self, et: ElementType) -> bool:
-        return et.is_dynamic or self._CHECKS[self.category](et)
+        return et.is_dynamic or _CATEGORIES[self.category][0](et)
 
     def describe(self) -> str:
-        return {"any": "any type", "integer": "an integer type", "boolean": "boolean",
-                "numeric": "a numeric type (not boolean)", "real": "a floating-point type",
-                "convertible": "any type but complex64 and complex128"}[
-            self.category]
+        return _CATEGORIES[self.category][1]
+
+
+@dataclass(frozen=True)
+class TypeSet:
+    """Which element types an input accepts: a list of IR names, e.g. ``TypeSet(("i32", "i64"))``."""
+
+    names: tuple[str, ...]
+
+    def allows(self, et: ElementType) -> bool:
+        return et.is_dynamic or et.name in self.names
+
+    def describe(self) -> str:
+        return "one of " + ", ".join(self.names)
+
+
+@dataclass(frozen=True)
+class TypeVar:
+    """A type variable: every input and output naming the same variable has one element type
+    ("all T"), which must satisfy ``rule``. ``T = TypeVar("T", NUMERIC)``."""
+
+    name: str
+    rule: Types | TypeSet = Types("any")
+
+    def allows(self, et: ElementType) -> bool:
+        return self.rule.allows(et)
+
+    def describe(self) -> str:
+        return self.rule.describe()
 
 
 @dataclass(frozen=True)
@@ -160,25 +147,13 @@ def resolve(rule, attrs: dict):
     return rule
 
 
-@dataclass(frozen=True)
-class TypeSet:
-    """Which element types an input accepts: a list of IR names, e.g. DirectML's lengths
-    ``TypeSet(("u32", "u64"))``."""
-
-    names: tuple[str, ...]
-
-    def allows(self, et: ElementType) -> bool:
-        return et.is_dynamic or et.name in self.names
-
-    def describe(self) -> str:
-        return "one of " + ", ".join(self.names)
-
-
 ANY = Types("any")
 INTEGER = Types("integer")
 BOOLEAN = Types("boolean")
 NUMERIC = Types("numeric")
+REAL = Types("real")
 CONVERTIBLE = Types("convertible")
+SHAPE_INDEX = TypeSet(("i32", "i64"))  # axes, shapes and indices, as most OpenVINO ops take them
 
 
 # --- rank rules -------------------------------------------------------------------------------
@@ -202,54 +177,21 @@ class Rank:
         return f"rank >= {self.min}"
 
 
-# --- value domains: what values an input may hold (drives random inputs and value checks) -----
-
-@dataclass(frozen=True)
-class AnyValues:
-    """Any value of the element type."""
+SCALAR = Rank(exact=0)
+VECTOR = Rank(exact=1)
+SCALAR_OR_VECTOR = Rank(max=1)
 
 
-@dataclass(frozen=True)
-class AxisIndices:
-    """Axis numbers of input ``of``: each in [-rank, rank-1]."""
-
-    of: int = 0
-
-
-@dataclass(frozen=True)
-class AxisMask:
-    """One boolean per axis of input ``of``."""
-
-    of: int = 0
-
-
-@dataclass(frozen=True)
-class SequenceLengths:
-    """One length per index along ``batch_axis`` of input ``of``, each in [low, dim(seq_axis)]."""
-
-    of: int = 0
-    batch_axis: str = "batch_axis"
-    seq_axis: str = "seq_axis"
-    low: int = 1
-
-
-@dataclass(frozen=True)
-class FibreLengths:
-    """One length per fibre along ``axis_attr`` of input ``of``: the input's shape with 1 at that
-    axis, each value in [low, dim(axis)]."""
-
-    of: int = 0
-    axis_attr: str = "axis"
-    low: int = 0
-
+# --- ports --------------------------------------------------------------------------------------
 
 @dataclass(frozen=True)
 class Input:
     name: str
-    types: Types | ByAttr = ANY
+    types: Types | TypeSet | TypeVar | ByAttr = ANY
     rank: Rank | None = None
-    domain: Any = AnyValues()
+    domain: Any = None  # a value domain (irexec.ops.domains); None: any value
     optional: bool = False
+    variadic: int = 0  # > 0: this input repeats, at least that many times (must come last)
     doc: str = ""
 
 
@@ -257,6 +199,10 @@ class Input:
 class Output:
     name: str
     doc: str = ""
+    # The element type: a TypeVar of the inputs, an IR type name ("boolean"), or the name of an
+    # element_type attribute ("@destination_type"); None: the first input's (or the op's infer).
+    type: TypeVar | str | None = None
+    variadic: bool = False  # this output repeats (its count comes from the shape rule)
 
 
 @dataclass(frozen=True)
@@ -273,6 +219,19 @@ class OpSpec:
     # OpenVINO's; "irexec" holds irexec's own ops (numbered on their own, from 1); "onnx" holds
     # ONNX's ai.onnx ops, numbered by ONNX's opset versions (since_version).
     family: str = "opset"
+    # The shape rule: ctx -> one PartialShape per output (irexec.ops.rules holds the shared
+    # ones); None: the op's own ``infer`` gives the outputs.
+    shape: Callable | None = None
+    # Diagnostic codes only this op raises; assembled into the one code table on registration.
+    codes: tuple[Code, ...] = ()
+    # Every output element is a copy of an input element (data movement): results must agree
+    # bit for bit with any runtime, whatever the tolerances.
+    exact: bool = False
+    # Hands its input's values on unchanged for small integers (so a generated input seen
+    # through it keeps the domain its readers need): Convert.
+    passes_values: bool = False
+    # "parameter", "constant" or "result" for the IR's three infrastructure ops; None otherwise.
+    role: str | None = None
 
     def attr(self, name: str) -> Attr:
         for a in self.attrs:
@@ -282,7 +241,19 @@ class OpSpec:
 
     @functools.cached_property
     def min_inputs(self) -> int:
-        return sum(1 for i in self.inputs if not i.optional)
+        return sum(max(i.variadic, 1) for i in self.inputs if not i.optional)
+
+    @functools.cached_property
+    def max_inputs(self) -> int | None:
+        return None if any(i.variadic for i in self.inputs) else len(self.inputs)
+
+    def input_rule(self, index: int) -> Input | None:
+        """The Input that describes input port ``index`` (the variadic one repeats)."""
+        if index < len(self.inputs):
+            return self.inputs[index]
+        if self.inputs and self.inputs[-1].variadic:
+            return self.inputs[-1]
+        return None
 
     @property
     def opsets(self) -> str:
@@ -303,18 +274,23 @@ class TensorType:
 
 
 class Op:
-    """Base class of registered operations. Subclass it, set ``spec``, write ``infer``/``kernel``."""
+    """Base class of registered operations. Subclass it, set ``spec`` and ``kernel``; override
+    ``infer`` only for rules the spec cannot say (value checks, warnings, value-driven shapes)."""
 
     spec: ClassVar[OpSpec]
     # kernel(*arrays, **attrs) -> array | tuple of arrays; None for Parameter/Constant/Result.
     kernel: ClassVar[Callable[..., np.ndarray] | None] = None
-    # Optional: the same computation written over the first input, which it returns. The run
-    # loop calls it instead of ``kernel`` only when that input dies at this layer and nothing
-    # else can see it (a writeable C-contiguous array of numbers of at least 64 KiB); the op's
-    # output must have the first input's shape and element type.
-    kernel_in_place: ClassVar[Callable[..., np.ndarray] | None] = None
 
     @staticmethod
     def infer(ctx) -> list[TensorType]:
-        """Default: one output with the first input's type and shape."""
-        return [ctx.input_type(0)]
+        """Default: the spec's output types with the shapes of its shape rule (or, without a
+        rule, the first input's shape)."""
+        return ctx.default_outputs()
+
+    # Hooks for the tools around the runtime (each optional):
+    # ``to_openvino(builder, node, *inputs) -> output port(s)``: how `irexec convert` writes an
+    # op of another family (ONNX) with OpenVINO's ops.
+    to_openvino: ClassVar[Callable | None] = None
+    # ``openvino_refuses(node) -> str | None``: why OpenVINO's CPU plugin cannot be used as an
+    # oracle for this layer (it crashes or refuses), for `irexec compare`.
+    openvino_refuses: ClassVar[Callable | None] = None

@@ -21,7 +21,7 @@ import re
 import threading
 
 from irexec.errors import IRError
-from irexec.validate.diagnostic import Location
+from irexec.diagnostics.diagnostic import Location
 
 ENV = "IREXEC_MEMORY_BUDGET"
 DEFAULT_FRACTION = 0.5

@@ -9,14 +9,12 @@ import numpy as np
 
 from irexec.errors import IRError, OpError
 from irexec.ir import element_type as et_table
-from irexec.infer import infer_types
 from irexec.ir.model import Model
 from irexec.ir.shape import PartialShape
 from irexec.kernels import buffers
-from irexec.ops.spec import TensorType
 from irexec.runtime.plan import InputSlot, Plan, compile_plan
 from irexec.runtime.trace import Tracer
-from irexec.validate.diagnostic import Diagnostics, Location
+from irexec.diagnostics.diagnostic import Location
 
 
 def _as_array(value, slot: InputSlot) -> np.ndarray:
@@ -85,7 +83,6 @@ class CompiledModel:
         for slot in self.plan.inputs:
             for name in slot.names:
                 self._by_name.setdefault(name, slot)
-        self._dynamic_types = any(s.element_type.is_dynamic for s in self.plan.inputs)
         self._pool: buffers.Pool | None = None
         self._lock = threading.Lock()  # hands the pool to one call at a time
         self._returned: list[np.ndarray] = []
@@ -123,17 +120,6 @@ class CompiledModel:
             raise IRError.make("IR601", f"the model has no input named {name!r} (inputs: {known})",
                                Location(self.model.path))
         return _as_array(value, slot)
-
-    def _check_types(self, bound: dict[int, np.ndarray]) -> None:
-        """A Parameter of dynamic element type takes any array, so the op rules on element types
-        could not be checked when the model was read: check them now, for these arrays."""
-        given = {s.name: TensorType(et_table.from_dtype(bound[s.slot].dtype),
-                                    PartialShape(bound[s.slot].shape)) for s in self.plan.inputs}
-        diags = Diagnostics()
-        infer_types(self.model, diags, given, check_declared=False)
-        errors = [d for d in diags if d.is_error]
-        if errors:
-            raise IRError(errors)
 
     def _bind_inputs(self, inputs) -> dict[int, np.ndarray]:
         slots = self.plan.inputs
@@ -207,12 +193,12 @@ class CompiledModel:
         bound = self._bind_inputs(inputs)
         for s, array in bound.items():
             values[s] = array
-        if self._dynamic_types:
-            self._check_types(bound)
         if tracer is not None:
             tracer.inputs(plan, values)
         for step in plan.steps:
             args = [values[i] for i in step.inputs]
+            if step.check is not None:
+                step.check(args)  # rules that could not be decided when the model was read
             kernel = step.kernel
             if step.in_place is not None:
                 # The first input dies here: write over it if nothing else can see it.

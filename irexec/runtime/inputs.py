@@ -1,15 +1,20 @@
 """Make example inputs for a model from a seed, valid for the ops that read them.
 
-Each Parameter's consumers say, through their op specs' value domains, what values make sense:
-axis numbers within the data's rank, a mask with one entry per axis, sequence lengths in
-[1, dim], per-fibre lengths in [0, dim] shaped like the data with 1 at the axis. Parameters
-whose every consumer takes any value are made first (dynamic dims get a small size); inference
-with those concrete shapes then tells the others what they must fit.
+Each Parameter's consumers say, through their op specs' value domains (irexec/ops/domains.py),
+what values make sense: axis numbers within the data's rank, a mask with one entry per axis,
+sequence lengths in [1, dim] ... Parameters whose every consumer takes any value are made first
+(dynamic dims get a small size); inference with those concrete shapes then tells the others what
+they must fit; each domain makes its own values.
+
+Each input's values come from a generator seeded by the seed and the input's name only, so the
+same seed gives an input the same values whatever else the model holds (an ONNX model and its
+`irexec convert` output get the same inputs).
 """
 
 from __future__ import annotations
 
 import math
+import zlib
 
 import numpy as np
 
@@ -20,19 +25,14 @@ from irexec.ir.element_type import ElementType, plain_values
 from irexec.kernels.convert import convert
 from irexec.runtime import budget
 from irexec.ir.model import Model, Node
-from irexec.ir.shape import Dimension, PartialShape
-from irexec.ops.spec import (AnyValues, AxisIndices, AxisMask, FibreLengths, SequenceLengths,
-                             resolve)
-from irexec.validate.diagnostic import Diagnostics
+from irexec.ir.shape import PartialShape
+from irexec.ops.spec import resolve
+from irexec.diagnostics.diagnostic import Diagnostics
 
 PREFERRED_SIZE = 3  # what a dynamic dim becomes when the model does not pin it
 MAX_GENERATED = 2**27  # elements; a larger input must be given, not made up
 MAX_GENERATED_STRINGS = 2**16  # each string is a Python object, made one at a time
 
-
-# Layers that hand their input's values on unchanged (for the small integers generated here):
-# OpenVINO's converter puts a Convert between an i64 Parameter and a layer reading i32 lengths.
-PASS_VALUES = frozenset({"Convert"})
 
 
 def _domain(param: Node, port_of=None):
@@ -46,15 +46,15 @@ def _domain(param: Node, port_of=None):
             stack.pop()
             continue
         consumer = port.node
-        if consumer.type in PASS_VALUES and consumer.outputs:
+        if consumer.op is not None and consumer.op.spec.passes_values and consumer.outputs:
             stack.append(iter(consumer.outputs[0].consumers))
             continue
-        if consumer.op is None or port.index >= len(consumer.op.spec.inputs):
+        if consumer.op is None or consumer.op.spec.input_rule(port.index) is None:
             continue
-        domain = resolve(consumer.op.spec.inputs[port.index].domain, consumer.attrs)
-        if domain is not None and not isinstance(domain, AnyValues):
+        domain = resolve(consumer.op.spec.input_rule(port.index).domain, consumer.attrs)
+        if domain is not None:
             return domain, consumer
-    return AnyValues(), None
+    return None, None
 
 
 def _concrete(shape: PartialShape) -> tuple[int, ...]:
@@ -109,31 +109,10 @@ def _dependent_value(param: Node, domain, consumer: Node, shapes: dict, rng) -> 
         raise _fail(param, f"the shape of {consumer.type} '{consumer.name}' input {domain.of} is "
                            f"not known")
     data_shape = data.shape.to_shape()
-    rank = len(data_shape)
-    if isinstance(domain, AxisMask):
-        values = rng.integers(0, 2, size=rank).astype(np.bool_)
-    elif isinstance(domain, AxisIndices):
-        count = _concrete(declared)[0] if declared.rank_is_static and len(declared) == 1 else 1
-        if rank == 0 and count:
-            raise _fail(param, "a scalar has no axes to name")
-        low = 0 if et.kind == "uint" else -rank  # unsigned axes cannot be negative
-        values = rng.integers(low, rank, size=count) if rank else np.zeros(0, np.int64)
-    elif isinstance(domain, SequenceLengths):
-        attrs = consumer.attrs
-        b, s = attrs[domain.batch_axis] % rank, attrs[domain.seq_axis] % rank
-        top = data_shape[s]
-        low = min(domain.low, top)
-        values = rng.integers(low, top + 1, size=data_shape[b])
-    elif isinstance(domain, FibreLengths):
-        axis = consumer.attrs[domain.axis_attr]
-        if not 0 <= axis < rank:
-            raise _fail(param, f"{consumer.type} '{consumer.name}' has axis {axis}, outside "
-                               f"data of rank {rank}")
-        shape = [1 if d == axis else n for d, n in enumerate(data_shape)]
-        top = data_shape[axis]
-        values = rng.integers(min(domain.low, top), top + 1, size=shape)
-    else:
-        raise _fail(param, f"no generator for {type(domain).__name__}")
+    try:
+        values = domain.generate(rng, data_shape, consumer.attrs, declared, et.kind == "uint")
+    except ValueError as e:
+        raise _fail(param, f"{consumer.type} '{consumer.name}': {e}") from None
     values = np.asarray(values)
     if et.is_narrow and et.kind != "float":  # i4, u1 .. u6: clipped to the type's range, an
         # axis or length stays valid (nearer 0, the same sign)
@@ -157,33 +136,18 @@ def _pinned_shape(param: Node, pending) -> PartialShape:
     per-fibre lengths every dim but the axis."""
     shape = param.attrs["shape"]
     for dependent, domain, consumer in pending:
-        declared = dependent.attrs["shape"]
-        if (isinstance(domain, FibreLengths) and declared.rank_is_static
-                and consumer.inputs[domain.of].source is param.outputs[0]):
-            axis = consumer.attrs[domain.axis_attr]
-            if axis < len(declared):
-                wanted = declared.replace(axis, shape[axis] if shape.rank_is_static
-                                          and len(shape) == len(declared)
-                                          else Dimension.dynamic())
-                shape = shape.merge(wanted) or shape
-            continue
-        if (consumer.inputs[domain.of].source is not param.outputs[0]
-                or not (declared.rank_is_static and len(declared) == 1 and declared[0].is_static)):
-            continue
-        n = declared[0].min
-        if isinstance(domain, AxisMask) and not shape.rank_is_static:
-            shape = PartialShape([Dimension.dynamic()] * n)
-        elif isinstance(domain, SequenceLengths) and shape.rank_is_static:
-            b = consumer.attrs[domain.batch_axis]
-            merged = shape[b].merge(Dimension.static(n)) if -len(shape) <= b < len(shape) else None
-            if merged is not None:
-                shape = shape.replace(b % len(shape), merged)
+        if consumer.inputs[domain.of].source is param.outputs[0]:
+            shape = domain.pin(shape, dependent.attrs["shape"], consumer.attrs)
     return shape
+
+
+def _rng(seed: int, param: Node) -> np.random.Generator:
+    """The generator of one input: the seed and the input's name, nothing else."""
+    return np.random.default_rng([seed, zlib.crc32(param.name.encode("utf-8", "surrogatepass"))])
 
 
 def make_inputs(model: Model, given: dict[str, np.ndarray], seed: int) -> dict[str, np.ndarray]:
     """Values for every Parameter not in ``given`` (keyed by layer name)."""
-    rng = np.random.default_rng(seed)
     made: dict[str, np.ndarray] = {}
     free, pending = [], []
     for param in model.parameters:
@@ -205,11 +169,12 @@ def make_inputs(model: Model, given: dict[str, np.ndarray], seed: int) -> dict[s
                                f"than the {limit} irexec generates"
                                f"{' for a string input' if et.kind == 'string' else ''}")
         budget.check_shape(shape, et.dtype.itemsize, f"input '{param.name}'", param.location)
-        made[param.name] = random_values(et, shape, rng)
+        made[param.name] = random_values(et, shape, _rng(seed, param))
     if pending:
         known = {**given, **made}
         overrides = {name: PartialShape(np.shape(v)) for name, v in known.items()}
         shapes = infer_types(model, Diagnostics(), overrides, check_declared=False)
         for param, domain, consumer in pending:
-            made[param.name] = _dependent_value(param, domain, consumer, shapes, rng)
+            made[param.name] = _dependent_value(param, domain, consumer, shapes,
+                                                _rng(seed, param))
     return made

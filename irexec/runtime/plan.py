@@ -17,10 +17,12 @@ import numpy as np
 
 from irexec import gc_pause
 from irexec.errors import InternalError
+from irexec.infer import check_call
 from irexec.ir.element_type import ElementType, from_dtype
 from irexec.ir.model import Model, OutputPort
 from irexec.ir.shape import PartialShape
-from irexec.validate.diagnostic import Location
+from irexec.kernels import in_place
+from irexec.diagnostics.diagnostic import Location
 
 
 @dataclass(frozen=True)
@@ -32,16 +34,20 @@ class Step:
     outputs: tuple[int, ...]
     free: tuple[int, ...]
     location: Location
-    # The op's kernel_in_place (attributes bound) when the first input dies at this step; the
-    # run loop calls it if, at run time, nothing else can see that array.
+    # A variant of the kernel that writes over its first input (attributes bound), when that
+    # input dies at this step; the run loop calls it if nothing else can see the array.
     in_place: Callable[..., np.ndarray] | None = None
+    # ``check(arrays)``: the spec's rules against this call's inputs, for a layer whose shapes,
+    # element types or checked values were not all known when the model was read.
+    check: Callable[[list], None] | None = None
 
     def __str__(self) -> str:
         ins = ", ".join(f"%{i}" for i in self.inputs)
         outs = ", ".join(f"%{o}" for o in self.outputs)
         freed = f"   free {', '.join(f'%{f}' for f in self.free)}" if self.free else ""
         over = f"   may write over %{self.inputs[0]}" if self.in_place is not None else ""
-        return f"{outs} = {self.type}({ins})   # {self.layer}{freed}{over}"
+        checked = "   checked per call" if self.check is not None else ""
+        return f"{outs} = {self.type}({ins})   # {self.layer}{freed}{over}{checked}"
 
 
 @dataclass(frozen=True)
@@ -89,6 +95,21 @@ def _bind(node, kernel=None) -> Callable[..., np.ndarray]:
     return functools.partial(kernel, **attrs) if attrs else kernel
 
 
+def _needs_check(node) -> bool:
+    """Whether the spec's rules could not all be decided when the model was read: an input of
+    dynamic element type or shape, or a value-checked input (one with a value domain) that is
+    not a Constant."""
+    for i, port in enumerate(node.inputs):
+        source = port.source
+        et, shape = source.element_type, source.partial_shape
+        if et is None or et.is_dynamic or shape is None or not shape.is_static:
+            return True
+        rule = node.op.spec.input_rule(i)
+        if rule is not None and rule.domain is not None and source.node.op.spec.role != "constant":
+            return True
+    return False
+
+
 def compile_plan(model: Model) -> Plan:
     with gc_pause.paused():  # planning frees nothing: see irexec/gc_pause.py
         return _compile_plan(model)
@@ -124,17 +145,20 @@ def _compile_plan(model: Model) -> Plan:
     inputs, constants, steps, outputs = [], {}, [], []
     writers = []  # per step: the op's kernel_in_place, bound, or None
     for node in order:
-        if node.type == "Parameter":
+        role = node.op.spec.role
+        if role == "parameter":
             port = node.outputs[0]
             inputs.append(InputSlot(node.name, (node.name, *port.names), port.element_type,
                                     port.partial_shape, slot(port), node.location))
-        elif node.type == "Constant":
+        elif role == "constant":
             constants[slot(node.outputs[0])] = node.value
-        elif node.type != "Result":
+        elif role != "result":
+            check = functools.partial(check_call, node) if _needs_check(node) else None
             steps.append(Step(node.name, node.type, _bind(node),
                               tuple(slot(p.source) for p in node.inputs),
-                              tuple(slot(p) for p in node.outputs), (), node.location))
-            writer = node.op.kernel_in_place
+                              tuple(slot(p) for p in node.outputs), (), node.location,
+                              check=check))
+            writer = in_place.variant(node.op.kernel)
             writers.append(_bind(node, writer) if writer is not None and node.inputs else None)
     kept = set()
     for result, name in zip(model.results, output_names(model)):
@@ -142,7 +166,7 @@ def _compile_plan(model: Model) -> Plan:
         s = slot(port)
         # The caller owns each output: hand out a copy of a Parameter's or Constant's array,
         # and of a value a second Result also returns.
-        shared = s in kept or port.node.type in ("Parameter", "Constant")
+        shared = s in kept or port.node.op.spec.role in ("parameter", "constant")
         kept.add(s)
         outputs.append(OutputSlot(name, s, port.element_type, port.partial_shape, shared))
     # Free each slot right after the last step that reads it (outputs are never freed).
@@ -159,6 +183,6 @@ def _compile_plan(model: Model) -> Plan:
     steps = [Step(st.layer, st.type, st.kernel, st.inputs, st.outputs,
                   tuple(sorted(frees.get(i, ()))), st.location,
                   writer if (writer is not None and st.inputs[0] in frees.get(i, ())
-                             and st.inputs.count(st.inputs[0]) == 1) else None)
+                             and st.inputs.count(st.inputs[0]) == 1) else None, st.check)
              for i, (st, writer) in enumerate(zip(steps, writers))]
     return Plan(len(slot_of), inputs, constants, steps, outputs)

@@ -25,7 +25,7 @@ from irexec.errors import IRError
 from irexec.io.arrays import from_file, to_file
 from irexec.ir import element_type as et_table
 from irexec.ir.model import Model, Node
-from irexec.validate.diagnostic import Location
+from irexec.diagnostics.diagnostic import Location
 
 INDEX = "index.json"
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from irexec.validate.diagnostic import Diagnostic
+from irexec.diagnostics.diagnostic import Diagnostic
 
 
 def validate_file(path, weights=None) -> list[Diagnostic]:

@@ -8,8 +8,8 @@ import builtins
 import numpy as np
 import pytest
 
-from irexec.ops.reverse import Reverse
-from irexec.ops.reverse_sequence import ReverseSequence
+from irexec.ops.movement.reverse import Reverse
+from irexec.ops.movement.reverse_sequence import ReverseSequence
 from tests.cli.conftest import SAMPLES, one_error, run_cli
 from tests.cli.inproc import SAMPLE_MODELS, irexec_cli, sample_ids
 from tests.cli.ov_converted import ov_converted  # noqa: F401  (fixture)
@@ -102,7 +102,7 @@ def test_data_movement_is_bit_exact_whatever_the_tolerance(monkeypatch, tmp_path
 
 def test_tolerances_let_computed_layers_be_close(monkeypatch):
     pytest.importorskip("openvino")
-    from irexec.ops.convert import Convert
+    from irexec.ops.type.convert import Convert
 
     original = Convert.kernel
 

@@ -5,7 +5,7 @@ The expected values come from exact arithmetic (Python ints and Fractions, round
 format by hand, ties to even), not from numpy's casts: numpy/ml_dtypes round some casts to bf16
 twice (through f32), which is not a correctly rounded conversion.
 
-irexec's documented rules (irexec/ops/convert.py):
+irexec's documented rules (irexec/ops/type/convert.py):
 * in range: float -> int truncates toward zero; int -> int keeps the value; anything -> float
   rounds to nearest, ties to even, from the exact value; bool -> 0/1;
 * to boolean: nonzero is true (NaN too, as in OpenVINO's core reference and C++; the CPU plugin
@@ -28,7 +28,7 @@ from hypothesis import strategies as st
 
 import irexec
 from irexec.ir.builder import ModelBuilder
-from irexec.ops.convert import Convert
+from irexec.ops.type.convert import Convert
 
 from .convert_reference import (INF, INT_RANGES, expected_in_range, pool, round_to_format,
                                 same)

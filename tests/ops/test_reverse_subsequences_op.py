@@ -13,7 +13,7 @@ import irexec
 from irexec.ir.builder import ModelBuilder
 from irexec.ir.element_type import from_dtype
 from irexec.ops import registry
-from irexec.ops.reverse_subsequences import DATA_TYPES, ReverseSubsequences
+from irexec.ops.own.reverse_subsequences import DATA_TYPES, ReverseSubsequences
 from irexec.ops.spec import OpSpec
 from irexec.runtime.inputs import make_inputs
 
@@ -231,15 +231,6 @@ def test_wrong_lengths_shape_at_run_time_is_an_error_naming_both_shapes():
     message = str(info.value).replace(" ", "")
     assert "lengthshasshape[2,3]" in message and "shape[2,1]" in message
     assert info.value.diagnostics[0].location.layer_name == "y"
-
-
-def test_the_kernel_rechecks_what_dynamic_shapes_leave_open():
-    with pytest.raises(irexec.OpError) as info:
-        ReverseSubsequences.kernel(np.zeros((2, 3)), np.zeros((2, 1), np.uint32), axis=2)
-    assert info.value.code == "IR306"
-    with pytest.raises(irexec.OpError) as info:
-        ReverseSubsequences.kernel(np.zeros((2, 3)), np.zeros((1, 3), np.uint32), axis=1)
-    assert info.value.code == "IR307"
 
 
 # --- the version family ----------------------------------------------------------------------

@@ -7,7 +7,8 @@ import pytest
 
 import irexec
 from irexec.errors import OpError
-from irexec.ops.spec import Attr, AxisIndices, Input, Op, OpSpec, Output, Rank, TensorType
+from irexec.ops.domains import AxisIndices
+from irexec.ops.spec import Attr, Input, Op, OpSpec, Output, Rank, TensorType
 from irexec.runtime.inputs import make_inputs
 from tests.runtime.runtime_irxml import L, ir_xml, layer_line
 

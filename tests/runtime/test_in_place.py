@@ -1,4 +1,4 @@
-"""Reverse written over its dying input (Op.kernel_in_place, the run loop's reference-count
+"""Reverse written over its dying input (the in-place variant of its kernel, the run loop's reference-count
 proof): results are unchanged, and no array anyone else can see is ever written."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import irexec
-import irexec.ops.reverse as reverse_op
+import irexec.ops.movement.reverse as reverse_op
 from irexec.kernels import buffers
 from irexec.ir.builder import ModelBuilder
 

@@ -23,7 +23,7 @@ from pathlib import Path
 import numpy as np
 
 from irexec.errors import IRError
-from irexec.validate import codes
+from irexec.diagnostics import codes
 
 FIXTURES = Path(__file__).with_name("fixtures")
 MARKER = "<!-- here -->"

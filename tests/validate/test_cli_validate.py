@@ -12,7 +12,7 @@ import pytest
 
 from irexec.cli.usage import UsageError
 from irexec.cli.validate import parse_codes
-from irexec.validate.codes import CODES
+from irexec.diagnostics.codes import CODES
 from tests.cli.conftest import SAMPLES, run_cli
 from tests.validate import models
 from tests.validate.sarif_schema import assert_valid_sarif

@@ -42,7 +42,7 @@ def test_generated_doc_is_fresh(path, generated):
 
 def test_every_code_and_op_is_documented(generated):
     from irexec.ops import registry
-    from irexec.validate import codes
+    from irexec.diagnostics import codes
 
     diagnostics, ops = generated[GEN_DOCS.DIAGNOSTICS_MD], generated[GEN_DOCS.OPS_MD]
     for c in codes.CODES.values():

@@ -14,7 +14,7 @@ import pytest
 
 import irexec
 from irexec.validate import validate_file
-from irexec.validate.render import RENDERERS
+from irexec.diagnostics.render import RENDERERS
 from tests.validate.fixture_files import (FIXTURES, TEN_PROBLEMS, all_codes, code_markers,
                                           element_column, inputs_path, is_runtime, load_inputs,
                                           marked_line, run_cli, xml_path)

@@ -6,9 +6,9 @@ import json
 
 import pytest
 
-from irexec.validate import codes
-from irexec.validate.diagnostic import Diagnostic, Location
-from irexec.validate.render import RENDERERS, json_format, sarif, text
+from irexec.diagnostics import codes
+from irexec.diagnostics.diagnostic import Diagnostic, Location
+from irexec.diagnostics.render import RENDERERS, json_format, sarif, text
 from tests.validate.sarif_schema import assert_valid_sarif
 
 FLIP = Location("m.xml", 17, "flip", "Reverse", "2", 5)

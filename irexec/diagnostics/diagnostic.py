@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from irexec.validate import codes
+from irexec.diagnostics import codes
 
 
 @dataclass(frozen=True)

@@ -12,10 +12,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from irexec.validate.diagnostic import Diagnostic, Location
+from irexec.diagnostics.diagnostic import Diagnostic, Location
 
 if TYPE_CHECKING:
-    from irexec.validate.render import FileDiagnostics
+    from irexec.diagnostics.render import FileDiagnostics
 
 
 def position(path: str, loc: Location) -> str:

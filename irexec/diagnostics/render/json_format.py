@@ -26,10 +26,10 @@ import json
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from irexec.validate.diagnostic import Diagnostic, Location
+from irexec.diagnostics.diagnostic import Diagnostic, Location
 
 if TYPE_CHECKING:
-    from irexec.validate.render import FileDiagnostics
+    from irexec.diagnostics.render import FileDiagnostics
 
 
 def layer_object(loc: Location) -> dict[str, str | None] | None:

@@ -4,22 +4,16 @@ above the axis size clamp to it; 0 and 1 change nothing. See docs/reverse-semant
 
 import numpy as np
 
-from irexec.errors import OpError
-from irexec.ir.shape import Dimension, PartialShape
+from irexec.ir.shape import Dimension
 from irexec.kernels.reverse_subsequences import reverse_subsequences
 from irexec.ops.registry import register
-from irexec.ops.spec import (Attr, FibreLengths, Input, Op, OpSpec, Output, Rank, TensorType,
-                             TypeSet)
+from irexec.ops.domains import FibreLengths
+from irexec.ops.spec import Attr, Input, Op, OpSpec, Output, Rank, TensorType, TypeSet
 
 # DirectML's table at DML_FEATURE_LEVEL_5_0 (the widest): no bool, string, bf16 or complex.
 DATA_TYPES = TypeSet(("f64", "f32", "f16", "i64", "i32", "i16", "i8", "u64", "u32", "u16", "u8"))
 LENGTH_TYPES = TypeSet(("u32", "u64"))
 MAX_RANK = 8
-
-
-def expected_lengths_shape(data_shape, axis: int) -> list:
-    """The lengths' shape for this data: the data's, with 1 at ``axis``."""
-    return [1 if d == axis else n for d, n in enumerate(data_shape)]
 
 
 @register
@@ -43,6 +37,7 @@ class ReverseSubsequences(Op):
                                   "and shape"),),
         doc="Reverses a leading run of each fibre along one axis, one length per fibre "
             "(DirectML's reverse-subsequences).",
+        exact=True,
     )
 
     @staticmethod
@@ -67,20 +62,7 @@ class ReverseSubsequences(Op):
 
     @staticmethod
     def kernel(data, lengths, *, axis):
-        # Shapes and types are only unchecked here when the model's are dynamic: check again.
-        if not 1 <= data.ndim <= MAX_RANK:
-            raise OpError(f"data has rank {data.ndim}; ReverseSubsequences takes rank 1 to "
-                          f"{MAX_RANK}", code="IR305")
-        if axis >= data.ndim:
-            raise OpError(f"axis {axis} is out of range [0, {data.ndim - 1}] for data of rank "
-                          f"{data.ndim}", code="IR306")
-        expected = expected_lengths_shape(data.shape, axis)
-        if list(lengths.shape) != expected:
-            raise OpError(f"lengths has shape {PartialShape(lengths.shape)} but data "
-                          f"{PartialShape(data.shape)} with axis {axis} needs lengths of shape "
-                          f"{PartialShape(expected)}", code="IR307")
         dim = data.shape[axis]
         if dim < np.iinfo(lengths.dtype).max:  # DirectML: a longer length acts as dim(axis)
             lengths = np.minimum(lengths, lengths.dtype.type(dim))
         return reverse_subsequences(data, lengths, axis)
-

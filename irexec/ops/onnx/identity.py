@@ -16,8 +16,13 @@ class OnnxIdentity(Op):
         inputs=(Input("input", ANY, doc="any tensor"),),
         outputs=(Output("output", "a copy of the input"),),
         doc="ONNX's Identity: returns its input.",
+        exact=True,
     )
 
     @staticmethod
     def kernel(input):
         return np.array(input, copy=True)
+
+    @staticmethod
+    def to_openvino(b, node, data):
+        return data  # removed: its tensor names move to the tensor it passes on

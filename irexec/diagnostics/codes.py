@@ -1,8 +1,9 @@
 """The one table of diagnostic codes.
 
 A code never changes meaning once released. Ranges: IR0xx files and XML, IR1xx layers and ports,
-IR2xx the graph, IR3xx attributes and op rules, IR4xx inference against what the XML declares,
-IR5xx weights, IR6xx run-time inputs and values.
+IR2xx the graph, IR3xx attributes and op rules (IR300-IR349 general; IR350 and up declared by
+the ops that raise them, in their own files), IR4xx inference against what the XML declares, IR5xx
+weights, IR6xx run-time inputs and values.
 """
 
 from __future__ import annotations
@@ -66,13 +67,10 @@ _CODES = (
     Code("IR308", "bad-value", ERROR,
          "change the values (a constant's, or the inputs reaching the layer) to ones the "
          "operation accepts"),
-    Code("IR309", "zero-sequence-length", WARNING,
-         "the specification asks for lengths >= 1; runtimes treat 0 as 1 (no change)"),
+    Code("IR315", "axis-needs-static-rank", ERROR,
+         "give the data a static rank, or name the axis by a non-negative number: a negative "
+         "axis cannot be resolved without the rank, and OpenVINO refuses the model"),
     Code("IR310", "unknown-attribute", WARNING, "remove the attribute; the operation ignores it"),
-    Code("IR311", "same-axis", ERROR, "batch_axis and seq_axis must name different axes"),
-    Code("IR312", "repeated-axes", WARNING, "name each axis once; a repeated axis is flipped once"),
-    Code("IR313", "too-many-axes", WARNING, "name at most rank axes"),
-    Code("IR314", "mask-length", ERROR, "give the mask one boolean per axis of the data"),
     Code("IR401", "port-dims-mismatch", ERROR, "write the inferred dims on the port (or -1 for any)"),
     Code("IR402", "precision-mismatch", WARNING,
          "write the port's real element type as its precision"),
@@ -95,8 +93,23 @@ _CODES = (
     Code("IR606", "input-file", ERROR, "give an existing .npy file written by numpy.save"),
 )
 
+# The assembled table: the general codes above, then each op's own (``OpSpec.codes``), added
+# when the op registers. Validation, the renderers and the docs read only this.
 CODES: dict[str, Code] = {c.code: c for c in _CODES}
 BY_NAME: dict[str, Code] = {c.name: c for c in _CODES}
+
+
+def register(code: Code) -> None:
+    """Add an op's own code. The same code may be declared again only with the same meaning
+    (a family of ops shares its codes)."""
+    known = CODES.get(code.code) or BY_NAME.get(code.name)
+    if known is not None:
+        if known != code:
+            raise ValueError(f"diagnostic code {code.code} ({code.name}) is already {known.code} "
+                             f"({known.name}) with another meaning")
+        return
+    CODES[code.code] = code
+    BY_NAME[code.name] = code
 
 
 def lookup(code_or_name: str) -> Code:

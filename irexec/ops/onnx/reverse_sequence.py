@@ -12,10 +12,10 @@ import numpy as np
 
 from irexec.errors import OpError
 from irexec.kernels.reverse_subsequences import reverse_subsequences
+from irexec.ops.domains import SequenceLengths
+from irexec.ops.movement.reverse_sequence import SAME_AXIS, merge_batch_dim
 from irexec.ops.registry import register
-from irexec.ops.reverse_sequence import batch_mismatch, merge_batch_dim
-from irexec.ops.spec import (ANY, Attr, Input, Op, OpSpec, Output, Rank, SequenceLengths,
-                             TensorType, TypeSet)
+from irexec.ops.spec import ANY, VECTOR, Attr, Input, Op, OpSpec, Output, Rank, TensorType, TypeSet
 
 # ReverseSequence-10's data types (bfloat16 arrives in -28); strings are object arrays of str.
 V10_TYPES = TypeSet(("boolean", "i8", "i16", "i32", "i64", "u8", "u16", "u32", "u64", "f16",
@@ -47,37 +47,25 @@ def check_lengths(lengths: np.ndarray, dim: int | None) -> None:
 def _infer(ctx):
     data, lengths = ctx.input_type(0), ctx.input_type(1)
     b_axis, t_axis = ctx.attrs["batch_axis"], ctx.attrs["time_axis"]
-    try:
-        check_axes(b_axis, t_axis)
-    except OpError as e:
-        ctx.error(e.code or "IR308", str(e))
+    check_axes(b_axis, t_axis)
     shape = data.shape
     if not shape.rank_is_static:
         return [data]
-    shape = merge_batch_dim(ctx, shape, lengths.shape, b_axis, "input", "sequence_lens")
+    shape = merge_batch_dim(shape, lengths.shape, b_axis, "input", "sequence_lens")
     values = ctx.input_value(1)
     if values is not None:
-        try:
-            check_lengths(values, shape[t_axis].max)
-        except OpError as e:
-            ctx.error(e.code or "IR308", str(e))
+        check_lengths(values, shape[t_axis].max)
     return [TensorType(data.element_type, shape)]
 
 
 def _kernel(data, sequence_lens, *, batch_axis, time_axis):
-    # Shapes are only known here when the model's are dynamic: check them again.
-    check_axes(batch_axis, time_axis)
-    if data.ndim < 2:
-        raise OpError(f"input has rank {data.ndim}; ReverseSequence needs rank >= 2",
-                      code="IR305")
-    if sequence_lens.ndim != 1:
-        raise OpError(f"sequence_lens has rank {sequence_lens.ndim}; it must be 1", code="IR305")
-    if sequence_lens.shape != (data.shape[batch_axis],):
-        raise OpError(batch_mismatch(data.shape, sequence_lens.shape, batch_axis, "input",
-                                     "sequence_lens"), code="IR307")
-    check_lengths(sequence_lens, data.shape[time_axis])
     per_batch = [data.shape[batch_axis] if d == batch_axis else 1 for d in range(data.ndim)]
     return reverse_subsequences(data, sequence_lens.reshape(per_batch), time_axis)
+
+
+def _to_openvino(b, node, data, lengths):
+    return b.op("ReverseSequence", data, lengths, name=node.name,
+                batch_axis=node.attrs["batch_axis"], seq_axis=node.attrs["time_axis"])
 
 
 def _spec(since: int, until: int | None, data_types) -> OpSpec:
@@ -93,13 +81,15 @@ def _spec(since: int, until: int | None, data_types) -> OpSpec:
         ),
         inputs=(
             Input("input", data_types, Rank(min=2), doc="the tensor to reverse, rank >= 2"),
-            Input("sequence_lens", LENGTH_TYPES, Rank(exact=1),
+            Input("sequence_lens", LENGTH_TYPES, VECTOR,
                   domain=SequenceLengths(0, seq_axis="time_axis", low=0),
                   doc="int64, one length per index along batch_axis, in [0, dim(time_axis)]; "
                       "0 reverses nothing"),
         ),
         outputs=(Output("Y", "input with each sequence's leading elements reversed"),),
         doc="ONNX's ReverseSequence: reverses variable-length prefixes along time_axis.",
+        codes=(SAME_AXIS,),
+        exact=True,
     )
 
 
@@ -108,6 +98,7 @@ class OnnxReverseSequence10(Op):
     spec = _spec(10, 27, V10_TYPES)
     infer = staticmethod(_infer)
     kernel = staticmethod(_kernel)
+    to_openvino = staticmethod(_to_openvino)
 
 
 @register
@@ -115,3 +106,4 @@ class OnnxReverseSequence28(Op):
     spec = _spec(28, None, ANY)
     infer = staticmethod(_infer)
     kernel = staticmethod(_kernel)
+    to_openvino = staticmethod(_to_openvino)

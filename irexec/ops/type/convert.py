@@ -29,6 +29,7 @@ class Convert(Op):
         outputs=(Output("output", "the same values in destination_type; same shape"),),
         doc="Converts every element to another element type, by OpenVINO's rules and for the "
             "pairs OpenVINO converts (docs/element-types.md); other pairs are IR302.",
+        passes_values=True,
     )
 
     @staticmethod

@@ -3,45 +3,50 @@ along seq_axis."""
 
 import numpy as np
 
+from irexec.diagnostics.codes import ERROR, WARNING, Code
 from irexec.errors import OpError
-from irexec.ir.shape import PartialShape
 from irexec.ir.element_type import from_dtype, plain_values
+from irexec.ir.shape import PartialShape
+from irexec.ir.shape_rules import normalize_axis
 from irexec.kernels.reverse_subsequences import reverse_subsequences
+from irexec.ops.domains import SequenceLengths
 from irexec.ops.registry import register
-from irexec.ops.spec import (ANY, NUMERIC, Attr, Input, Op, OpSpec, Output, Rank,
-                             SequenceLengths, TensorType)
+from irexec.ops.spec import ANY, NUMERIC, VECTOR, Attr, Input, Op, OpSpec, Output, Rank, TensorType
+
+ZERO_LENGTH = Code("IR309", "zero-sequence-length", WARNING,
+                   "the specification asks for lengths >= 1; runtimes treat 0 as 1 (no change)")
+SAME_AXIS = Code("IR311", "same-axis", ERROR, "batch_axis and seq_axis must name different axes")
 
 
-def normalize_axes(batch_axis: int, seq_axis: int, rank: int) -> tuple[int, int]:
-    """Both axes made non-negative; OpError if either lies outside [-rank, rank-1] or they meet."""
-    for name, axis in (("batch_axis", batch_axis), ("seq_axis", seq_axis)):
-        if not -rank <= axis < rank:
-            raise OpError(f"{name} {axis} is out of range [-{rank}, {rank - 1}] for data of "
-                          f"rank {rank}", code="IR306")
-    b, s = batch_axis % rank, seq_axis % rank
+def normalize_axes(batch_axis: int, seq_axis: int, rank) -> tuple[int, int] | None:
+    """Both axes made non-negative (None while the rank is dynamic); OpError if either lies
+    outside [-rank, rank-1], is negative against a dynamic rank, or they meet."""
+    b = normalize_axis(batch_axis, rank, "batch_axis")
+    s = normalize_axis(seq_axis, rank, "seq_axis")
+    if b is None or s is None:
+        if batch_axis == seq_axis:
+            raise OpError(f"batch_axis {batch_axis} and seq_axis {seq_axis} name the same axis; "
+                          f"they must differ", code="IR311")
+        return None
     if b == s:
         raise OpError(f"batch_axis {batch_axis} and seq_axis {seq_axis} name the same axis {b}; "
                       f"they must differ", code="IR311")
     return b, s
 
 
-def merge_batch_dim(ctx, shape, lengths_shape, b: int, data_name: str, lengths_name: str):
+def merge_batch_dim(shape: PartialShape, lengths_shape: PartialShape, b: int, data_name: str,
+                    lengths_name: str) -> PartialShape:
     """The data shape with its batch dim narrowed by the lengths' size, as OpenVINO's shape
-    inference merges them (ONNX's ReverseSequence shares the rule); IR307 if they disagree."""
+    inference merges them (ONNX's ReverseSequence shares the rule); OpError IR307 if they
+    disagree."""
     if not lengths_shape.rank_is_static:
         return shape
     merged = shape[b].merge(lengths_shape[0])
     if merged is None:
-        ctx.error("IR307", batch_mismatch(shape, lengths_shape, b, data_name, lengths_name))
+        raise OpError(f"{lengths_name} has {lengths_shape[0]} entries but {data_name} has "
+                      f"{shape[b]} along batch_axis {b} ({data_name} {shape}, {lengths_name} "
+                      f"{lengths_shape})", code="IR307")
     return shape.replace(b, merged)
-
-
-def batch_mismatch(shape, lengths_shape, b: int, data_name: str, lengths_name: str) -> str:
-    """The message for lengths whose length is not the data's dim along the batch axis, the
-    same whether the shapes are known at read time or only at run time."""
-    shape, lengths_shape = PartialShape(shape), PartialShape(lengths_shape)
-    return (f"{lengths_name} has {lengths_shape[0]} entries but {data_name} has {shape[b]} "
-            f"along batch_axis {b} ({data_name} {shape}, {lengths_name} {lengths_shape})")
 
 
 def lengths_to_int(lengths: np.ndarray, dim: int | None) -> np.ndarray:
@@ -84,32 +89,28 @@ class ReverseSequence(Op):
         ),
         inputs=(
             Input("data", ANY, Rank(min=2), doc="the tensor to reverse, rank >= 2"),
-            Input("seq_lengths", NUMERIC, Rank(exact=1), domain=SequenceLengths(0),
+            Input("seq_lengths", NUMERIC, VECTOR, domain=SequenceLengths(0),
                   doc="one length per index along batch_axis, in [1, dim(seq_axis)] (0 is "
                       "accepted and changes nothing); floats truncate toward zero"),
         ),
         outputs=(Output("output", "data with each sequence's leading elements reversed"),),
         doc="Reverses variable-length prefixes of slices along seq_axis.",
+        codes=(ZERO_LENGTH, SAME_AXIS),
+        exact=True,
     )
 
     @staticmethod
     def infer(ctx):
         data, lengths = ctx.input_type(0), ctx.input_type(1)
         shape = data.shape
-        if not shape.rank_is_static:
+        axes = normalize_axes(ctx.attrs["batch_axis"], ctx.attrs["seq_axis"], shape.rank)
+        if axes is None:
             return [data]
-        try:
-            b, s = normalize_axes(ctx.attrs["batch_axis"], ctx.attrs["seq_axis"], len(shape))
-        except OpError as e:
-            ctx.error(e.code or "IR308", str(e))
-        shape = merge_batch_dim(ctx, shape, lengths.shape, b, "data", "seq_lengths")
+        b, s = axes
+        shape = merge_batch_dim(shape, lengths.shape, b, "data", "seq_lengths")
         values = ctx.input_value(1)
         if values is not None:
-            try:
-                # A bounded dim's upper bound already rules out longer lengths.
-                ints = lengths_to_int(values, shape[s].max)
-            except OpError as e:
-                ctx.error(e.code or "IR308", str(e))
+            ints = lengths_to_int(values, shape[s].max)  # a bounded dim limits the lengths
             if (ints == 0).any():
                 i = int(np.flatnonzero(ints == 0)[0])
                 ctx.warn("IR309", f"seq_lengths[{i}] = {values.reshape(-1)[i]} counts as 0; the "
@@ -118,16 +119,7 @@ class ReverseSequence(Op):
 
     @staticmethod
     def kernel(data, seq_lengths, *, batch_axis, seq_axis):
-        # Shapes are only known here when the model's are dynamic: check them again.
-        if data.ndim < 2:
-            raise OpError(f"data has rank {data.ndim}; ReverseSequence needs rank >= 2",
-                          code="IR305")
-        b, s = normalize_axes(batch_axis, seq_axis, data.ndim)
-        if seq_lengths.ndim != 1:
-            raise OpError(f"seq_lengths has rank {seq_lengths.ndim}; it must be 1", code="IR305")
-        if seq_lengths.shape != (data.shape[b],):
-            raise OpError(batch_mismatch(data.shape, seq_lengths.shape, b, "data", "seq_lengths"),
-                          code="IR307")
+        b, s = batch_axis % data.ndim, seq_axis % data.ndim
         ints = lengths_to_int(seq_lengths, data.shape[s])
         per_batch = [data.shape[b] if d == b else 1 for d in range(data.ndim)]
         return reverse_subsequences(data, ints.reshape(per_batch), s)

@@ -20,14 +20,14 @@ def parse_int(text: str) -> int:
     if text.isdigit() and text.isascii() and len(text) <= 19:  # plain digits: the common case
         return int(text)
     if not _INT.fullmatch(text):
-        raise ValueError(f"'{_short(text)}' is not an integer (of at most 20 digits)")
+        raise ValueError(f"'{short(text)}' is not an integer (of at most 20 digits)")
     value = int(text)
     if not -2**63 <= value < 2**64:
-        raise ValueError(f"'{_short(text)}' does not fit in 64 bits")
+        raise ValueError(f"'{short(text)}' does not fit in 64 bits")
     return value
 
 
-def _short(text: str, limit: int = 40) -> str:
+def short(text: str, limit: int = 40) -> str:
     """Echo user text in messages without flooding them."""
     return text if len(text) <= limit else text[:limit] + "..."
 
@@ -165,43 +165,3 @@ def format_partial_shape(shape: PartialShape) -> str:
     if not shape.rank_is_static:
         return "..."
     return ",".join(str(d) for d in shape)
-
-
-# --- attribute kinds (see irexec.ops.spec.ATTR_KINDS) ------------------------------------------
-
-def parse_attr(kind: str, text: str):
-    """The Python value an attribute's text spells; the op spec's ``Attr.coerce`` then checks
-    it against the attribute's rules (allowed values ...)."""
-    if kind == "int":
-        return parse_int(text)
-    if kind == "uint":
-        return parse_uint(text)
-    if kind == "bool":
-        return parse_bool(text)
-    if kind == "string":
-        return text
-    if kind == "enum":
-        return text
-    if kind == "element_type":
-        return parse_element_type(text)
-    if kind == "shape":
-        return parse_static_shape(text)
-    if kind == "partial_shape":
-        return parse_partial_shape(text)
-    if kind == "string_list":
-        return tuple(split_names(text))
-    raise ValueError(f"unknown attribute kind {kind!r}")
-
-
-def format_attr(kind: str, value) -> str:
-    if kind == "bool":
-        return "true" if value else "false"
-    if kind == "element_type":
-        return value.name
-    if kind == "shape":
-        return ",".join(str(d) for d in value)
-    if kind == "partial_shape":
-        return format_partial_shape(value)
-    if kind == "string_list":
-        return join_names(value)
-    return str(value)

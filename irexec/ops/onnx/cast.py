@@ -6,7 +6,7 @@ saturates (NaN gives 0), where ONNX Runtime gives the x86 results (docs/compatib
 support yet; they are accepted and have no effect."""
 
 from irexec.kernels.convert import convert
-from irexec.ops.convert import infer_conversion
+from irexec.ops.type.convert import infer_conversion
 from irexec.ops.registry import register
 from irexec.ops.spec import CONVERTIBLE, Attr, Input, Op, OpSpec, Output
 
@@ -37,3 +37,7 @@ class OnnxCast(Op):
     @staticmethod
     def kernel(input, *, to, saturate=1, round_mode="up"):
         return convert(input, to)
+
+    @staticmethod
+    def to_openvino(b, node, data):
+        return b.op("Convert", data, name=node.name, destination_type=node.attrs["to"])

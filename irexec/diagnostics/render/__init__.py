@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from irexec.validate.diagnostic import Diagnostic
-from irexec.validate.render import json_format, sarif, text
+from irexec.diagnostics.diagnostic import Diagnostic
+from irexec.diagnostics.render import json_format, sarif, text
 
 FileDiagnostics = tuple[str, Sequence[Diagnostic]]
 Renderer = Callable[[Sequence[FileDiagnostics]], str]

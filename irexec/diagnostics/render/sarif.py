@@ -15,12 +15,12 @@ from pathlib import PurePath
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
-from irexec.validate import codes
-from irexec.validate.diagnostic import Diagnostic, Location
-from irexec.validate.render.text import layer_part
+from irexec.diagnostics import codes
+from irexec.diagnostics.diagnostic import Diagnostic, Location
+from irexec.diagnostics.render.text import layer_part
 
 if TYPE_CHECKING:
-    from irexec.validate.render import FileDiagnostics
+    from irexec.diagnostics.render import FileDiagnostics
 
 SCHEMA = ("https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/"
           "sarif-schema-2.1.0.json")

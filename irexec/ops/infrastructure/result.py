@@ -10,11 +10,13 @@ class Result(Op):
         type="Result",
         since=1,
         attrs=(
-            Attr("output_names", "string_list", default=(),
-                 doc="the model output's names (IR v11); the first one names the output"),
+            Attr("output_names", "string_list", default=(), on_layer=True,
+                 doc="the model output's names (IR v11, on the <layer> element); the first one "
+                     "names the output"),
         ),
         inputs=(Input("input", doc="the value to return"),),
         doc="A model output: returns the value it is given.",
+        role="result",
     )
 
     @staticmethod

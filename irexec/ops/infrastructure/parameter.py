@@ -19,6 +19,8 @@ class Parameter(Op):
         ),
         outputs=(Output("output", "the value the caller gives"),),
         doc="A model input, fed by the caller at run time.",
+        role="parameter",
+        exact=True,
     )
 
     @staticmethod

@@ -21,6 +21,8 @@ class Constant(Op):
         ),
         outputs=(Output("output", "the stored tensor"),),
         doc="A tensor whose values are read (memory-mapped) from the .bin file.",
+        role="constant",
+        exact=True,
     )
 
     @staticmethod

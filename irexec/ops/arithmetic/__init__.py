@@ -1,0 +1,1 @@
+"""Arithmetic (OpenVINO spec category `arithmetic`): element-wise math."""

@@ -1,0 +1,183 @@
+"""Value domains: what values an input may hold, as objects that both check a value and make one.
+
+An input's domain (``Input(domain=...)``) is read in two places: an op's ``infer`` calls
+``check`` on a value known before running (a constant, or the concrete inputs of a call), and
+``irexec run`` calls ``generate`` to make a valid value for a Parameter that feeds the input.
+``pin`` narrows the shape of the Parameter that feeds input ``of`` so that a value made for a
+Parameter of fixed shape can fit it (sequence lengths of length 4 fix the batch dim to 4).
+
+Every domain depends on the shape of input ``of`` of the same layer (the data) and on the
+layer's attributes. ``generate`` returns plain integers or booleans; the caller converts them
+to the Parameter's element type.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from irexec.errors import OpError
+from irexec.ir.element_type import plain_values
+from irexec.ir.shape import Dimension, PartialShape
+from irexec.ir.shape_rules import normalize_axis
+
+
+def as_int64(values: np.ndarray) -> np.ndarray:
+    """Integer values as int64, flat; unsigned values read as signed 64-bit, as OpenVINO reads
+    axes (u64 2**64-1 is -1)."""
+    values = plain_values(values).reshape(-1)
+    if values.dtype.kind == "u":
+        return values.astype(np.uint64).view(np.int64)
+    return values.astype(np.int64)
+
+
+class Domain:
+    """Base of value domains. ``of``: the input whose shape the values depend on."""
+
+    of: int = 0
+
+    def check(self, values: np.ndarray, data_shape: tuple[int, ...], attrs: dict) -> None:
+        """Raise OpError (with a code) when ``values`` are outside the domain."""
+
+    def generate(self, rng: np.random.Generator, data_shape: tuple[int, ...], attrs: dict,
+                 declared: PartialShape, unsigned: bool) -> np.ndarray:
+        raise NotImplementedError
+
+    def pin(self, shape: PartialShape, declared: PartialShape, attrs: dict) -> PartialShape:
+        """The data Parameter's shape narrowed so a value of shape ``declared`` fits it."""
+        return shape
+
+
+@dataclass(frozen=True)
+class AxisIndices(Domain):
+    """Axis numbers of input ``of``: each in [-rank, rank-1]."""
+
+    of: int = 0
+
+    def check(self, values, data_shape, attrs) -> None:
+        for a in as_int64(values):
+            normalize_axis(int(a), len(data_shape))
+
+    def generate(self, rng, data_shape, attrs, declared, unsigned):
+        rank = len(data_shape)
+        count = 1
+        if declared.rank_is_static and len(declared) == 1:
+            d = declared[0]
+            count = min(max(d.min, 3), d.max if d.max is not None else max(d.min, 3))
+        if rank == 0 and count:
+            raise ValueError("a scalar has no axes to name")
+        if rank == 0:
+            return np.zeros(0, np.int64)
+        return rng.integers(0 if unsigned else -rank, rank, size=count)
+
+
+@dataclass(frozen=True)
+class AxisMask(Domain):
+    """One boolean per axis of input ``of``."""
+
+    of: int = 0
+
+    @staticmethod
+    def message(entries, rank: int) -> str:
+        return (f"the mask has {entries} entries but data has rank {rank}; mask mode needs one "
+                f"entry per axis")
+
+    def check(self, values, data_shape, attrs) -> None:
+        if np.shape(values) != (len(data_shape),):
+            raise OpError(self.message(np.size(values), len(data_shape)), code="IR314")
+
+    def generate(self, rng, data_shape, attrs, declared, unsigned):
+        return rng.integers(0, 2, size=len(data_shape)).astype(np.bool_)
+
+    def pin(self, shape, declared, attrs):
+        if not shape.rank_is_static and declared.rank_is_static and len(declared) == 1 \
+                and declared[0].is_static:
+            return PartialShape([Dimension.dynamic()] * declared[0].min)
+        return shape
+
+
+@dataclass(frozen=True)
+class SequenceLengths(Domain):
+    """One length per index along ``batch_axis`` of input ``of``, each in [low, dim(seq_axis)]."""
+
+    of: int = 0
+    batch_axis: str = "batch_axis"
+    seq_axis: str = "seq_axis"
+    low: int = 1
+
+    def generate(self, rng, data_shape, attrs, declared, unsigned):
+        rank = len(data_shape)
+        b, s = attrs[self.batch_axis] % rank, attrs[self.seq_axis] % rank
+        top = data_shape[s]
+        return rng.integers(min(self.low, top), top + 1, size=data_shape[b])
+
+    def pin(self, shape, declared, attrs):
+        if not (shape.rank_is_static and declared.rank_is_static and len(declared) == 1
+                and declared[0].is_static):
+            return shape
+        b = attrs[self.batch_axis]
+        if not -len(shape) <= b < len(shape):
+            return shape
+        merged = shape[b].merge(declared[0])
+        return shape.replace(b % len(shape), merged) if merged is not None else shape
+
+
+@dataclass(frozen=True)
+class FibreLengths(Domain):
+    """One length per fibre along ``axis_attr`` of input ``of``: the input's shape with 1 at that
+    axis, each value in [low, dim(axis)]."""
+
+    of: int = 0
+    axis_attr: str = "axis"
+    low: int = 0
+
+    def expected_shape(self, data_shape, attrs) -> list[int]:
+        axis = attrs[self.axis_attr]
+        return [1 if d == axis else n for d, n in enumerate(data_shape)]
+
+    def generate(self, rng, data_shape, attrs, declared, unsigned):
+        axis = attrs[self.axis_attr]
+        if not 0 <= axis < len(data_shape):
+            raise ValueError(f"axis {axis} is outside data of rank {len(data_shape)}")
+        top = data_shape[axis]
+        return rng.integers(min(self.low, top), top + 1,
+                            size=self.expected_shape(data_shape, attrs))
+
+    def pin(self, shape, declared, attrs):
+        axis = attrs[self.axis_attr]
+        if not declared.rank_is_static or axis >= len(declared):
+            return shape
+        same_rank = shape.rank_is_static and len(shape) == len(declared)
+        wanted = declared.replace(axis, shape[axis] if same_rank else Dimension.dynamic())
+        return shape.merge(wanted) or shape
+
+
+@dataclass(frozen=True)
+class IndexRange(Domain):
+    """Indices into input ``of`` along the axis named by attribute ``axis_attr`` (or axis 0):
+    each in [-dim, dim-1] when ``negative`` else [0, dim-1] (Gather, OneHot ...)."""
+
+    of: int = 0
+    axis_attr: str | None = None
+    negative: bool = True
+
+    def _dim(self, data_shape, attrs) -> int:
+        axis = attrs.get(self.axis_attr, 0) if self.axis_attr else 0
+        return data_shape[axis % len(data_shape)] if data_shape else 1
+
+    def check(self, values, data_shape, attrs) -> None:
+        dim = self._dim(data_shape, attrs)
+        v = as_int64(values)
+        low = -dim if self.negative else 0
+        bad = (v < low) | (v >= dim)
+        if bad.any():
+            raise OpError(f"index {int(v[bad][0])} is out of range [{low}, {dim - 1}] for a dim "
+                          f"of {dim}", code="IR308")
+
+    def generate(self, rng, data_shape, attrs, declared, unsigned):
+        dim = self._dim(data_shape, attrs)
+        shape = tuple(d.min if d.is_static else 3 for d in declared) \
+            if declared.rank_is_static else (3,)
+        low = 0 if unsigned or not self.negative else -dim
+        return rng.integers(low, max(dim, 1), size=shape)

@@ -1,0 +1,1 @@
+"""Infrastructure (OpenVINO spec category `infrastructure`): Parameter, Constant, Result."""

@@ -1,0 +1,1 @@
+"""Type conversion (OpenVINO spec category `type`): Convert and its kin."""
