@@ -139,6 +139,7 @@ def concat(shapes: Sequence[PartialShape], axis: int) -> PartialShape:
     dims add up (interval bounds add)."""
     ranked = [s for s in shapes if s.rank_is_static]
     if not ranked:
+        normalize_axis(axis, Dimension.dynamic())  # a negative axis needs a rank: IR315
         return PartialShape.dynamic()
     rank = len(ranked[0])
     for s in ranked:

@@ -208,7 +208,7 @@ def test_free_lists_match_last_use_everywhere(probes):
 def test_unread_output_is_freed_by_its_own_step(probes):
     b = ModelBuilder()
     x = b.parameter("x", "i32", [2])
-    plus = b.op("IrxTestTwoOut", x, name="two")  # output 0 used, output 1 nobody reads
+    plus, _ = b.op("IrxTestTwoOut", x, name="two")  # output 0 used, output 1 nobody reads
     b.result(plus, "out")
     model = b.build()
     compiled = irexec.compile_model(model)
