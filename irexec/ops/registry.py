@@ -61,7 +61,7 @@ def register(op: type[Op]) -> type[Op]:
     if not re.fullmatch(r"[a-z]+", spec.family):
         raise ValueError(f"version family {spec.family!r} of {spec.type} must be lower-case "
                          f"letters, such as 'opset' or 'irexec'")
-    if spec.inputs and any(i.variadic for i in spec.inputs[:-1]):
+    if spec.inputs and any(i.variadic is not None for i in spec.inputs[:-1]):
         raise ValueError(f"{spec.type}: only the last input may be variadic")
     for code in spec.codes:
         codes.register(code)

@@ -191,7 +191,8 @@ class Input:
     rank: Rank | None = None
     domain: Any = None  # a value domain (irexec.ops.domains); None: any value
     optional: bool = False
-    variadic: int = 0  # > 0: this input repeats, at least that many times (must come last)
+    # Not None: this input repeats, at least ``variadic`` times (0 allowed); only the last may.
+    variadic: int | None = None
     doc: str = ""
 
 
@@ -241,17 +242,18 @@ class OpSpec:
 
     @functools.cached_property
     def min_inputs(self) -> int:
-        return sum(max(i.variadic, 1) for i in self.inputs if not i.optional)
+        return sum(1 if i.variadic is None else i.variadic for i in self.inputs
+                   if not i.optional)
 
     @functools.cached_property
     def max_inputs(self) -> int | None:
-        return None if any(i.variadic for i in self.inputs) else len(self.inputs)
+        return None if any(i.variadic is not None for i in self.inputs) else len(self.inputs)
 
     def input_rule(self, index: int) -> Input | None:
         """The Input that describes input port ``index`` (the variadic one repeats)."""
         if index < len(self.inputs):
             return self.inputs[index]
-        if self.inputs and self.inputs[-1].variadic:
+        if self.inputs and self.inputs[-1].variadic is not None:
             return self.inputs[-1]
         return None
 
