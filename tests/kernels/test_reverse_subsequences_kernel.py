@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 import irexec.kernels
 from irexec.kernels.reverse_subsequences import reverse_subsequences
 
-from .support import (TYPE_NAMES, assert_same_bits, random_values, reverse, reverse_fibres_loop,
+from tests.ops.support import (TYPE_NAMES, assert_same_bits, random_values, reverse, reverse_fibres_loop,
                       reverse_sequence_loop, special_values)
 
 
