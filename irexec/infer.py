@@ -32,8 +32,10 @@ class InferContext:
     input values where they are known before running (a Constant; at run time, the call's)."""
 
     def __init__(self, node: Node, input_types: list[TensorType],
-                 input_values: list[np.ndarray | None], diags: Diagnostics):
+                 input_values: list[np.ndarray | None], diags: Diagnostics,
+                 read_time: bool = True):
         self.node = node
+        self.read_time = read_time  # False while checking one call's inputs
         self.attrs = node.attrs
         self.spec = node.op.spec
         self._types = input_types
@@ -66,6 +68,34 @@ class InferContext:
     def error(self, code: str, message: str):
         self._diags.add(code, message, self.node.location)
         raise _LayerFailed
+
+    def stop(self):
+        """Stop inferring this layer: its problems are already reported (inside a body)."""
+        raise _LayerFailed
+
+    def infer_body(self, name: str, parameter_types: dict[int, TensorType]) \
+            -> dict[int, TensorType] | None:
+        """Infer the layer's body ``name`` with its Parameters (by layer id) of these types:
+        the type reaching each Result (by layer id), or None when the body has errors (reported
+        with their own lines). At read time the body's ports keep the types found."""
+        model = self.node.bodies[name].model
+        overrides = {model.by_id[i].name: t for i, t in parameter_types.items()}
+        diags = Diagnostics()
+        types = infer_types(model, diags, overrides, check_declared=self.read_time)
+        for d in diags:
+            self._diags.items.append(d)
+        if diags.errors:
+            return None
+        if self.read_time:
+            for port, t in types.items():
+                port.element_type, port.partial_shape = t.element_type, t.shape
+        out = {}
+        for result in model.results:
+            source = result.inputs[0].source if result.inputs else None
+            if source is None or source not in types:
+                return None
+            out[result.id] = types[source]
+        return out
 
     def warn(self, code: str, message: str) -> None:
         self._diags.add(code, message, self.node.location)
@@ -165,11 +195,11 @@ class _ConstantValues:
 
 
 def infer_layer(node: Node, input_types: list[TensorType],
-                input_values: list[np.ndarray | None], diags: Diagnostics) \
-        -> list[TensorType] | None:
+                input_values: list[np.ndarray | None], diags: Diagnostics,
+                read_time: bool = True) -> list[TensorType] | None:
     """One layer's output types: the spec's generic rules, then the op's ``infer``. None (with
     the problems in ``diags``) when the layer breaks a rule."""
-    ctx = InferContext(node, input_types, input_values, diags)
+    ctx = InferContext(node, input_types, input_values, diags, read_time)
     try:
         _check_spec_rules(ctx)
         return node.op.infer(ctx)
@@ -187,7 +217,7 @@ def check_call(node: Node, arrays: list[np.ndarray]) -> None:
     types = [TensorType(et_table.from_dtype(a.dtype), PartialShape._of(tuple(
         Dimension.static(d) for d in a.shape))) for a in arrays]
     diags = Diagnostics()
-    infer_layer(node, types, arrays, diags)
+    infer_layer(node, types, arrays, diags, read_time=False)
     errors = diags.errors
     if errors:
         raise IRError(errors)

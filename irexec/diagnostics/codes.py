@@ -49,6 +49,12 @@ _CODES = (
     Code("IR109", "over-memory-budget", ERROR,
          "fix the dims, or raise the memory budget (--memory-budget, IREXEC_MEMORY_BUDGET) if "
          "the machine has the memory"),
+    Code("IR110", "bad-port-map", ERROR,
+         "a sub-graph's port map maps the layer's ports onto its body's Parameters (inputs) and "
+         "Results (outputs); fix the ids"),
+    Code("IR111", "bad-back-edge", ERROR,
+         "a back edge goes from a body Result to a body Parameter of the same element type and a "
+         "compatible shape"),
     Code("IR201", "dangling-edge", ERROR, "an edge must name existing layers and ports"),
     Code("IR202", "unconnected-input", ERROR, "connect every input port with exactly one edge"),
     Code("IR203", "multiple-edges-into-input", ERROR, "an input port takes exactly one edge"),

@@ -23,7 +23,7 @@ from irexec.io import limits
 from irexec.ir import text as ir_text
 from irexec.io.weights import Weights, WeightsError
 from irexec.ir.element_type import ElementType
-from irexec.ir.model import InputPort, Model, Node, OutputPort, RtInfo
+from irexec.ir.model import Body, InputPort, Model, Node, OutputPort, PortMapping, RtInfo
 from irexec.ir.shape import PartialShape
 from irexec.ops import registry
 from irexec.runtime import budget
@@ -84,6 +84,7 @@ class _Reader:
         self._shapes: dict = {}
         self._precisions: dict = {}
         self._fits: set = set()
+        self.scope = ""  # the path of the enclosing layers while reading a body ("loop/body/")
 
     def loc(self, element=None, node: Node | None = None, layer=None) -> Location:
         line = element.sourceline if element is not None else None
@@ -91,10 +92,11 @@ class _Reader:
         if node is not None:
             if line is None:
                 line, column = node.line, node.column
-            return Location(self.path, line, node.name, node.type, str(node.id), column)
-        if layer is not None:
-            return Location(self.path, line, layer.get("name"), layer.get("type"), layer.get("id"),
+            return Location(self.path, line, node.scope + node.name, node.type, str(node.id),
                             column)
+        if layer is not None:
+            return Location(self.path, line, self.scope + str(layer.get("name")),
+                            layer.get("type"), layer.get("id"), column)
         return Location(self.path, line, column=column)
 
     def index_columns(self, root, data: bytes) -> None:
@@ -232,7 +234,7 @@ class _Reader:
             op = None
         node = Node(id=layer_id, name=name, type=op.spec.type if op else type_name,
                     version=version, op=op, line=layer.sourceline, file=self.path,
-                    column=self.column(layer))
+                    column=self.column(layer), scope=self.scope)
         first = {}  # the first child element of each tag (one pass over the children)
         for child in layer:
             first.setdefault(child.tag, child)
@@ -242,7 +244,99 @@ class _Reader:
         self.read_ports(node, layer, first)
         if op is not None:
             self.read_attrs(node, layer, first.get("data"))
+            if op.spec.bodies:
+                self.read_bodies(node, layer, first)
         return node
+
+    # --- sub-graphs (TensorIterator, Loop, If) -------------------------------------------------
+
+    def read_bodies(self, node: Node, layer, first: dict) -> None:
+        """Each body the op declares, read as a model of its own (with the same weights), with
+        its port map and back edges. Problems inside carry the body's lines and the path of the
+        enclosing layers."""
+        for name in node.op.spec.bodies:
+            element = first.get(name)
+            if element is None:
+                self.diags.add("IR110", f"the layer has no <{name}>; {node.type} needs one",
+                               self.loc(layer, node))
+                node.broken = True
+                continue
+            outer = self.scope
+            self.scope = f"{outer}{node.name}/{name}/"
+            try:
+                model = self.read_graph(element, name)
+            finally:
+                self.scope = outer
+            tag = "port_map" if first.get("port_map") is not None or len(node.op.spec.bodies) == 1 \
+                else f"{name.split('_')[0]}_port_map"
+            body = Body(name, model, line=element.sourceline, port_map_tag=tag)
+            self.read_port_map(node, body, first.get(tag), layer)
+            back = first.get("back_edges")
+            if back is not None and len(node.op.spec.bodies) == 1:
+                for edge in _children(back, "edge"):
+                    try:
+                        pair = (self.uint(edge.get("from-layer", "")),
+                                self.uint(edge.get("to-layer", "")))
+                    except ValueError:
+                        self.diags.add("IR111", "a back <edge> needs integer from-layer and "
+                                                "to-layer attributes", self.loc(edge, node))
+                        node.broken = True
+                        continue
+                    problem = _back_edge_problem(model, pair)
+                    if problem:
+                        self.diags.add("IR111", problem, self.loc(edge, node))
+                        node.broken = True
+                        continue
+                    body.back_edges.append(pair)
+            node.bodies[name] = body
+
+    def read_port_map(self, node: Node, body: Body, element, layer) -> None:
+        if element is None:
+            return
+        inputs = {p.port_id for p in node.inputs}
+        outputs = {p.port_id for p in node.outputs}
+        for entry in element:
+            if not isinstance(entry.tag, str) or entry.tag not in ("input", "output"):
+                continue
+            get = entry.get
+            try:
+                mapping = PortMapping(
+                    external=ir_text.parse_int(get("external_port_id", "")),
+                    internal=self.uint(get("internal_layer_id", "")),
+                    axis=ir_text.parse_int(get("axis")) if get("axis") is not None else None,
+                    **{k: ir_text.parse_int(get(k)) for k in ("start", "end", "stride",
+                                                              "part_size")
+                       if get(k) is not None},
+                    purpose=get("purpose"), line=entry.sourceline)
+            except ValueError as e:
+                self.diags.add("IR110", f"<{entry.tag}> of <{element.tag}>: {e}",
+                               self.loc(entry, node))
+                node.broken = True
+                continue
+            is_input = entry.tag == "input"
+            wanted = "Parameter" if is_input else "Result"
+            target = body.model.by_id.get(mapping.internal)
+            ports = inputs if is_input else outputs
+            if target is None or target.type != wanted:
+                what = "no layer" if target is None else f"layer '{target.name}' ({target.type})"
+                problem = (f"{body.name} has {what} with id {mapping.internal}; a port map "
+                           f"{entry.tag} names a {wanted} of the body")
+            elif mapping.external != -1 and mapping.external not in ports:
+                problem = (f"the layer has no {entry.tag} port {mapping.external} for "
+                           f"{wanted} '{target.name}'")
+            elif mapping.external == -1 and mapping.purpose not in (
+                    "current_iteration" if is_input else "execution_condition",):
+                problem = (f"external_port_id -1 is only for Loop's special ports (purpose "
+                           f"current_iteration or execution_condition)")
+            elif mapping.axis is not None and mapping.stride == 0:
+                problem = "a sliced port's stride must not be 0"
+            else:
+                problem = None
+            if problem:
+                self.diags.add("IR110", problem, self.loc(entry, node))
+                node.broken = True
+                continue
+            (body.inputs if is_input else body.outputs).append(mapping)
 
     def read_layer_header(self, layer) -> int | None:
         """The id of a layer whose header is not the plain case (a missing attribute, an id
@@ -538,6 +632,20 @@ class _Reader:
 
     def read(self) -> tuple[Model, Diagnostics]:
         root, version = self.parse_xml()
+        model = self.read_graph(root, root.get("name", "model"), version)
+        model.rt_info = read_rt_info(_child(root, "rt_info"))
+        return model, self.diags
+
+    def read_graph(self, root, name: str, version: int = 11) -> Model:
+        """The layers and edges under ``root`` (the <net>, or a layer's <body>) as a Model."""
+        broken, feeds_broken = self.broken, self.feeds_broken
+        self.broken, self.feeds_broken = set(), set()
+        try:
+            return self._read_graph(root, name, version)
+        finally:
+            self.broken, self.feeds_broken = broken, feeds_broken
+
+    def _read_graph(self, root, name: str, version: int) -> Model:
         layers_block = _child(root, "layers")
         nodes: dict[int, Node] = {}
         order: list[Node] = []
@@ -554,11 +662,10 @@ class _Reader:
             nodes[node.id] = node
             order.append(node)
         self.connect(root, nodes)
-        model = Model(order, name=root.get("name", "model"), ir_version=version,
-                      rt_info=read_rt_info(_child(root, "rt_info")), path=self.path)
+        model = Model(order, name=name, ir_version=version, path=self.path)
         model.weights = self.weights
         check_graph(model, self.diags, self.feeds_broken)
-        return model, self.diags
+        return model
 
 
 _IMMUTABLE = (int, str, bool, float, tuple, ElementType, PartialShape)
@@ -574,6 +681,15 @@ def _port(ports: list, port_id: int):
     for p in ports:
         if p.port_id == port_id:
             return p
+    return None
+
+
+def _back_edge_problem(model: Model, pair: tuple[int, int]) -> str | None:
+    source, target = (model.by_id.get(i) for i in pair)
+    if source is None or source.type != "Result":
+        return f"back edge {pair[0]} -> {pair[1]}: the body has no Result with id {pair[0]}"
+    if target is None or target.type != "Parameter":
+        return f"back edge {pair[0]} -> {pair[1]}: the body has no Parameter with id {pair[1]}"
     return None
 
 

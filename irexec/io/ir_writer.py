@@ -44,9 +44,30 @@ def write_ir(model: Model, xml_path, bin_path=None) -> None:
     xml_path = os.fspath(xml_path)
     bin_path = os.fspath(bin_path) if bin_path else os.path.splitext(xml_path)[0] + ".bin"
     net = etree.Element("net", name=model.name, version="11")
-    layers = etree.SubElement(net, "layers")
-    blobs: list[bytes] = []
-    offset = 0
+    blobs = _Blobs()
+    _graph(net, model, blobs)
+    _rt_info(net, model.rt_info)
+    xml = etree.tostring(net, pretty_print=True, xml_declaration=True, encoding="utf-8")
+    _atomic_write(xml_path, xml)
+    _atomic_write(bin_path, b"".join(blobs.parts))
+
+
+class _Blobs:
+    """The .bin being written: Const payloads back to back (bodies' Consts too)."""
+
+    def __init__(self):
+        self.parts: list[bytes] = []
+        self.size = 0
+
+    def add(self, blob: bytes) -> None:
+        self.parts.append(blob)
+        self.size += len(blob)
+
+
+def _graph(parent, model: Model, blobs: _Blobs) -> None:
+    """The <layers> and <edges> of ``model`` (the net, or a layer's body) under ``parent``;
+    Const payloads are appended to ``blobs`` (one .bin for the whole file)."""
+    layers = etree.SubElement(parent, "layers")
     for node in model.nodes:
         layer = etree.SubElement(layers, "layer", id=str(node.id), name=node.name,
                                  type=_IR_TYPE_NAMES.get(node.type, node.type),
@@ -66,9 +87,8 @@ def write_ir(model: Model, xml_path, bin_path=None) -> None:
                 blob = bin_layout.encode(node.attrs["element_type"], node.value)
             except bin_layout.LayoutError as e:
                 raise IRError.make("IR506", f"Const '{node.name}': {e}") from None
-            attrs["offset"], attrs["size"] = str(offset), str(len(blob))
-            blobs.append(blob)
-            offset += len(blob)
+            attrs["offset"], attrs["size"] = str(blobs.size), str(len(blob))
+            blobs.add(blob)
         for attr in node.op.spec.attrs:
             if attr.on_layer and attr.name in attrs:
                 layer.set(attr.name, attrs.pop(attr.name))  # where OpenVINO reads it
@@ -94,17 +114,39 @@ def write_ir(model: Model, xml_path, bin_path=None) -> None:
                 element = etree.SubElement(block, "port", attributes)
                 _dims(element, port.partial_shape or port.declared)
                 _rt_info(element, port.rt_info)
-    edges = etree.SubElement(net, "edges")
+        if node.bodies:
+            _bodies(layer, node, blobs)
+    edges = etree.SubElement(parent, "edges")
     for node in model.nodes:
         for port in node.inputs:
             if port.source is not None:
                 etree.SubElement(edges, "edge", {
                     "from-layer": str(port.source.node.id), "from-port": str(port.source.port_id),
                     "to-layer": str(node.id), "to-port": str(port.port_id)})
-    _rt_info(net, model.rt_info)
-    xml = etree.tostring(net, pretty_print=True, xml_declaration=True, encoding="utf-8")
-    _atomic_write(xml_path, xml)
-    _atomic_write(bin_path, b"".join(blobs))
+
+
+
+def _bodies(layer, node, blobs: _Blobs) -> None:
+    """A layer's port maps, back edges and bodies, where OpenVINO's reader looks for them."""
+    for body in node.bodies.values():
+        port_map = etree.SubElement(layer, body.port_map_tag)
+        for kind, mappings in (("input", body.inputs), ("output", body.outputs)):
+            for m in mappings:
+                attributes = {"external_port_id": str(m.external),
+                              "internal_layer_id": str(m.internal)}
+                if m.axis is not None:
+                    attributes.update(axis=str(m.axis), start=str(m.start), end=str(m.end),
+                                      stride=str(m.stride), part_size=str(m.part_size))
+                if m.purpose is not None:
+                    attributes["purpose"] = m.purpose
+                etree.SubElement(port_map, kind, attributes)
+        if body.back_edges:
+            back = etree.SubElement(layer, "back_edges")
+            for source, target in body.back_edges:
+                etree.SubElement(back, "edge", {"from-layer": str(source),
+                                                "to-layer": str(target)})
+    for body in node.bodies.values():
+        _graph(etree.SubElement(layer, body.name), body.model, blobs)
 
 
 def _atomic_write(path: str, data: bytes) -> None:

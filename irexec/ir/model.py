@@ -100,6 +100,40 @@ class OutputPort:
                 f"{self.element_type} {self.partial_shape}>")
 
 
+@dataclass
+class PortMapping:
+    """One entry of a sub-graph's port map: outer port ``external`` (an input or output port id
+    of the layer; -1 for Loop's special ports) is the body layer ``internal`` (a Parameter for
+    inputs, a Result for outputs). ``axis`` set: the input is sliced (the output concatenated)
+    along it, ``part_size`` elements at a time from ``start`` to ``end`` by ``stride``."""
+
+    external: int
+    internal: int
+    axis: int | None = None
+    start: int = 0
+    end: int = -1
+    stride: int = 1
+    part_size: int = 1
+    purpose: str | None = None  # Loop: "current_iteration" or "execution_condition"
+    line: int | None = None
+
+
+@dataclass
+class Body:
+    """A layer's sub-graph (TensorIterator's and Loop's ``body``, If's ``then_body`` and
+    ``else_body``): a model of its own, how the layer's ports map onto it, and the back edges
+    (Result id -> Parameter id) that carry a value to the next iteration."""
+
+    name: str
+    model: Model
+    inputs: list[PortMapping] = field(default_factory=list)
+    outputs: list[PortMapping] = field(default_factory=list)
+    back_edges: list[tuple[int, int]] = field(default_factory=list)
+    line: int | None = None
+    # How the port map is written (one <port_map> or If's <then_port_map>/<else_port_map>).
+    port_map_tag: str = "port_map"
+
+
 @dataclass(eq=False)
 class Node:
     """One layer of the IR."""
@@ -118,6 +152,8 @@ class Node:
     extra_attrs: dict[str, str] = field(default_factory=dict)  # <data> attributes no spec names
     column: int | None = None
     broken: bool = False  # the reader reported a problem that leaves this layer unusable
+    bodies: dict[str, Body] = field(default_factory=dict)  # sub-graphs (Loop, If ...)
+    scope: str = ""  # the enclosing layers of a body's layer: "loop/body/"
     _value: np.ndarray | None = field(default=None, repr=False)
     _load: Callable[[], np.ndarray] | None = field(default=None, repr=False)
 
@@ -142,7 +178,8 @@ class Node:
     def location(self) -> Location:
         from irexec.diagnostics.diagnostic import Location
 
-        return Location(self.file, self.line, self.name, self.type, str(self.id), self.column)
+        return Location(self.file, self.line, self.scope + self.name, self.type, str(self.id),
+                        self.column)
 
     def input_values(self) -> list[OutputPort | None]:
         return [p.source for p in self.inputs]

@@ -233,6 +233,9 @@ class OpSpec:
     passes_values: bool = False
     # "parameter", "constant" or "result" for the IR's three infrastructure ops; None otherwise.
     role: str | None = None
+    # The sub-graphs the layer holds, by element name: ("body",) for TensorIterator and Loop,
+    # ("then_body", "else_body") for If. Their kernels get them as ``bodies={name: run}``.
+    bodies: tuple[str, ...] = ()
 
     def attr(self, name: str) -> Attr:
         for a in self.attrs:

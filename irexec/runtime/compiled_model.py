@@ -86,6 +86,9 @@ class CompiledModel:
         self._pool: buffers.Pool | None = None
         self._lock = threading.Lock()  # hands the pool to one call at a time
         self._returned: list[np.ndarray] = []
+        for node, runners in self.plan.bodies:
+            for name, body in node.bodies.items():
+                runners[name] = BodyRunner(node, body)
 
     @property
     def inputs(self):
@@ -234,8 +237,56 @@ class CompiledModel:
         return {o.name: (np.array(values[o.slot]) if o.copy else values[o.slot])
                 for o in plan.outputs}
 
+    def run_by_id(self, values: dict[int, np.ndarray]) -> dict[int, np.ndarray]:
+        """Run with inputs keyed by Parameter layer id; outputs keyed by Result layer id (how a
+        layer with a sub-graph runs its body)."""
+        slots = self.plan.inputs
+        outputs = self._run(self.plan, [values[s.layer_id] for s in slots], None)
+        return {o.layer_id: outputs[o.name] for o in self.plan.outputs}
+
     def create_infer_request(self) -> InferRequest:
         return InferRequest(self)
+
+
+class BodyRunner:
+    """One body of a layer with sub-graphs, compiled once into a plan of its own, and what its
+    kernel needs to map the layer's ports onto it: ``runner({parameter id: array})`` returns
+    ``{result id: array}``."""
+
+    def __init__(self, node, body):
+        self.body = body
+        self.input_position = {p.port_id: i for i, p in enumerate(node.inputs)}
+        self.output_position = {p.port_id: i for i, p in enumerate(node.outputs)}
+        self.num_outputs = len(node.outputs)
+        self._compiled: CompiledModel | None = None
+
+    def __call__(self, values: dict[int, np.ndarray]) -> dict[int, np.ndarray]:
+        if self._compiled is None:
+            self._compiled = CompiledModel(self.body.model)
+        return self._compiled.run_by_id(values)
+
+    def parameter_dtype(self, layer_id: int) -> np.dtype:
+        return self.body.model.by_id[layer_id].attrs["element_type"].dtype
+
+    def _result_type(self, layer_id: int):
+        return self.body.model.by_id[layer_id].inputs[0].source
+
+    def empty_concatenation(self, mapping) -> np.ndarray:
+        """A concatenated output of a loop that ran no iteration: size 0 along the axis."""
+        port = self._result_type(mapping.internal)
+        shape = port.partial_shape
+        dims = [d.min if d.is_static else 0 for d in shape] if shape.rank_is_static else [0]
+        dims = dims or [1]
+        dims[mapping.axis % len(dims)] = 0
+        return np.zeros(dims, dtype=port.element_type.dtype)
+
+    def empty_value(self, mapping) -> np.ndarray:
+        """The last value of a body output that no iteration computed and no back edge starts:
+        zeros of its static shape (OpenVINO leaves it uninitialised)."""
+        port = self._result_type(mapping.internal)
+        shape = port.partial_shape
+        dims = [d.min if d.is_static else 0 for d in shape] if shape.rank_is_static else []
+        return np.zeros(dims, dtype=port.element_type.dtype)
 
 
 class InferRequest:

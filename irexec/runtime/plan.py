@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -53,6 +53,7 @@ class Step:
 @dataclass(frozen=True)
 class InputSlot:
     name: str  # the Parameter's layer name
+    layer_id: int
     names: tuple[str, ...]  # every name it answers to: layer name and tensor names
     element_type: ElementType
     shape: PartialShape
@@ -63,6 +64,7 @@ class InputSlot:
 @dataclass(frozen=True)
 class OutputSlot:
     name: str
+    layer_id: int  # the Result's
     slot: int
     element_type: ElementType
     shape: PartialShape
@@ -76,6 +78,9 @@ class Plan:
     constants: dict[int, np.ndarray]
     steps: list[Step]
     outputs: list[OutputSlot]
+    # Layers with sub-graphs and the dict their kernel reads its bodies from (``bodies=``),
+    # filled with a runner per body by whoever runs the plan (runtime/compiled_model.py).
+    bodies: list[tuple[object, dict]] = field(default_factory=list)
 
     def __str__(self) -> str:
         lines = [f"plan: {self.num_slots} slots, {len(self.steps)} steps"]
@@ -87,11 +92,13 @@ class Plan:
         return "\n".join(lines)
 
 
-def _bind(node, kernel=None) -> Callable[..., np.ndarray]:
+def _bind(node, kernel=None, bodies: dict | None = None) -> Callable[..., np.ndarray]:
     kernel = kernel or node.op.kernel
     if kernel is None:
         raise InternalError(f"{node.type} has no kernel")
     attrs = {a.name: node.attrs[a.name] for a in node.op.spec.attrs if a.name in node.attrs}
+    if bodies is not None:
+        attrs["bodies"] = bodies
     return functools.partial(kernel, **attrs) if attrs else kernel
 
 
@@ -142,19 +149,24 @@ def _compile_plan(model: Model) -> Plan:
             slot_of[port] = len(slot_of)
         return slot_of[port]
 
-    inputs, constants, steps, outputs = [], {}, [], []
+    inputs, constants, steps, outputs, bodies = [], {}, [], [], []
     writers = []  # per step: the op's kernel_in_place, bound, or None
     for node in order:
         role = node.op.spec.role
         if role == "parameter":
             port = node.outputs[0]
-            inputs.append(InputSlot(node.name, (node.name, *port.names), port.element_type,
-                                    port.partial_shape, slot(port), node.location))
+            inputs.append(InputSlot(node.name, node.id, (node.name, *port.names),
+                                    port.element_type, port.partial_shape, slot(port),
+                                    node.location))
         elif role == "constant":
             constants[slot(node.outputs[0])] = node.value
         elif role != "result":
             check = functools.partial(check_call, node) if _needs_check(node) else None
-            steps.append(Step(node.name, node.type, _bind(node),
+            runners = None
+            if node.bodies:
+                runners = {}
+                bodies.append((node, runners))
+            steps.append(Step(node.name, node.type, _bind(node, bodies=runners),
                               tuple(slot(p.source) for p in node.inputs),
                               tuple(slot(p) for p in node.outputs), (), node.location,
                               check=check))
@@ -168,7 +180,8 @@ def _compile_plan(model: Model) -> Plan:
         # and of a value a second Result also returns.
         shared = s in kept or port.node.op.spec.role in ("parameter", "constant")
         kept.add(s)
-        outputs.append(OutputSlot(name, s, port.element_type, port.partial_shape, shared))
+        outputs.append(OutputSlot(name, result.id, s, port.element_type, port.partial_shape,
+                                  shared))
     # Free each slot right after the last step that reads it (outputs are never freed).
     last_use: dict[int, int] = {}
     for i, step in enumerate(steps):
@@ -185,4 +198,4 @@ def _compile_plan(model: Model) -> Plan:
                   writer if (writer is not None and st.inputs[0] in frees.get(i, ())
                              and st.inputs.count(st.inputs[0]) == 1) else None, st.check)
              for i, (st, writer) in enumerate(zip(steps, writers))]
-    return Plan(len(slot_of), inputs, constants, steps, outputs)
+    return Plan(len(slot_of), inputs, constants, steps, outputs, bodies)

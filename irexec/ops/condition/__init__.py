@@ -1,0 +1,1 @@
+"""Control flow (OpenVINO spec category `condition`): If, Select."""

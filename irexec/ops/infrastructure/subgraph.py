@@ -1,0 +1,191 @@
+"""What TensorIterator, Loop and If share: port maps onto a body, sliced inputs, concatenated
+outputs, back edges, and a body's types under given input types.
+
+Slicing follows OpenVINO: ``start`` and ``end`` count from the end when negative (``end=-1`` is
+the last index) and both are included; an input is cut into ``(|end - start| + 1) / part_size``
+parts of ``part_size`` along ``axis``, walked backwards when ``stride`` is negative; a
+concatenated output puts the iterations' values back in that order.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from irexec.ir.model import Body, PortMapping
+from irexec.ir.shape import Dimension, PartialShape
+from irexec.ir.shape_rules import normalize_axis
+from irexec.ops.spec import TensorType
+
+
+def positions(ports) -> dict[int, int]:
+    """Port id -> position among the layer's inputs (or outputs)."""
+    return {p.port_id: i for i, p in enumerate(ports)}
+
+
+def union(a: PartialShape, b: PartialShape) -> PartialShape:
+    """The smallest partial shape holding both: equal dims stay, others span both intervals;
+    different ranks give a dynamic rank."""
+    if not a.rank_is_static or not b.rank_is_static or len(a) != len(b):
+        return PartialShape.dynamic()
+    dims = []
+    for x, y in zip(a, b):
+        hi = None if x.max is None or y.max is None else max(x.max, y.max)
+        dims.append(x if x == y else Dimension(min(x.min, y.min), hi))
+    return PartialShape(dims)
+
+
+def relax(a: PartialShape, b: PartialShape) -> PartialShape:
+    """``a`` with every dim that differs in ``b`` made dynamic."""
+    if not a.rank_is_static or not b.rank_is_static or len(a) != len(b):
+        return PartialShape.dynamic()
+    return PartialShape([x if x == y else Dimension.dynamic() for x, y in zip(a, b)])
+
+
+def iterations(mapping: PortMapping, dim: int) -> int:
+    start = mapping.start + dim if mapping.start < 0 else mapping.start
+    end = mapping.end + dim if mapping.end < 0 else mapping.end
+    return (abs(end - start) + 1) // mapping.part_size
+
+
+def sliced_type(t: TensorType, mapping: PortMapping) -> tuple[TensorType, int | None]:
+    """The body Parameter's type for a sliced input, and the number of iterations (None while
+    the dim is unknown)."""
+    shape = t.shape
+    if not shape.rank_is_static:
+        return t, None
+    axis = normalize_axis(mapping.axis, len(shape), "the port map's axis")
+    dim = shape[axis]
+    count = iterations(mapping, dim.min) if dim.is_static else None
+    return TensorType(t.element_type, shape.replace(axis, Dimension.static(mapping.part_size))), \
+        count
+
+
+def concatenated_type(t: TensorType, mapping: PortMapping, count: int | None) -> TensorType:
+    shape = t.shape
+    if not shape.rank_is_static:
+        return t
+    if len(shape) == 0:
+        shape = PartialShape([1])
+    axis = normalize_axis(mapping.axis, len(shape), "the port map's axis")
+    part = shape[axis]
+    if count is not None and part.is_static:
+        dim = Dimension.static(count * part.min)
+    else:
+        dim = Dimension(0, None if count is None or part.max is None else count * part.max)
+    return TensorType(t.element_type, shape.replace(axis, dim))
+
+
+def infer_iterated(ctx, body: Body, params: dict[int, TensorType], count: int | None):
+    """Infer a TensorIterator's or Loop's body from the types of its Parameters, widening a
+    back-edge Parameter's shape once when the Result feeding it comes out different; then the
+    layer's output types in output-port order."""
+    results = ctx.infer_body(body.name, params)
+    if results is None:
+        ctx.stop()
+    widened = False
+    for result_id, param_id in body.back_edges:
+        got, had = results[result_id], params[param_id]
+        if not got.element_type.is_dynamic and not had.element_type.is_dynamic \
+                and got.element_type != had.element_type:
+            ctx.error("IR111", f"back edge {result_id} -> {param_id}: the body gives "
+                               f"{got.element_type} for {had.element_type} Parameter "
+                               f"'{body.model.by_id[param_id].name}'")
+        if got.shape != had.shape:
+            # The value changes shape from one iteration to the next: OpenVINO makes every
+            # dim that differs dynamic (a rank that differs, a dynamic rank).
+            params[param_id] = TensorType(had.element_type, relax(had.shape, got.shape))
+            widened = True
+    if widened:
+        results = ctx.infer_body(body.name, params)
+        if results is None:
+            ctx.stop()
+    out_pos = positions(ctx.node.outputs)
+    outputs: list[TensorType | None] = [None] * len(ctx.node.outputs)
+    for m in body.outputs:
+        if m.purpose is not None:
+            continue
+        t = results[m.internal]
+        outputs[out_pos[m.external]] = concatenated_type(t, m, count) if m.axis is not None \
+            else t
+    missing = [p.port_id for p, t in zip(ctx.node.outputs, outputs) if t is None]
+    if missing:
+        ctx.error("IR110", f"output port {missing[0]} is not in the port map; every output of "
+                           f"the layer must come from a body Result")
+    return outputs
+
+
+def run_iterations(arrays, run, trip: int | None = None, condition: bool = True) -> tuple:
+    """Run the body of a TensorIterator or Loop: at most ``trip`` times (None: until the slices
+    or the body's execution condition end it), while ``condition`` holds."""
+    body = run.body
+    inputs: dict[int, np.ndarray] = {}
+    sliced = []
+    count = trip
+    current = condition_result = None
+    for m in body.inputs:
+        if m.purpose == "current_iteration":
+            current = m.internal
+            continue
+        value = arrays[run.input_position[m.external]]
+        if m.axis is not None:
+            n = iterations(m, value.shape[m.axis % value.ndim])
+            count = n if count is None else min(count, n)
+            sliced.append((m, value, n))
+        else:
+            inputs[m.internal] = value
+    for m in body.outputs:
+        if m.purpose == "execution_condition":
+            condition_result = m.internal
+    if count is None:  # no slices and no trip count: concatenated outputs say how many
+        concat = [m for m in body.outputs if m.axis is not None and m.purpose is None]
+        count = abs(concat[0].end - concat[0].start) // concat[0].part_size if concat else None
+    parts: dict[int, list[np.ndarray]] = {id(m): [] for m in body.outputs if m.axis is not None}
+    last = None
+    i = 0
+    while (count is None or i < count) and condition:
+        for m, value, n in sliced:
+            inputs[m.internal] = _part(value, m, i, n)
+        if current is not None:
+            inputs[current] = np.asarray(i, dtype=run.parameter_dtype(current))
+        last = run(inputs)
+        for m in body.outputs:
+            if m.axis is not None:
+                parts[id(m)].append(last[m.internal])
+        for result_id, param_id in body.back_edges:
+            inputs[param_id] = last[result_id]
+        if condition_result is not None:
+            condition = bool(last[condition_result])
+        i += 1
+    outputs = [None] * run.num_outputs
+    back = dict(body.back_edges)
+    for m in body.outputs:
+        if m.purpose is not None:
+            continue
+        if m.axis is not None:
+            values = parts[id(m)]
+            if m.stride < 0:
+                values = values[::-1]
+            if values:
+                values = [v.reshape(1) if v.ndim == 0 else v for v in values]
+                out = np.concatenate(values, axis=m.axis)
+            else:
+                out = run.empty_concatenation(m)
+        elif last is not None:
+            out = last[m.internal]
+        elif m.internal in back:  # never ran: the value the back edge started from
+            out = inputs[back[m.internal]]
+        else:
+            out = run.empty_value(m)
+        outputs[run.output_position[m.external]] = np.array(out, copy=True) \
+            if any(out is a for a in arrays) else out
+    return tuple(outputs) if len(outputs) != 1 else outputs[0]
+
+
+def _part(value: np.ndarray, m: PortMapping, i: int, n: int) -> np.ndarray:
+    axis = m.axis % value.ndim
+    dim = value.shape[axis]
+    start = m.start + dim if m.start < 0 else m.start
+    first = start + i * m.part_size if m.stride > 0 else start - (i + 1) * m.part_size + 1
+    index = [slice(None)] * value.ndim
+    index[axis] = slice(first, first + m.part_size)
+    return value[tuple(index)]

@@ -1,0 +1,65 @@
+"""Writes the sub-graph models in this folder with OpenVINO's Python API (run it with OpenVINO
+installed; the files are committed so the tests that read them need no OpenVINO)."""
+
+import numpy as np
+import openvino as ov
+import openvino.opset8 as o8
+
+
+def loop_concat():
+    """A Loop that grows an accumulator by the invariant x each iteration (a back edge whose
+    shape changes), stops through the trip count, and reports the current iteration."""
+    x = o8.parameter([1, 3], np.float32, name="x")
+    acc0 = o8.parameter([1, 3], np.float32, name="acc0")
+    trip = o8.parameter([], np.int64, name="trip")
+    it = o8.parameter([], np.int64, name="it")
+    bacc = o8.parameter([-1, 3], np.float32, name="bacc")
+    bx = o8.parameter([1, 3], np.float32, name="bx")
+    grown = o8.concat([bacc, bx], 0, name="grown")
+    its = o8.convert(it, "f32", name="its")
+    go = o8.constant(True, name="go")
+    body = ov.Model([go.output(0), grown.output(0), its.output(0)], [it, bacc, bx], "body")
+    loop = o8.loop(trip, o8.constant(True))
+    loop.set_function(body)
+    loop.set_special_body_ports([0, 0])
+    loop.set_merged_input(bacc, acc0.output(0), grown.output(0))
+    loop.set_invariant_input(bx, x.output(0))
+    last = loop.get_iter_value(grown.output(0), -1)
+    iters = loop.get_concatenated_slices(its.output(0), 0, 1, 1, -1, 0)
+    return ov.Model([last, iters], [x, acc0, trip], "loop_concat")
+
+
+def tensor_iterator_reverse():
+    """A TensorIterator over axis 1 of X (forward) and of Y (backward), each step reversing the
+    leading elements of its slice's last axis (3 in batch 0, 2 in batch 1); the steps concatenated back, and the last one alone."""
+    X = o8.parameter([2, 4, 3], np.float32, name="X")
+    bX = o8.parameter([2, 1, 3], np.float32, name="bX")
+    flipped = o8.reverse_sequence(bX, o8.constant(np.array([3, 2], np.int32)), 0, 2)
+    body = ov.Model([flipped.output(0)], [bX], "body")
+    ti = o8.tensor_iterator()
+    ti.set_body(body)
+    ti.set_sliced_input(bX, X.output(0), -1, -1, 1, 0, 1)  # start, stride, part, end, axis
+    every = ti.get_concatenated_slices(flipped.output(0), -1, -1, 1, 0, 1)
+    last = ti.get_iter_value(flipped.output(0), -1)
+    return ov.Model([every, last], [X], "tensor_iterator_reverse")
+
+
+def if_branches():
+    """If: then_body reverses sequences of the input, else_body passes it through a Concat."""
+    c = o8.parameter([], np.bool_, name="c")
+    a = o8.parameter([2, 3], np.float32, name="a")
+    ta = o8.parameter([2, 3], np.float32, name="ta")
+    tr = o8.result(o8.reverse_sequence(ta, o8.constant(np.array([2, 3], np.int64)), 0, 1))
+    ea = o8.parameter([2, 3], np.float32, name="ea")
+    er = o8.result(o8.concat([ea], 1))
+    iff = o8.if_op(c)
+    iff.set_then_body(ov.Model([tr], [ta], "then"))
+    iff.set_else_body(ov.Model([er], [ea], "else"))
+    iff.set_input(a.output(0), ta, ea)
+    out = iff.set_output(tr, er)
+    return ov.Model([out], [c, a], "if_branches")
+
+
+if __name__ == "__main__":
+    for make in (loop_concat, tensor_iterator_reverse, if_branches):
+        ov.save_model(make(), f"{make.__name__}.xml", compress_to_fp16=False)
