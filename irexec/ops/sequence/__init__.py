@@ -1,0 +1,1 @@
+"""Sequence processing (OpenVINO spec category `sequence`): recurrent cells and sequences."""
