@@ -720,7 +720,8 @@ def check_graph(model: Model, diags: Diagnostics, also_needed: set[int] = frozen
                 diags.add("IR207", f"input name '{name}' already names Parameter "
                                    f"'{first.name}' (line {first.line}); inputs given by this "
                                    f"name could not reach both", param.location)
-    needed = model.needed_nodes(also_needed)
+    sinks = {n.id for n in model.nodes if n.op is not None and n.op.spec.role == "sink"}
+    needed = model.needed_nodes(set(also_needed) | sinks)
     for node in model.nodes:
         if node.id not in needed and not node.broken:  # a broken layer lost its edges
             diags.add("IR205", "no Result depends on this layer; it is not executed",

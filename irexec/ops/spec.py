@@ -231,7 +231,8 @@ class OpSpec:
     # Hands its input's values on unchanged for small integers (so a generated input seen
     # through it keeps the domain its readers need): Convert.
     passes_values: bool = False
-    # "parameter", "constant" or "result" for the IR's three infrastructure ops; None otherwise.
+    # "parameter", "constant" or "result" for the IR's three infrastructure ops, "sink" for a
+    # layer that runs for its effect though no Result needs it (Assign); None otherwise.
     role: str | None = None
     # The sub-graphs the layer holds, by element name: ("body",) for TensorIterator and Loop,
     # ("then_body", "else_body") for If. Their kernels get them as ``bodies={name: run}``.

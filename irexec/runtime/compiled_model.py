@@ -11,7 +11,7 @@ from irexec.errors import IRError, OpError
 from irexec.ir import element_type as et_table
 from irexec.ir.model import Model
 from irexec.ir.shape import PartialShape
-from irexec.kernels import buffers
+from irexec.kernels import buffers, state
 from irexec.runtime.plan import InputSlot, Plan, compile_plan
 from irexec.runtime.trace import Tracer
 from irexec.diagnostics.diagnostic import Location
@@ -86,6 +86,7 @@ class CompiledModel:
         self._pool: buffers.Pool | None = None
         self._lock = threading.Lock()  # hands the pool to one call at a time
         self._returned: list[np.ndarray] = []
+        self._variables: dict[str, np.ndarray] = {}  # the state of calls made without a request
         for node, runners in self.plan.bodies:
             for name, body in node.bodies.items():
                 runners[name] = BodyRunner(node, body)
@@ -156,9 +157,12 @@ class CompiledModel:
                                Location(self.model.path))
         return given
 
-    def __call__(self, inputs=None, trace=None) -> dict[str, np.ndarray]:
+    def __call__(self, inputs=None, trace=None, variables: dict | None = None) \
+            -> dict[str, np.ndarray]:
         """Run the plan. ``trace`` (a directory, or a callable ``trace(layer, port, array)``)
-        is given every layer's outputs as they are made; see ``irexec.runtime.trace``."""
+        is given every layer's outputs as they are made; see ``irexec.runtime.trace``.
+        ``variables`` holds a stateful model's variables (ReadValue/Assign) between calls: an
+        InferRequest's own; by default the compiled model's."""
         plan = self.plan
         # Memory no one can reach any more, for the kernels' outputs (see kernels/buffers.py):
         # this call's freed intermediates, and the last call's outputs if the caller dropped
@@ -171,7 +175,8 @@ class CompiledModel:
             pool.give(returned.pop(), 0)
         tracer = Tracer(trace, self.model) if trace is not None else None
         try:
-            with buffers.using(pool):
+            with buffers.using(pool), state.using(self._variables if variables is None
+                                                   else variables):
                 outputs = self._run(plan, inputs, tracer)
         finally:
             if tracer is not None:
@@ -289,13 +294,40 @@ class BodyRunner:
         return np.zeros(dims, dtype=port.element_type.dtype)
 
 
+class VariableState:
+    """One variable of a stateful model, as OpenVINO's ``VariableState``: ``name``, ``state``
+    (its value; None before the first Assign), ``reset()``."""
+
+    def __init__(self, variables: dict[str, np.ndarray], name: str):
+        self._variables, self.name = variables, name
+
+    @property
+    def state(self) -> np.ndarray | None:
+        return self._variables.get(self.name)
+
+    def reset(self) -> None:
+        self._variables.pop(self.name, None)
+
+
 class InferRequest:
-    """OpenVINO's request-style interface: ``request.infer(inputs)``, then ``request.results``."""
+    """OpenVINO's request-style interface: ``request.infer(inputs)``, then ``request.results``.
+    A request keeps its own variables of a stateful model (ReadValue/Assign) between calls."""
 
     def __init__(self, compiled: CompiledModel):
         self.compiled = compiled
         self.results: dict[str, np.ndarray] = {}
+        self._variables: dict[str, np.ndarray] = {}
 
     def infer(self, inputs=None) -> dict[str, np.ndarray]:
-        self.results = self.compiled(inputs)
+        self.results = self.compiled(inputs, variables=self._variables)
         return self.results
+
+    def query_state(self) -> list[VariableState]:
+        """The model's variables (every ReadValue's variable_id), in model order."""
+        names = dict.fromkeys(n.attrs["variable_id"] for n in self.compiled.model.nodes
+                              if "variable_id" in n.attrs and n.op.spec.role != "sink")
+        return [VariableState(self._variables, name) for name in names]
+
+    def reset_state(self) -> None:
+        """Every variable back to its initial value."""
+        self._variables.clear()

@@ -140,7 +140,8 @@ def output_names(model: Model) -> list[str]:
 
 
 def _compile_plan(model: Model) -> Plan:
-    needed = model.needed_nodes()
+    needed = model.needed_nodes([n.id for n in model.nodes
+                                 if n.op is not None and n.op.spec.role == "sink"])
     order = [n for n in model.topological_order() if n.id in needed]
     slot_of: dict[OutputPort, int] = {}
 

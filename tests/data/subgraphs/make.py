@@ -60,6 +60,24 @@ def if_branches():
     return ov.Model([out], [c, a], "if_branches")
 
 
+
+
+def stateful():
+    """ReadValue/Assign: each call returns the previous call's x (zeros the first time) followed
+    by this call's x, and stores x for the next call."""
+    from openvino import op
+    import openvino.opset6 as o6
+
+    x = o6.parameter([2], np.float32, name="x")
+    info = op.util.VariableInfo()
+    info.variable_id, info.data_shape, info.data_type = "prev", ov.PartialShape([2]), ov.Type.f32
+    variable = op.util.Variable(info)
+    previous = o6.read_value(o6.constant(np.zeros(2, np.float32)), variable)
+    both = o6.concat([previous, x], 0)
+    store = o6.assign(x, variable)
+    return ov.Model([o6.result(both)], [store], [x], "stateful")
+
+
 if __name__ == "__main__":
-    for make in (loop_concat, tensor_iterator_reverse, if_branches):
+    for make in (loop_concat, tensor_iterator_reverse, if_branches, stateful):
         ov.save_model(make(), f"{make.__name__}.xml", compress_to_fp16=False)

@@ -151,3 +151,45 @@ def test_openvino_agrees(name):
     assert len(ours) == len(theirs)
     for a, b in zip(ours, theirs):
         assert a.dtype == b.dtype and a.shape == b.shape and a.tobytes() == b.tobytes()
+
+
+def _stateful_calls(call, xs):
+    return [next(iter(call({"x": x}).values())) for x in xs]
+
+
+def test_variables_persist_per_request_and_reset():
+    compiled = irexec.compile_model(_model("stateful"))
+    xs = [np.full(2, i, np.float32) for i in (1, 2, 3)]
+    a, b = compiled.create_infer_request(), compiled.create_infer_request()
+    outs = _stateful_calls(a.infer, xs)
+    np.testing.assert_array_equal(outs[0], [0, 0, 1, 1])  # the initial value, then x
+    np.testing.assert_array_equal(outs[2], [2, 2, 3, 3])
+    np.testing.assert_array_equal(_stateful_calls(b.infer, xs[:1])[0], [0, 0, 1, 1])  # its own
+    (variable,) = a.query_state()
+    assert variable.name == "prev"
+    np.testing.assert_array_equal(variable.state, [3, 3])
+    a.reset_state()
+    np.testing.assert_array_equal(_stateful_calls(a.infer, xs[:1])[0], [0, 0, 1, 1])
+    variable = a.query_state()[0]
+    variable.reset()
+    assert variable.state is None
+    # Calls without a request keep the compiled model's own state.
+    np.testing.assert_array_equal(_stateful_calls(compiled, xs)[1], [1, 1, 2, 2])
+
+
+def test_assign_runs_though_no_result_needs_it():
+    model = _model("stateful")
+    assert not [d for d in model.diagnostics if d.code == "IR205"]
+    assert any(step.type == "Assign" for step in irexec.compile_model(model).plan.steps)
+
+
+def test_variables_agree_with_openvino():
+    ov = pytest.importorskip("openvino")
+    core = ov.Core()
+    request = core.compile_model(core.read_model(DATA / "stateful.xml"), "CPU").create_infer_request()
+    xs = [np.random.default_rng(i).standard_normal(2).astype(np.float32) for i in range(3)]
+    theirs = [request.infer({"x": x})[0].copy() for x in xs]
+    ours = _stateful_calls(irexec.compile_model(_model("stateful")).create_infer_request().infer,
+                           xs)
+    for a, b in zip(ours, theirs):
+        assert a.tobytes() == b.tobytes()
