@@ -192,13 +192,17 @@ class CompiledModel:
         self._pool = None
         self._returned = []
 
-    def _run(self, plan: Plan, inputs, tracer: Tracer | None) -> dict[str, np.ndarray]:
+    def _run(self, plan: Plan, inputs, tracer: Tracer | None, bound=None) \
+            -> dict[str, np.ndarray]:
+        """Run the plan on ``inputs`` (checked here), or on ``bound``: {slot: array} already
+        known to fit (a body's Parameters, fed by its layer after inference)."""
         pool = buffers.current()
         min_bytes = buffers.MIN_BYTES
         values: list[np.ndarray | None] = [None] * plan.num_slots
         for s, array in plan.constants.items():
             values[s] = array
-        bound = self._bind_inputs(inputs)
+        if bound is None:
+            bound = self._bind_inputs(inputs)
         for s, array in bound.items():
             values[s] = array
         if tracer is not None:
@@ -245,9 +249,9 @@ class CompiledModel:
     def run_by_id(self, values: dict[int, np.ndarray]) -> dict[int, np.ndarray]:
         """Run with inputs keyed by Parameter layer id; outputs keyed by Result layer id (how a
         layer with a sub-graph runs its body)."""
-        slots = self.plan.inputs
-        outputs = self._run(self.plan, [values[s.layer_id] for s in slots], None)
-        return {o.layer_id: outputs[o.name] for o in self.plan.outputs}
+        plan = self.plan
+        outputs = self._run(plan, None, None, {s.slot: values[s.layer_id] for s in plan.inputs})
+        return {o.layer_id: outputs[o.name] for o in plan.outputs}
 
     def create_infer_request(self) -> InferRequest:
         return InferRequest(self)
