@@ -95,7 +95,8 @@ class _Reader:
             return Location(self.path, line, node.scope + node.name, node.type, str(node.id),
                             column)
         if layer is not None:
-            return Location(self.path, line, self.scope + str(layer.get("name")),
+            name = layer.get("name")
+            return Location(self.path, line, self.scope + name if name is not None else None,
                             layer.get("type"), layer.get("id"), column)
         return Location(self.path, line, column=column)
 
