@@ -1,0 +1,471 @@
+"""Build a zoo of real architectures as OpenVINO IR, exactly as users convert them.
+
+    python tools/model_zoo.py --list                 # the models (no torch or OpenVINO needed)
+    python tools/model_zoo.py [--only NAME]... [--cache DIR]
+
+Each model is built in PyTorch with seeded random weights (nothing is downloaded), converted with
+``openvino.convert_model`` and saved with ``openvino.save_model`` (some with fp16 compression,
+as converters ship them, some without) into the cache folder (default ``.zoo/``), beside its
+example inputs (``NAME.inputs.npz``) and OpenVINO CPU's outputs at f32 inference precision
+(``NAME.outputs.npz``, ``output_0``, ``output_1`` ... in model order). The architectures are written here in plain ``torch.nn`` (no
+torchvision, which does not install beside the CPU build of torch on PyPI) following the
+published designs at small sizes; BERT and GPT-2 come from ``transformers`` configs.
+
+Needs the ``zoo`` extra: ``pip install '.[oracle]' torch==2.13.0 transformers``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@dataclass(frozen=True)
+class Entry:
+    name: str
+    what: str
+    inputs: tuple  # ((name, shape, dtype), ...) of the example inputs
+    fp16: bool = False  # saved with compress_to_fp16 (f16 Const -> Convert pairs)
+    dynamic: tuple = ()  # input dims left dynamic at conversion: ((input index, dim), ...)
+    needs: str = "torch"  # "torch" or "transformers"
+    extra: dict = field(default_factory=dict)
+
+
+ZOO = [
+    Entry("resnet18", "ResNet-18 (basic blocks, batch norm folded by the converter)",
+          (("x", (1, 3, 64, 64), "f32"),), fp16=True),
+    Entry("mobilenet_v2", "MobileNet-V2 (inverted residuals, depthwise convolutions, ReLU6)",
+          (("x", (1, 3, 64, 64), "f32"),)),
+    Entry("mobilenet_v3_small", "MobileNet-V3-small (hard-swish, squeeze-and-excitation)",
+          (("x", (1, 3, 64, 64), "f32"),), fp16=True),
+    Entry("squeezenet", "SqueezeNet 1.1 (fire modules, concatenation, global average pooling)",
+          (("x", (1, 3, 64, 64), "f32"),)),
+    Entry("shufflenet_v2", "ShuffleNet-V2 (channel split and shuffle)",
+          (("x", (1, 3, 64, 64), "f32"),)),
+    Entry("densenet_tiny", "DenseNet (dense blocks of concatenated features)",
+          (("x", (1, 3, 32, 32), "f32"),)),
+    Entry("convnext_tiny", "ConvNeXt block stack (depthwise 7x7, LayerNorm, GELU)",
+          (("x", (1, 3, 32, 32), "f32"),)),
+    Entry("vit_tiny", "a small Vision Transformer (patches, attention, LayerNorm, GELU)",
+          (("x", (1, 3, 32, 32), "f32"),), fp16=True),
+    Entry("lstm_tagger", "a 2-layer LSTM tagger over embeddings (dynamic batch and length)",
+          (("tokens", (2, 7), "i64"),), dynamic=((0, 0), (0, 1))),
+    Entry("bigru_tagger", "a bidirectional GRU text model (dynamic batch and length)",
+          (("tokens", (2, 7), "i64"),), dynamic=((0, 0), (0, 1))),
+    Entry("conv1d_audio", "a 1-D convolutional audio classifier",
+          (("wave", (1, 1, 800), "f32"),)),
+    Entry("bert_tiny", "a tiny BERT from its config (dynamic batch and sequence length)",
+          (("input_ids", (2, 9), "i64"), ("attention_mask", (2, 9), "i64")),
+          dynamic=((0, 0), (0, 1), (1, 0), (1, 1)), needs="transformers"),
+    Entry("gpt_tiny", "a tiny GPT-style decoder: causal attention, learned positions from the "
+          "dynamic length (transformers' GPT-2 does not convert with OpenVINO 2026.4: "
+          "aten::diff)", (("input_ids", (2, 9), "i64"),), dynamic=((0, 0), (0, 1))),
+]
+
+
+# --- architectures (plain torch.nn, small) -------------------------------------------------------
+
+def _architectures():
+    import torch
+    from torch import nn
+    from torch.nn import functional as F
+
+    def conv_bn(cin, cout, k=3, s=1, groups=1, act=nn.ReLU):
+        layers = [nn.Conv2d(cin, cout, k, s, k // 2, groups=groups, bias=False),
+                  nn.BatchNorm2d(cout)]
+        if act is not None:
+            layers.append(act())
+        return nn.Sequential(*layers)
+
+    class BasicBlock(nn.Module):
+        def __init__(self, cin, cout, stride):
+            super().__init__()
+            self.a = conv_bn(cin, cout, 3, stride)
+            self.b = conv_bn(cout, cout, 3, 1, act=None)
+            self.skip = (conv_bn(cin, cout, 1, stride, act=None)
+                         if stride != 1 or cin != cout else nn.Identity())
+
+        def forward(self, x):
+            return F.relu(self.b(self.a(x)) + self.skip(x))
+
+    class ResNet18(nn.Module):
+        def __init__(self, classes=10):
+            super().__init__()
+            self.stem = nn.Sequential(conv_bn(3, 16, 7, 2), nn.MaxPool2d(3, 2, 1))
+            widths, blocks, cin = (16, 32, 64, 128), [], 16
+            for i, w in enumerate(widths):
+                blocks += [BasicBlock(cin, w, 1 if i == 0 else 2), BasicBlock(w, w, 1)]
+                cin = w
+            self.blocks = nn.Sequential(*blocks)
+            self.head = nn.Linear(cin, classes)
+
+        def forward(self, x):
+            x = self.blocks(self.stem(x))
+            return self.head(torch.flatten(F.adaptive_avg_pool2d(x, 1), 1))
+
+    class InvertedResidual(nn.Module):
+        def __init__(self, cin, cout, stride, expand, act=nn.ReLU6, se=False, k=3):
+            super().__init__()
+            mid = cin * expand
+            layers = [conv_bn(cin, mid, 1, act=act)] if expand != 1 else []
+            layers.append(conv_bn(mid, mid, k, stride, groups=mid, act=act))
+            if se:
+                layers.append(SqueezeExcite(mid))
+            layers.append(conv_bn(mid, cout, 1, act=None))
+            self.body = nn.Sequential(*layers)
+            self.residual = stride == 1 and cin == cout
+
+        def forward(self, x):
+            y = self.body(x)
+            return x + y if self.residual else y
+
+    class SqueezeExcite(nn.Module):
+        def __init__(self, c):
+            super().__init__()
+            self.a, self.b = nn.Conv2d(c, max(c // 4, 8), 1), nn.Conv2d(max(c // 4, 8), c, 1)
+
+        def forward(self, x):
+            s = F.adaptive_avg_pool2d(x, 1)
+            return x * F.hardsigmoid(self.b(F.relu(self.a(s))))
+
+    class MobileNetV2(nn.Module):
+        def __init__(self, classes=10):
+            super().__init__()
+            cfg = [(1, 16, 1, 1), (6, 24, 2, 2), (6, 32, 2, 2), (6, 64, 1, 2), (6, 96, 1, 1)]
+            layers, cin = [conv_bn(3, 32, 3, 2, act=nn.ReLU6)], 32
+            for t, c, n, s in cfg:
+                for i in range(n):
+                    layers.append(InvertedResidual(cin, c, s if i == 0 else 1, t))
+                    cin = c
+            layers.append(conv_bn(cin, 256, 1, act=nn.ReLU6))
+            self.features = nn.Sequential(*layers)
+            self.head = nn.Sequential(nn.Dropout(0.2), nn.Linear(256, classes))
+
+        def forward(self, x):
+            return self.head(F.adaptive_avg_pool2d(self.features(x), 1).flatten(1))
+
+    class MobileNetV3Small(nn.Module):
+        def __init__(self, classes=10):
+            super().__init__()
+            hs = nn.Hardswish
+            cfg = [(16, 1, 2, nn.ReLU, True, 3), (24, 4, 2, nn.ReLU, False, 3),
+                   (24, 3, 1, nn.ReLU, False, 3), (40, 4, 2, hs, True, 5),
+                   (48, 3, 1, hs, True, 5)]
+            layers, cin = [conv_bn(3, 16, 3, 2, act=hs)], 16
+            for c, t, s, act, se, k in cfg:
+                layers.append(InvertedResidual(cin, c, s, t, act=act, se=se, k=k))
+                cin = c
+            layers.append(conv_bn(cin, 96, 1, act=hs))
+            self.features = nn.Sequential(*layers)
+            self.head = nn.Sequential(nn.Linear(96, 128), hs(), nn.Linear(128, classes))
+
+        def forward(self, x):
+            return self.head(F.adaptive_avg_pool2d(self.features(x), 1).flatten(1))
+
+    class Fire(nn.Module):
+        def __init__(self, cin, squeeze, expand):
+            super().__init__()
+            self.s = nn.Conv2d(cin, squeeze, 1)
+            self.e1, self.e3 = nn.Conv2d(squeeze, expand, 1), nn.Conv2d(squeeze, expand, 3,
+                                                                        padding=1)
+
+        def forward(self, x):
+            x = F.relu(self.s(x))
+            return torch.cat([F.relu(self.e1(x)), F.relu(self.e3(x))], 1)
+
+    class SqueezeNet(nn.Module):
+        def __init__(self, classes=10):
+            super().__init__()
+            self.features = nn.Sequential(
+                nn.Conv2d(3, 32, 3, 2), nn.ReLU(), nn.MaxPool2d(3, 2, ceil_mode=True),
+                Fire(32, 8, 32), Fire(64, 8, 32), nn.MaxPool2d(3, 2, ceil_mode=True),
+                Fire(64, 16, 64))
+            self.head = nn.Sequential(nn.Dropout(0.5), nn.Conv2d(128, classes, 1), nn.ReLU(),
+                                      nn.AdaptiveAvgPool2d(1))
+
+        def forward(self, x):
+            return torch.flatten(self.head(self.features(x)), 1)
+
+    class ShuffleUnit(nn.Module):
+        def __init__(self, cin, cout, stride):
+            super().__init__()
+            self.stride = stride
+            half = cout // 2
+            if stride > 1:
+                self.left = nn.Sequential(conv_bn(cin, cin, 3, stride, groups=cin, act=None),
+                                          conv_bn(cin, half, 1))
+            right_in = cin if stride > 1 else half
+            self.right = nn.Sequential(conv_bn(right_in, half, 1),
+                                       conv_bn(half, half, 3, stride, groups=half, act=None),
+                                       conv_bn(half, half, 1))
+
+        def forward(self, x):
+            if self.stride == 1:
+                a, b = x.chunk(2, dim=1)
+                out = torch.cat([a, self.right(b)], 1)
+            else:
+                out = torch.cat([self.left(x), self.right(x)], 1)
+            n, c, h, w = out.shape
+            return out.view(n, 2, c // 2, h, w).transpose(1, 2).reshape(n, c, h, w)
+
+    class ShuffleNetV2(nn.Module):
+        def __init__(self, classes=10):
+            super().__init__()
+            self.stem = nn.Sequential(conv_bn(3, 24, 3, 2), nn.MaxPool2d(3, 2, 1))
+            layers, cin = [], 24
+            for cout, n in ((48, 2), (96, 2)):
+                for i in range(n):
+                    layers.append(ShuffleUnit(cin, cout, 2 if i == 0 else 1))
+                    cin = cout
+            self.stages = nn.Sequential(*layers)
+            self.head = nn.Linear(cin, classes)
+
+        def forward(self, x):
+            return self.head(self.stages(self.stem(x)).mean([2, 3]))
+
+    class DenseTiny(nn.Module):
+        def __init__(self, classes=10, growth=8):
+            super().__init__()
+            self.stem = nn.Conv2d(3, 16, 3, padding=1, bias=False)
+            self.layers = nn.ModuleList()
+            c = 16
+            for _ in range(4):
+                self.layers.append(nn.Sequential(nn.BatchNorm2d(c), nn.ReLU(),
+                                                 nn.Conv2d(c, growth, 3, padding=1,
+                                                           bias=False)))
+                c += growth
+            self.transition = nn.Sequential(nn.BatchNorm2d(c), nn.ReLU(), nn.Conv2d(c, c, 1),
+                                            nn.AvgPool2d(2))
+            self.head = nn.Linear(c, classes)
+
+        def forward(self, x):
+            x = self.stem(x)
+            for layer in self.layers:
+                x = torch.cat([x, layer(x)], 1)
+            return self.head(self.transition(x).mean([2, 3]))
+
+    class ConvNeXtBlock(nn.Module):
+        def __init__(self, c):
+            super().__init__()
+            self.dw = nn.Conv2d(c, c, 7, padding=3, groups=c)
+            self.norm = nn.LayerNorm(c, eps=1e-6)
+            self.pw1, self.pw2 = nn.Linear(c, 4 * c), nn.Linear(4 * c, c)
+            self.gamma = nn.Parameter(torch.full((c,), 0.1))
+
+        def forward(self, x):
+            y = self.dw(x).permute(0, 2, 3, 1)
+            y = self.pw2(F.gelu(self.pw1(self.norm(y))))
+            return x + (self.gamma * y).permute(0, 3, 1, 2)
+
+    class ConvNeXtTiny(nn.Module):
+        def __init__(self, classes=10):
+            super().__init__()
+            self.stem = nn.Sequential(nn.Conv2d(3, 32, 4, 4))
+            self.blocks = nn.Sequential(ConvNeXtBlock(32), ConvNeXtBlock(32))
+            self.down = nn.Conv2d(32, 64, 2, 2)
+            self.blocks2 = nn.Sequential(ConvNeXtBlock(64))
+            self.norm = nn.LayerNorm(64)
+            self.head = nn.Linear(64, classes)
+
+        def forward(self, x):
+            x = self.blocks2(self.down(self.blocks(self.stem(x))))
+            return self.head(self.norm(x.mean([2, 3])))
+
+    class ViTTiny(nn.Module):
+        def __init__(self, classes=10, dim=48, depth=2, heads=3, patch=8):
+            super().__init__()
+            self.patch = nn.Conv2d(3, dim, patch, patch)
+            self.cls = nn.Parameter(torch.zeros(1, 1, dim))
+            self.pos = nn.Parameter(torch.randn(1, 1 + (32 // patch) ** 2, dim) * 0.02)
+            layer = nn.TransformerEncoderLayer(dim, heads, 2 * dim, dropout=0.0,
+                                               activation="gelu", batch_first=True,
+                                               norm_first=True)
+            self.encoder = nn.TransformerEncoder(layer, depth, enable_nested_tensor=False)
+            self.norm = nn.LayerNorm(dim)
+            self.head = nn.Linear(dim, classes)
+
+        def forward(self, x):
+            x = self.patch(x).flatten(2).transpose(1, 2)
+            x = torch.cat([self.cls.expand(x.shape[0], -1, -1), x], 1) + self.pos
+            return self.head(self.norm(self.encoder(x))[:, 0])
+
+    class LSTMTagger(nn.Module):
+        def __init__(self, vocab=50, dim=16, hidden=24, tags=5):
+            super().__init__()
+            self.embed = nn.Embedding(vocab, dim)
+            self.lstm = nn.LSTM(dim, hidden, num_layers=2, batch_first=True)
+            self.out = nn.Linear(hidden, tags)
+
+        def forward(self, tokens):
+            y, _ = self.lstm(self.embed(tokens))
+            return F.log_softmax(self.out(y), -1)
+
+    class BiGRUTagger(nn.Module):
+        def __init__(self, vocab=50, dim=16, hidden=20, tags=5):
+            super().__init__()
+            self.embed = nn.Embedding(vocab, dim)
+            self.gru = nn.GRU(dim, hidden, batch_first=True, bidirectional=True)
+            self.out = nn.Linear(2 * hidden, tags)
+
+        def forward(self, tokens):
+            y, _ = self.gru(self.embed(tokens))
+            return self.out(y).argmax(-1)
+
+    class Conv1dAudio(nn.Module):
+        def __init__(self, classes=6):
+            super().__init__()
+            self.net = nn.Sequential(
+                nn.Conv1d(1, 16, 9, 4), nn.BatchNorm1d(16), nn.ReLU(), nn.MaxPool1d(2),
+                nn.Conv1d(16, 32, 5, 2), nn.BatchNorm1d(32), nn.ReLU(),
+                nn.Conv1d(32, 32, 3, dilation=2), nn.ReLU())
+            self.head = nn.Linear(32, classes)
+
+        def forward(self, wave):
+            return F.softmax(self.head(self.net(wave).mean(-1)), -1)
+
+    class GPTBlock(nn.Module):
+        def __init__(self, dim, heads):
+            super().__init__()
+            self.heads = heads
+            self.ln1, self.ln2 = nn.LayerNorm(dim), nn.LayerNorm(dim)
+            self.qkv, self.proj = nn.Linear(dim, 3 * dim), nn.Linear(dim, dim)
+            self.mlp = nn.Sequential(nn.Linear(dim, 4 * dim), nn.GELU(approximate="tanh"),
+                                     nn.Linear(4 * dim, dim))
+
+        def forward(self, x):
+            b, t, c = x.shape
+            q, k, v = self.qkv(self.ln1(x)).split(c, dim=2)
+            q, k, v = (z.view(b, t, self.heads, c // self.heads).transpose(1, 2)
+                       for z in (q, k, v))
+            att = (q @ k.transpose(-2, -1)) / (c // self.heads) ** 0.5
+            causal = torch.ones(t, t, dtype=torch.bool, device=x.device).tril()
+            att = att.masked_fill(~causal, float("-inf")).softmax(-1)
+            y = (att @ v).transpose(1, 2).reshape(b, t, c)
+            x = x + self.proj(y)
+            return x + self.mlp(self.ln2(x))
+
+    class GPTTiny(nn.Module):
+        def __init__(self, vocab=100, dim=32, heads=2, depth=2, positions=64):
+            super().__init__()
+            self.tokens, self.positions = nn.Embedding(vocab, dim), nn.Embedding(positions, dim)
+            self.blocks = nn.Sequential(*[GPTBlock(dim, heads) for _ in range(depth)])
+            self.ln = nn.LayerNorm(dim)
+            self.head = nn.Linear(dim, vocab, bias=False)
+
+        def forward(self, input_ids):
+            t = input_ids.shape[1]
+            pos = torch.arange(t, device=input_ids.device)
+            x = self.tokens(input_ids) + self.positions(pos)
+            return self.head(self.ln(self.blocks(x)))
+
+    return {"resnet18": ResNet18, "mobilenet_v2": MobileNetV2,
+            "mobilenet_v3_small": MobileNetV3Small, "squeezenet": SqueezeNet,
+            "shufflenet_v2": ShuffleNetV2, "densenet_tiny": DenseTiny,
+            "convnext_tiny": ConvNeXtTiny, "vit_tiny": ViTTiny, "lstm_tagger": LSTMTagger,
+            "bigru_tagger": BiGRUTagger, "conv1d_audio": Conv1dAudio, "gpt_tiny": GPTTiny}
+
+
+def _transformers_model(name: str):
+    import transformers
+
+    if name == "bert_tiny":  # the only transformers model
+        config = transformers.BertConfig(vocab_size=100, hidden_size=32, num_hidden_layers=2,
+                                         num_attention_heads=2, intermediate_size=64,
+                                         max_position_embeddings=64)
+        return transformers.BertModel(config)
+    raise ValueError(name)
+
+
+# --- building ------------------------------------------------------------------------------------
+
+def _example_inputs(entry: Entry, seed: int):
+    import numpy as np
+
+    rng = np.random.default_rng(seed)
+    arrays = {}
+    for name, shape, dtype in entry.inputs:
+        if dtype == "i64":
+            high = 50 if "mask" not in name else 2
+            arrays[name] = rng.integers(0 if "mask" not in name else 1, high, size=shape)
+        else:
+            arrays[name] = rng.standard_normal(shape).astype(np.float32)
+    return arrays
+
+
+def build(entry: Entry, cache: Path, seed: int = 0) -> dict:
+    """Build one model into ``cache``; returns its figures (layers, op types, seconds)."""
+    import numpy as np
+    import openvino as ov
+    import torch
+
+    torch.manual_seed(seed)
+    if entry.needs == "transformers":
+        module = _transformers_model(entry.name)
+    else:
+        module = _architectures()[entry.name]()
+    module.eval()
+    arrays = _example_inputs(entry, seed)
+    example = tuple(torch.from_numpy(a) for a in arrays.values())
+    shapes = []
+    for i, (name, shape, dtype) in enumerate(entry.inputs):
+        dims = [-1 if (i, d) in entry.dynamic else n for d, n in enumerate(shape)]
+        shapes.append(ov.PartialShape(dims))
+    start = time.perf_counter()
+    with torch.no_grad():
+        model = ov.convert_model(module, example_input=example if len(example) > 1
+                                 else example[0], input=shapes)
+    xml = cache / f"{entry.name}.xml"
+    ov.save_model(model, xml, compress_to_fp16=entry.fp16)
+    core = ov.Core()
+    compiled = core.compile_model(core.read_model(xml), "CPU",
+                                  {"INFERENCE_PRECISION_HINT": "f32"})
+    feed = {p.get_any_name(): arrays[n] for p, n in zip(compiled.inputs, arrays)}
+    result = compiled(feed)
+    # Converted outputs often have no tensor name: they are kept in model order.
+    outputs = {f"output_{i}": np.asarray(result[o]) for i, o in enumerate(compiled.outputs)}
+    np.savez(cache / f"{entry.name}.inputs.npz", **arrays)
+    np.savez(cache / f"{entry.name}.outputs.npz", **outputs)
+    types = sorted({op.get_type_name() for op in model.get_ops()}
+                   - {"Parameter", "Constant", "Result"})
+    return {"name": entry.name, "layers": len(model.get_ops()), "op_types": types,
+            "seconds": time.perf_counter() - start}
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--list", action="store_true", help="list the models and stop")
+    parser.add_argument("--only", action="append", default=[], metavar="NAME",
+                        help="build only this model (repeatable)")
+    parser.add_argument("--cache", default=os.environ.get("IREXEC_ZOO", str(ROOT / ".zoo")),
+                        help="where the models go (default .zoo/, or $IREXEC_ZOO)")
+    args = parser.parse_args(argv)
+    if args.list:
+        for e in ZOO:
+            flags = ", ".join(f for f in ("fp16" if e.fp16 else "",
+                                          "dynamic" if e.dynamic else "") if f)
+            print(f"{e.name:20} {e.what}{f' ({flags})' if flags else ''}")
+        return 0
+    unknown = set(args.only) - {e.name for e in ZOO}
+    if unknown:
+        print(f"error: no zoo model named {', '.join(sorted(unknown))} (see --list)",
+              file=sys.stderr)
+        return 2
+    cache = Path(args.cache)
+    cache.mkdir(parents=True, exist_ok=True)
+    chosen = [e for e in ZOO if not args.only or e.name in args.only]
+    for i, entry in enumerate(chosen, 1):
+        figures = build(entry, cache)
+        print(f"[{i}/{len(chosen)}] {entry.name}: {figures['layers']} layers, "
+              f"{len(figures['op_types'])} op types, {figures['seconds']:.1f} s", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
