@@ -14,8 +14,7 @@ from irexec.ir.model import Model
 from irexec.ir.shape import Dimension, PartialShape
 from irexec.ops.registry import register as register_op
 from irexec.runtime.compiled_model import CompiledModel, InferRequest
-
-__version__ = "0.1.0"
+from irexec.version import __version__
 
 __all__ = [
     "CompiledModel", "Dimension", "ElementType", "IRError", "InferRequest", "InternalError",

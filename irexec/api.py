@@ -1,4 +1,4 @@
-"""The library's front door: read_model, compile_model, save_model."""
+"""The library's front door: check_model, validate_file, read_model, compile_model, save_model."""
 
 from __future__ import annotations
 
@@ -18,6 +18,13 @@ def check_model(model, weights=None) -> tuple[Model | None, list[Diagnostic]]:
     problem in the file. ``read_model`` and ``irexec validate`` both stand on this."""
     with gc_pause.paused():  # reading and inference build the model: see irexec/gc_pause.py
         return _check_model(model, weights)
+
+
+def validate_file(path, weights=None) -> list[Diagnostic]:
+    """Every problem in one IR or ONNX file (errors and warnings), in file order, as
+    ``irexec validate`` reports them. Never raises for a problem in the file: an unreadable or
+    malformed file gives one diagnostic."""
+    return check_model(path, weights)[1]
 
 
 def _check_model(model, weights):

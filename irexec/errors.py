@@ -28,6 +28,14 @@ class IRError(Exception):
         return first if more == 0 else f"{first} (and {more} more problem{'s' * (more > 1)})"
 
 
+def raise_if_errors(diagnostics) -> None:
+    """Raise an IRError carrying the errors among ``diagnostics`` (warnings are left out), if
+    there is one."""
+    errors = [d for d in diagnostics if d.is_error]
+    if errors:
+        raise IRError(errors)
+
+
 class InternalError(Exception):
     """Something irexec should never do happened. Please report it."""
 

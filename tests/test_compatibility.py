@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import irexec
-from irexec.ir.builder import ModelBuilder
+from irexec.builder import ModelBuilder
 from irexec.kernels.convert import convert
 from tests.helpers_ir import const, layer, net, parameter, result, write_ir
 

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import irexec
-from irexec.ir.builder import ModelBuilder
+from irexec.builder import ModelBuilder
 
 DOC = Path(__file__).resolve().parents[1] / "docs" / "extending.md"
 

@@ -18,7 +18,7 @@ import pytest
 
 import irexec
 from irexec.api import check_model
-from irexec.runtime import budget
+from irexec import budget
 from irexec.runtime.inputs import make_inputs
 from tests.big_models import convert_chain
 from tests.cli.inproc import irexec_cli

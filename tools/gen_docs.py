@@ -24,7 +24,7 @@ if str(ROOT) not in sys.path:  # run as a script: import irexec and the fixtures
 from irexec.cli.ops_cmd import op_info  # noqa: E402
 from irexec.ops import registry  # noqa: E402
 from irexec.diagnostics import codes  # noqa: E402
-from irexec.validate import validate_file  # noqa: E402
+from irexec.api import validate_file  # noqa: E402
 from irexec.diagnostics.render.text import format_diagnostic  # noqa: E402
 from tests.validate import fixture_files as fx  # noqa: E402
 

@@ -14,7 +14,7 @@ import sys
 import numpy as np
 
 import irexec
-from irexec.ir.builder import ModelBuilder
+from irexec.builder import ModelBuilder
 
 
 def reverse_index():

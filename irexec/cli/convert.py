@@ -13,7 +13,7 @@ import os
 from irexec.api import read_model
 from irexec.cli.usage import UsageError
 from irexec.errors import IRError
-from irexec.ir.builder import ModelBuilder
+from irexec.builder import ModelBuilder
 from irexec.ir.model import Model
 
 

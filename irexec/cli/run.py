@@ -21,7 +21,7 @@ from irexec.io.arrays import from_file, to_file
 from irexec.ir.element_type import plain_values
 from irexec.kernels.convert import NF4_VALUES
 from irexec.ir import element_type as et_table
-from irexec.runtime import budget
+from irexec import budget
 from irexec.runtime.inputs import make_inputs
 from irexec.diagnostics.diagnostic import Location
 

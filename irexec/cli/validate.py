@@ -12,7 +12,7 @@ import sys
 
 from irexec.cli.usage import UsageError
 from irexec.diagnostics import codes
-from irexec.validate import validate_file
+from irexec.api import validate_file
 from irexec.diagnostics.render import RENDERERS
 
 # A file that could not be checked at all is reported whatever --select says: otherwise a job

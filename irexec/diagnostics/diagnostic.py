@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from irexec.diagnostics import codes
@@ -71,14 +72,12 @@ class Diagnostics:
     def warnings(self) -> list[Diagnostic]:
         return [d for d in self.items if not d.is_error]
 
-    def raise_if_errors(self) -> None:
-        from irexec.errors import IRError
-
-        if self.errors:
-            raise IRError(self.errors)
-
     def __iter__(self):
         return iter(self.items)
 
     def __len__(self) -> int:
         return len(self.items)
+
+
+# What a renderer takes for each file checked: its path and its diagnostics.
+FileDiagnostics = tuple[str, Sequence[Diagnostic]]

@@ -18,7 +18,7 @@ import re
 from lxml import etree
 
 from irexec import gc_pause
-from irexec.errors import IRError
+from irexec.errors import IRError, raise_if_errors
 from irexec.io import limits
 from irexec.ir import text as ir_text
 from irexec.io.weights import Weights, WeightsError
@@ -26,7 +26,7 @@ from irexec.ir.element_type import ElementType
 from irexec.ir.model import Body, InputPort, Model, Node, OutputPort, PortMapping, RtInfo
 from irexec.ir.shape import PartialShape
 from irexec.ops import registry
-from irexec.runtime import budget
+from irexec import budget
 from irexec.diagnostics.diagnostic import Diagnostics, Location
 
 SUPPORTED_VERSIONS = (10, 11)
@@ -70,7 +70,7 @@ class _Reader:
         # repeat the problem, so they are not reported again.
         self.broken: set[str] = set()
         self.feeds_broken: set[int] = set()  # layers whose edges go into broken layers
-        self.budget = budget.current()  # bytes one tensor may take (irexec/runtime/budget.py)
+        self.budget = budget.current()  # bytes one tensor may take (irexec/budget.py)
         self._data = b""
         self._lines: list[bytes] | None = None
         self._marks: dict[str, bytes] = {}
@@ -556,7 +556,7 @@ class _Reader:
 
     def check_budget(self, shape, itemsize: int, what: str, element, node: Node) -> bool:
         """IR109 (and the layer marked broken) if a tensor of ``shape`` would exceed the memory
-        budget or overflow int64 (see irexec/runtime/budget.py)."""
+        budget or overflow int64 (see irexec/budget.py)."""
         problem = budget.shape_problem(shape, itemsize, self.budget)
         if problem is None:
             return True
@@ -743,7 +743,7 @@ def load_ir(xml_path, bin_path=None) -> tuple[Model, Diagnostics]:
 def read_ir(xml_path, bin_path=None) -> Model:
     """Parse an IR file into a Model (no inference yet). Raises IRError with every error."""
     model, diags = load_ir(xml_path, bin_path)
-    diags.raise_if_errors()
+    raise_if_errors(diags)
     model.diagnostics.extend(diags)
     return model
 

@@ -3,7 +3,7 @@
 ``numpy.load(allow_pickle=False)`` already refuses pickles, but it believes the header: a
 100-byte file that claims a shape of 10**12 elements makes numpy allocate the whole array before
 reading finds the data missing. Here each header is read first and checked against the bytes
-that really follow it and against the memory budget (irexec/runtime/budget.py); only then is the
+that really follow it and against the memory budget (irexec/budget.py); only then is the
 array loaded. Every failure is a ``NpyError`` with a sentence for the user.
 """
 
@@ -15,7 +15,7 @@ import zipfile
 
 import numpy as np
 
-from irexec.runtime import budget
+from irexec import budget
 
 _format = np.lib.format
 HEADER_BYTES = 1 << 16  # numpy itself refuses headers over 10,000 bytes

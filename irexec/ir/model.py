@@ -189,7 +189,7 @@ class Node:
 
 
 class Model:
-    """A whole IR model. Build it with ``irexec.read_model`` or ``irexec.ir.builder``."""
+    """A whole IR model. Build it with ``irexec.read_model`` or ``irexec.builder``."""
 
     def __init__(self, nodes: list[Node], *, name: str = "model", ir_version: int = 11,
                  rt_info: list[RtInfo] | None = None, path: str | None = None):

@@ -23,7 +23,7 @@ from irexec.infer import infer_types
 from irexec.ir import element_type as et_table
 from irexec.ir.element_type import ElementType, plain_values
 from irexec.kernels.convert import convert
-from irexec.runtime import budget
+from irexec import budget
 from irexec.ir.model import Model, Node
 from irexec.ir.shape import PartialShape
 from irexec.ops.spec import resolve

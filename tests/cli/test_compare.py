@@ -155,7 +155,7 @@ def test_bad_options_are_usage_errors(flag):
 
 def _flip_model(tmp_path, type_name):
     import irexec
-    from irexec.ir.builder import ModelBuilder
+    from irexec.builder import ModelBuilder
 
     b = ModelBuilder(f"flip_{type_name}")
     x = b.parameter("x", type_name, [3, 5])

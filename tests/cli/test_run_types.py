@@ -11,7 +11,7 @@ import pytest
 import irexec
 from irexec.io.arrays import from_file, to_file
 from irexec.ir import element_type as et_table
-from irexec.ir.builder import ModelBuilder
+from irexec.builder import ModelBuilder
 from tests.cli.conftest import one_error
 from tests.cli.inproc import irexec_cli
 from tests.ops.support import TYPE_NAMES, random_values

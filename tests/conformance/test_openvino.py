@@ -21,7 +21,7 @@ import pytest
 
 import irexec
 from irexec.ir import element_type
-from irexec.ir.builder import ModelBuilder
+from irexec.builder import ModelBuilder
 from irexec.runtime.inputs import make_inputs
 from tests.conformance.oracle import bits, run_both, run_irexec, run_openvino, same_bits
 from tests.conformance.ov_cpu import convert_ok, data_ok

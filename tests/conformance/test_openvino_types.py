@@ -27,7 +27,7 @@ import pytest
 
 import irexec
 from irexec.ir import element_type as et_table
-from irexec.ir.builder import ModelBuilder
+from irexec.builder import ModelBuilder
 from irexec.kernels.convert import unsupported_reason
 from tests.conformance import ov_types as ot
 from tests.ops.support import NARROW_TYPE_NAMES, PLAIN_TYPE_NAMES, random_values, special_values

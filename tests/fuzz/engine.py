@@ -211,7 +211,7 @@ def run_case(xml: bytes, weights: bytes, folder: Path) -> str:
     """Write the case to ``folder`` and run it; return "ok" or the IRError's first code. Raises
     FuzzFailure when the case breaks the contract."""
     import irexec
-    from irexec.runtime import budget
+    from irexec import budget
     from irexec.runtime.inputs import make_inputs
 
     folder.mkdir(parents=True, exist_ok=True)

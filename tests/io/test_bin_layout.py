@@ -12,7 +12,7 @@ import irexec
 import irexec.kernels.convert
 from irexec.io import bin_layout
 from irexec.ir import element_type as et_table
-from irexec.ir.builder import ModelBuilder
+from irexec.builder import ModelBuilder
 from tests.ops.support import TYPE_NAMES, random_values
 
 from tests.helpers_ir import write_ir

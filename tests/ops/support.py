@@ -12,7 +12,7 @@ import numpy as np
 
 import irexec
 from irexec.ir import element_type as et_table
-from irexec.ir.builder import ModelBuilder
+from irexec.builder import ModelBuilder
 
 SUPPORTED = et_table.SUPPORTED
 TYPE_NAMES = [et.name for et in SUPPORTED]

@@ -27,7 +27,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import irexec
-from irexec.ir.builder import ModelBuilder
+from irexec.builder import ModelBuilder
 from irexec.ops.type.convert import Convert
 
 from .convert_reference import (INF, INT_RANGES, expected_in_range, pool, round_to_format,

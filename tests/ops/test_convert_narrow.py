@@ -33,7 +33,7 @@ from hypothesis import strategies as st
 
 import irexec
 from irexec.ir import element_type as et_table
-from irexec.ir.builder import ModelBuilder
+from irexec.builder import ModelBuilder
 from irexec.kernels.convert import convert as kernel
 from irexec.kernels.convert import unsupported_reason
 

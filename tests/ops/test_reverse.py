@@ -7,7 +7,7 @@ from hypothesis import strategies as st
 
 import irexec
 from irexec.errors import OpError
-from irexec.ir.builder import ModelBuilder
+from irexec.builder import ModelBuilder
 from irexec.ops.movement.reverse import Reverse
 
 from .support import (INT_TYPE_NAMES, NARROW_RANGES, TYPE_NAMES, assert_same_bits, dtype_of, normalized_axes,

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 import irexec
 from irexec.errors import OpError
-from irexec.ir.builder import ModelBuilder
+from irexec.builder import ModelBuilder
 from irexec.ops.movement.reverse_sequence import ReverseSequence
 
 from .support import (FLOAT_TYPE_NAMES, NUMERIC_TYPE_NAMES, TYPE_NAMES, representable,

@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import irexec
-from irexec.ir.builder import ModelBuilder
+from irexec.builder import ModelBuilder
 from irexec.ir.element_type import from_dtype
 from irexec.ops import registry
 from irexec.ops.own.reverse_subsequences import DATA_TYPES, ReverseSubsequences

@@ -4,7 +4,7 @@ reach it, so an array irexec returned is never written again, and no output alia
 import numpy as np
 
 import irexec
-from irexec.ir.builder import ModelBuilder
+from irexec.builder import ModelBuilder
 from irexec.kernels import buffers
 
 SHAPE = [16, 64, 64]  # 256 KiB of f32: above buffers.MIN_BYTES

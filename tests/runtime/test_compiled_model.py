@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import irexec
-from irexec.ir.builder import ModelBuilder
+from irexec.builder import ModelBuilder
 from irexec.ir.shape import Dimension, PartialShape
 from tests.runtime.runtime_irxml import L, ir_xml, layer_line
 

@@ -11,7 +11,7 @@ import pytest
 import irexec
 import irexec.ops.movement.reverse as reverse_op
 from irexec.kernels import buffers
-from irexec.ir.builder import ModelBuilder
+from irexec.builder import ModelBuilder
 
 SHAPE = [8, 64, 64]  # 128 KiB of f32: above the 64 KiB below which nothing is written over
 AXES = [[0], [2], [1], [0, 1, 2], [1, 2]]

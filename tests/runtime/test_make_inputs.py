@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import irexec
-from irexec.ir.builder import ModelBuilder
+from irexec.builder import ModelBuilder
 from irexec.ir.element_type import from_name
 from irexec.ir.shape import Dimension, PartialShape
 from irexec.runtime.inputs import make_inputs

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import irexec
-from irexec.ir.builder import ModelBuilder
+from irexec.builder import ModelBuilder
 from irexec.ops.spec import Input, Op, OpSpec, Output, TensorType
 from irexec.runtime.plan import Plan, Step
 from tests.runtime.runtime_irxml import L

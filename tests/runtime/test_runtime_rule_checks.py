@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import irexec
-from irexec.ir.builder import ModelBuilder
+from irexec.builder import ModelBuilder
 
 X = np.arange(24, dtype=np.float32).reshape(2, 3, 4)
 

@@ -13,7 +13,7 @@ import re
 import pytest
 
 import irexec
-from irexec.validate import validate_file
+from irexec.api import validate_file
 from irexec.diagnostics.render import RENDERERS
 from tests.validate.fixture_files import (FIXTURES, TEN_PROBLEMS, all_codes, code_markers,
                                           element_column, inputs_path, is_runtime, load_inputs,

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import pytest
 
-from irexec.validate import validate_file
+from irexec.api import validate_file
 from tests.validate.fixture_files import (all_codes, inputs_path, is_runtime, load_inputs,
                                           run_cli, xml_path)
 

@@ -20,7 +20,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from irexec.validate import validate_file
+from irexec.api import validate_file
 from irexec.diagnostics.render import RENDERERS
 from tests.helpers_ir import line_of, write_ir
 from tests.validate.sarif_schema import assert_valid_sarif

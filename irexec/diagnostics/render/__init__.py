@@ -10,10 +10,9 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from irexec.diagnostics.diagnostic import Diagnostic
+from irexec.diagnostics.diagnostic import FileDiagnostics
 from irexec.diagnostics.render import json_format, sarif, text
 
-FileDiagnostics = tuple[str, Sequence[Diagnostic]]
 Renderer = Callable[[Sequence[FileDiagnostics]], str]
 
 RENDERERS: dict[str, Renderer] = {

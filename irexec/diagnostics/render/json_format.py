@@ -24,12 +24,9 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from irexec.diagnostics.diagnostic import Diagnostic, Location
-
-if TYPE_CHECKING:
-    from irexec.diagnostics.render import FileDiagnostics
+from irexec.diagnostics.diagnostic import Diagnostic, FileDiagnostics, Location
 
 
 def layer_object(loc: Location) -> dict[str, str | None] | None:

@@ -12,15 +12,13 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from pathlib import PurePath
-from typing import TYPE_CHECKING, Any
+from typing import Any
 from urllib.parse import quote
 
 from irexec.diagnostics import codes
-from irexec.diagnostics.diagnostic import Diagnostic, Location
+from irexec.diagnostics.diagnostic import Diagnostic, FileDiagnostics, Location
 from irexec.diagnostics.render.text import layer_part
-
-if TYPE_CHECKING:
-    from irexec.diagnostics.render import FileDiagnostics
+from irexec.version import __version__
 
 SCHEMA = ("https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/"
           "sarif-schema-2.1.0.json")
@@ -69,8 +67,6 @@ def result(path: str, d: Diagnostic, rule_index: int) -> dict[str, Any]:
 
 
 def render(results: Sequence[FileDiagnostics]) -> str:
-    from irexec import __version__  # late: irexec's package imports the reader, which imports us
-
     pairs = [(path, d) for path, diags in results for d in diags]
     used = sorted({d.code for _, d in pairs})
     index = {code: i for i, code in enumerate(used)}

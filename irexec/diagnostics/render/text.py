@@ -10,12 +10,8 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
 
-from irexec.diagnostics.diagnostic import Diagnostic, Location
-
-if TYPE_CHECKING:
-    from irexec.diagnostics.render import FileDiagnostics
+from irexec.diagnostics.diagnostic import Diagnostic, FileDiagnostics, Location
 
 
 def position(path: str, loc: Location) -> str:

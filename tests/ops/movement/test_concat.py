@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import irexec
-from irexec.ir.builder import ModelBuilder
+from irexec.builder import ModelBuilder
 from irexec.ir.shape import PartialShape
 from tests.ops.support import PLAIN_TYPE_NAMES, dtype_of, random_values
 

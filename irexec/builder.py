@@ -11,12 +11,14 @@ from __future__ import annotations
 
 import numpy as np
 
-from irexec.errors import IRError
+from irexec.diagnostics.diagnostic import Location
+from irexec.errors import IRError, raise_if_errors
+from irexec.infer import infer_model
 from irexec.ir import element_type as et_table
 from irexec.ir.element_type import ElementType
 from irexec.ir.model import InputPort, Model, Node, OutputPort
 from irexec.ir.shape import PartialShape
-from irexec.diagnostics.diagnostic import Location
+from irexec.ops import registry
 
 
 def _element_type(value) -> ElementType:
@@ -27,8 +29,6 @@ def _element_type(value) -> ElementType:
 
 
 def _lookup(type_name: str, version: str, name: str | None):
-    from irexec.ops import registry
-
     try:
         return registry.lookup(type_name, version)
     except registry.LookupFailure as e:
@@ -95,8 +95,6 @@ class ModelBuilder:
         has several (TopK, Split ...). ``version`` defaults to ``opset1`` for OpenVINO's ops and
         to the first version of irexec's own (``irexec1``). ``outputs`` gives the number of
         outputs of an op whose count varies (Split's ``num_splits``, VariadicSplit's lengths)."""
-        from irexec.ops import registry
-
         version = version or registry.default_version(type_name)
         spec = _lookup(type_name, version, name).spec
         if outputs is None:
@@ -114,10 +112,8 @@ class ModelBuilder:
 
     def build(self) -> Model:
         """The finished model, checked and inferred. Raises IRError on any problem."""
-        from irexec.infer import infer_model
-
         model = Model(list(self.nodes), name=self.name)
         diags = infer_model(model)
-        diags.raise_if_errors()
+        raise_if_errors(diags)
         model.diagnostics.extend(diags.warnings)
         return model
