@@ -242,7 +242,7 @@ def report(results: list[LayerResult], multi_port: set[str]) -> list[str]:
 
 
 def execute(args) -> int:
-    from irexec.cli.main import print_warnings
+    from irexec.cli.common import print_warnings
 
     model = read_model(args.model, args.weights)
     print_warnings(model.diagnostics)

@@ -64,7 +64,7 @@ def add_parser(sub) -> None:
 
 
 def execute(args) -> int:
-    from irexec.cli.main import print_warnings
+    from irexec.cli.common import print_warnings
     from irexec.io.ir_writer import write_ir
     from irexec.io.onnx_reader import is_onnx_file
 

@@ -144,7 +144,7 @@ def _write(path: str, data: bytes) -> None:
 
 
 def execute(args) -> int:
-    from irexec.cli.main import print_warnings
+    from irexec.cli.common import print_warnings
 
     fmt = choose_format(args.format, args.output)
     if fmt in ("svg", "png") and args.output is None and sys.stdout.isatty():

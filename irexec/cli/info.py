@@ -93,7 +93,7 @@ def render_text(info: dict) -> list[str]:
 
 
 def execute(args) -> int:
-    from irexec.cli.main import print_warnings
+    from irexec.cli.common import print_warnings
 
     model = read_model(args.model, args.weights)
     print_warnings(model.diagnostics)

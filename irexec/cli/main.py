@@ -32,11 +32,6 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def print_warnings(diagnostics) -> None:
-    for d in diagnostics:
-        print(f"warning: {d}", file=sys.stderr)
-
-
 def main(argv=None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)

@@ -310,7 +310,7 @@ def execute(args) -> int:
 
 
 def _execute(args) -> int:
-    from irexec.cli.main import print_warnings
+    from irexec.cli.common import print_warnings
 
     model = read_model(args.model, args.weights)
     print_warnings(model.diagnostics)

@@ -25,7 +25,6 @@ if TYPE_CHECKING:
 
     import numpy as np
 
-    from irexec.ops.spec import Op
     from irexec.diagnostics.diagnostic import Diagnostic, Location
 
 
@@ -142,7 +141,7 @@ class Node:
     name: str
     type: str  # the registered op type, e.g. "Constant" for the IR's "Const"
     version: str  # as written: "opset1"
-    op: type[Op] | None = None
+    op: Any = None  # the op class that runs the layer (an irexec.ops Op), None if unknown
     attrs: dict[str, Any] = field(default_factory=dict)
     inputs: list[InputPort] = field(default_factory=list)
     outputs: list[OutputPort] = field(default_factory=list)
