@@ -196,6 +196,30 @@ def test_budget_from_the_environment(monkeypatch):
     assert "layer 'data'" in str(errors[0]) and "240 bytes" in str(errors[0])
 
 
+def test_a_constant_over_the_budget_is_one_error_at_its_shape(monkeypatch):
+    # The Const's shape attribute and its port's dims say the same size: one mistake, reported
+    # once, at the attribute its payload is read by.
+    monkeypatch.setenv(budget.ENV, "1G")
+    path = HOSTILE / "const_shape_over_budget.xml"
+    text = path.read_text(encoding="utf-8").splitlines()
+    shape_line = next(n for n, line in enumerate(text, 1)
+                      if "<data" in line and 'shape="1000000000000"' in line)
+    diags = check_model(path)[1]
+    assert [(d.code, d.location.line) for d in diags] == [("IR109", shape_line)]
+    assert "the constant: shape [1000000000000]" in diags[0].message
+
+
+def test_a_port_over_the_budget_is_reported_when_no_attribute_is(monkeypatch, tmp_path):
+    # A Parameter's declared dims too large: the port is the only place that says so.
+    monkeypatch.setenv(budget.ENV, "1G")
+    xml = tmp_path / "m.xml"
+    xml.write_text(BASE.replace("<dim>2</dim><dim>3</dim></port></output>",
+                                "<dim>2000000000</dim><dim>3</dim></port></output>", 1))
+    (tmp_path / "m.bin").write_bytes((HOSTILE / "base.bin").read_bytes())
+    diags = [d for d in check_model(xml)[1] if d.is_error]
+    assert [d.code for d in diags] == ["IR109"] and "output port 0" in diags[0].message
+
+
 def test_budget_option_on_the_command_line(tmp_path):
     status, _, err = irexec_cli("run", SAMPLE, "--memory-budget", "100")
     assert status == 1 and "more than the memory budget of 100 bytes" in err

@@ -1,9 +1,10 @@
 """Read an OpenVINO IR (.xml + .bin, version 10 or 11) into an ``ir.Model``.
 
 The reader collects every problem it can find in one pass and raises them together; each carries
-the file, the XML line and the layer. It checks structure (layers, ports, edges, cycles) and parses
-attributes by the kinds the op specs declare. Shape and type inference runs afterwards
-(:mod:`irexec.infer`).
+the file, the XML line and the layer. It checks layers and ports, parses attributes by the kinds
+the op specs declare, and hands the edges to :mod:`irexec.ir.checks`, which connects them and
+checks the graph (dangling edges, unfed inputs, cycles, unused layers). Shape and type inference
+runs afterwards (:mod:`irexec.infer`).
 
 NOTE for developers: lxml is used with a hardened parser: no DTDs, no entity expansion, no network.
 Only layers' ``<data>``, ports and ``<rt_info>`` are interpreted; unknown ``<data>`` attributes are
@@ -22,6 +23,7 @@ from irexec.errors import IRError, raise_if_errors
 from irexec.io import limits
 from irexec.ir import text as ir_text
 from irexec.io.weights import Weights, WeightsError
+from irexec.ir.checks import Wiring, check_graph
 from irexec.ir.element_type import ElementType
 from irexec.ir.model import Body, InputPort, Model, Node, OutputPort, PortMapping, RtInfo
 from irexec.ir.shape import PartialShape
@@ -69,7 +71,9 @@ class _Reader:
         # Layers already reported as broken (bad header or ports): edges touching them would only
         # repeat the problem, so they are not reported again.
         self.broken: set[str] = set()
-        self.feeds_broken: set[int] = set()  # layers whose edges go into broken layers
+        self.unread_layers = 0  # layers dropped because their id could not be read
+        self._over_budget: list = []  # the current layer's ports too large for the budget
+        self._attr_over_budget = False  # whether its attributes were reported so
         self.budget = budget.current()  # bytes one tensor may take (irexec/budget.py)
         self._data = b""
         self._lines: list[bytes] | None = None
@@ -242,11 +246,19 @@ class _Reader:
         rt_info = first.get("rt_info")
         if rt_info is not None:
             node.rt_info = read_rt_info(rt_info)
+        over_budget = self._over_budget = []
+        self._attr_over_budget = False
         self.read_ports(node, layer, first)
         if op is not None:
             self.read_attrs(node, layer, first.get("data"))
-            if op.spec.bodies:
-                self.read_bodies(node, layer, first)
+        if over_budget and not self._attr_over_budget:
+            # A port declares a tensor too large, and no attribute of the layer (a Const's
+            # shape, the cause when there is one) was reported for it: report the port.
+            node.broken = True
+            for problem in over_budget:
+                self.diags.add("IR109", *problem)
+        if op is not None and op.spec.bodies:
+            self.read_bodies(node, layer, first)
         return node
 
     # --- sub-graphs (TensorIterator, Loop, If) -------------------------------------------------
@@ -349,12 +361,14 @@ class _Reader:
             self.diags.add("IR101", f"<layer> lacks the mandatory attribute"
                                     f"{'s' * (len(missing) > 1)} {', '.join(missing)}",
                            self.loc(layer, layer=layer))
+            self.unread_layers += "id" in missing or not ir_text.is_uint(layer.get("id"))
             return None
         try:
             return self.uint(layer.get("id"))
         except ValueError:
             self.diags.add("IR101", f"layer id '{layer.get('id')}' is not a non-negative integer",
                            self.loc(layer, layer=layer))
+            self.unread_layers += 1
             return None
 
     def uint(self, text: str) -> int:
@@ -416,9 +430,13 @@ class _Reader:
                 if declared is not None:
                     itemsize = precision.dtype.itemsize if precision and precision.dtype else 1
                     if (texts, itemsize) not in self._fits and declared.is_static:
-                        if self.check_budget(declared.to_shape(), itemsize,
-                                             f"{section} port {port_id}", port, node):
+                        problem = budget.shape_problem(declared.to_shape(), itemsize,
+                                                       self.budget)
+                        if problem is None:
                             self._fits.add((texts, itemsize))
+                        else:  # reported after the attributes, unless they report it first
+                            self._over_budget.append((f"{section} port {port_id}: {problem}",
+                                                      self.loc(port, node)))
                 rt_info = read_rt_info(port_rt_info) if port_rt_info is not None else []
                 if is_input:
                     node.inputs.append(InputPort(node, len(node.inputs), port_id, declared,
@@ -555,20 +573,23 @@ class _Reader:
                                where())
 
     def check_budget(self, shape, itemsize: int, what: str, element, node: Node) -> bool:
-        """IR109 (and the layer marked broken) if a tensor of ``shape`` would exceed the memory
-        budget or overflow int64 (see irexec/budget.py)."""
+        """IR109 (and the layer marked broken) if a tensor an attribute declares would exceed
+        the memory budget or overflow int64 (see irexec/budget.py)."""
         problem = budget.shape_problem(shape, itemsize, self.budget)
         if problem is None:
             return True
         self.diags.add("IR109", f"{what}: {problem}", self.loc(element, node))
         node.broken = True
+        self._attr_over_budget = True
         return False
 
     # --- edges and graph --------------------------------------------------------------------
 
-    def connect(self, root, nodes: dict[int, Node]) -> None:
+    def connect(self, root, nodes: dict[int, Node]) -> Wiring:
+        """Read the edges and hand them to the wiring (irexec/ir/checks.py), which connects
+        them and reports the broken ones; an edge the reader cannot read is reported here."""
+        wiring = Wiring(nodes, self.diags, self.loc)
         edges_block = _child(root, "edges")
-        excused = set()  # input ports whose edge comes from a broken layer
         uints = self._uints
         for edge in _children(edges_block, "edge") if edges_block is not None else []:
             ends = [_canonical(edge.get(a, "").strip()) for a in ("from-layer", "to-layer")] \
@@ -578,9 +599,7 @@ class _Reader:
                                                for e in ends):
                 # An edge of a layer already reported broken: its problem is said; but the
                 # layer feeding it is still used, as far as anyone can tell.
-                excused.add((ends[1], edge.get("to-port", "").strip()))
-                if ends[0] not in self.broken:
-                    self.feeds_broken.add(int(ends[0]))
+                wiring.lost(*self.edge_ends(edge))
                 continue
             get = edge.get
             texts = get("from-layer"), get("from-port"), get("to-layer"), get("to-port")
@@ -589,47 +608,20 @@ class _Reader:
             except ValueError:
                 self.diags.add("IR201", "an <edge> needs integer from-layer, from-port, to-layer "
                                         "and to-port attributes", self.loc(edge))
+                wiring.lost(*self.edge_ends(edge))
                 continue
-            from_layer, from_port, to_layer, to_port = ids
-            src_node, dst_node = nodes.get(from_layer), nodes.get(to_layer)
-            if src_node is None or dst_node is None:
-                missing = from_layer if src_node is None else to_layer
-                self.diags.add("IR201", f"edge {from_layer}:{from_port} -> {to_layer}:{to_port} "
-                                        f"names layer id {missing}, which does not exist",
-                               self.loc(edge))
-                continue
-            src, dst = _port(src_node.outputs, from_port), _port(dst_node.inputs, to_port)
-            if src is None:
-                self.diags.add("IR201", f"edge {from_layer}:{from_port} -> {to_layer}:{to_port}: "
-                                        f"layer '{src_node.name}' has no output port {from_port}",
-                               self.loc(edge))
-                continue
-            if dst is None:
-                self.diags.add("IR201", f"edge {from_layer}:{from_port} -> {to_layer}:{to_port}: "
-                                        f"layer '{dst_node.name}' has no input port {to_port}",
-                               self.loc(edge))
-                continue
-            if dst.source is src:
-                self.diags.add("IR206", f"edge {from_layer}:{from_port} -> {to_layer}:{to_port} "
-                                        f"is written twice", self.loc(edge))
-                continue
-            if dst.source is not None:
-                self.diags.add("IR203", f"input port {to_port} of layer '{dst_node.name}' already "
-                                        f"has an edge (from layer "
-                                        f"'{dst.source.node.name}'); an input takes exactly one",
-                               self.loc(edge))
-                continue
-            dst.source = src
-            src.consumers.append(dst)
-        for node in nodes.values():
-            if str(node.id) in self.broken:
-                continue
-            for port in node.inputs:
-                if port.source is None and (str(node.id), str(port.port_id)) not in excused:
-                    self.diags.add("IR202", f"input port {port.port_id} has no incoming edge",
-                                   Location(self.path, port.line or node.line, node.name,
-                                            node.type, str(node.id),
-                                            port.column if port.line else node.column))
+            wiring.connect(*ids, edge)
+        return wiring
+
+    def edge_ends(self, edge) -> tuple[int | None, int | None, int | None]:
+        """(from-layer, to-layer, to-port) of an edge, each None where it is not a number."""
+        values = []
+        for name in ("from-layer", "to-layer", "to-port"):
+            try:
+                values.append(self.uint((edge.get(name) or "").strip()))
+            except ValueError:
+                values.append(None)
+        return values[0], values[1], values[2]
 
     def read(self) -> tuple[Model, Diagnostics]:
         root, version = self.parse_xml()
@@ -639,12 +631,12 @@ class _Reader:
 
     def read_graph(self, root, name: str, version: int = 11) -> Model:
         """The layers and edges under ``root`` (the <net>, or a layer's <body>) as a Model."""
-        broken, feeds_broken = self.broken, self.feeds_broken
-        self.broken, self.feeds_broken = set(), set()
+        broken, unread = self.broken, self.unread_layers
+        self.broken, self.unread_layers = set(), 0
         try:
             return self._read_graph(root, name, version)
         finally:
-            self.broken, self.feeds_broken = broken, feeds_broken
+            self.broken, self.unread_layers = broken, unread
 
     def _read_graph(self, root, name: str, version: int) -> Model:
         layers_block = _child(root, "layers")
@@ -662,27 +654,15 @@ class _Reader:
                 continue
             nodes[node.id] = node
             order.append(node)
-        self.connect(root, nodes)
+        wiring = self.connect(root, nodes)
+        wiring.finish({int(i) for i in self.broken if ir_text.is_uint(i)}, self.unread_layers)
         model = Model(order, name=name, ir_version=version, path=self.path)
         model.weights = self.weights
-        check_graph(model, self.diags, self.feeds_broken)
+        check_graph(model, self.diags, wiring.sources)
         return model
 
 
 _IMMUTABLE = (int, str, bool, float, tuple, ElementType, PartialShape)
-
-
-def _port(ports: list, port_id: int):
-    """The port with this id: where OpenVINO's numbering puts it (inputs 0..n-1, outputs
-    from n), else wherever it is; None if there is none."""
-    if ports:
-        at = port_id - ports[0].port_id
-        if 0 <= at < len(ports) and ports[at].port_id == port_id:
-            return ports[at]
-    for p in ports:
-        if p.port_id == port_id:
-            return p
-    return None
 
 
 def _back_edge_problem(model: Model, pair: tuple[int, int]) -> str | None:
@@ -703,30 +683,6 @@ def _supported():
     from irexec.ir.element_type import SUPPORTED
 
     return SUPPORTED
-
-
-def check_graph(model: Model, diags: Diagnostics, also_needed: set[int] = frozenset()) -> None:
-    """Cycles are errors (naming the layers on each); layers no Result needs are warnings."""
-    for cycle in model.cycles():
-        names = [model.by_id[i].name for i in cycle]
-        first = model.by_id[cycle[0]]
-        diags.add("IR204", "the layers form a cycle: " + " -> ".join(
-            f"'{n}'" for n in names + names[:1]), first.location)
-    owner: dict[str, Node] = {}
-    for param in model.parameters:
-        names = {param.name, *(n for p in param.outputs for n in p.names)}
-        for name in sorted(names):
-            first = owner.setdefault(name, param)
-            if first is not param:
-                diags.add("IR207", f"input name '{name}' already names Parameter "
-                                   f"'{first.name}' (line {first.line}); inputs given by this "
-                                   f"name could not reach both", param.location)
-    sinks = {n.id for n in model.nodes if n.op is not None and n.op.spec.role == "sink"}
-    needed = model.needed_nodes(set(also_needed) | sinks)
-    for node in model.nodes:
-        if node.id not in needed and not node.broken:  # a broken layer lost its edges
-            diags.add("IR205", "no Result depends on this layer; it is not executed",
-                      node.location)
 
 
 def load_ir(xml_path, bin_path=None) -> tuple[Model, Diagnostics]:

@@ -25,6 +25,7 @@ import numpy as np
 
 from irexec.errors import IRError
 from irexec.ir import element_type as et_table
+from irexec.ir.checks import check_graph
 from irexec.ir.element_type import ElementType
 from irexec.ir.model import InputPort, Model, Node, OutputPort
 from irexec.ir.shape import PartialShape
@@ -280,8 +281,6 @@ class _Reader:
             self.result(value_info)
         model = Model(self.nodes, name=graph.name or "model", path=self.path)
         if not self.diags.errors:
-            from irexec.io.ir_reader import check_graph
-
             check_graph(model, self.diags)
         return model, self.diags
 

@@ -268,3 +268,58 @@ def test_layers_feeding_a_broken_layer_are_not_warned_about_as_unused(tmp_path):
     path = write_ir(tmp_path, xml)
     _, diags = irexec.api.check_model(path)
     assert [(d.code, d.location.layer_name) for d in diags] == [("IR101", "headless")]
+
+
+# --- one mistake, one diagnostic: what a broken edge meant is not reported again --------------
+
+@pytest.mark.parametrize("edge", [(7, 0, 1, 0), (0, 3, 1, 0)])
+def test_an_edge_from_nowhere_gives_its_cause_only(tmp_path, edge):
+    # 'out' has no other edge: its input is unfed because of the edge, not a second mistake.
+    xml = net([parameter(0, "x", "2", dims=[2]), result(1, "out", [2])], [edge])
+    path = write_ir(tmp_path, xml)
+    error = read_error(path)
+    assert [(d.code, d.location.line) for d in error.diagnostics] == [
+        ("IR201", _edge_line(path, *edge))], str(error)
+
+
+def test_an_unreadable_edge_gives_its_cause_only(tmp_path):
+    xml = net([parameter(0, "x", "2", dims=[2]), result(1, "out", [2])], [(0, 0, 1, 0)])
+    xml = xml.replace('from-port="0"', 'from-port="1e309"')
+    path = write_ir(tmp_path, xml)
+    assert [d.code for d in read_error(path).diagnostics] == ["IR201"]
+
+
+@pytest.mark.parametrize("edge", [(1, 1, 9, 0), (1, 1, 2, 5)])
+def test_the_source_of_an_edge_to_nowhere_is_not_also_unused(tmp_path, edge):
+    # 'a' feeds only the broken edge; without it no Result needs 'a', but that is its consequence.
+    xml = net([parameter(0, "x", "2", dims=[2]), convert(1, "a"), result(2, "out", [2])],
+              [(0, 0, 1, 0), (0, 0, 2, 0), edge])
+    path = write_ir(tmp_path, xml)
+    assert [d.code for d in irexec.api.check_model(path)[1]] == ["IR201"]
+
+
+def test_the_source_of_a_second_edge_into_an_input_is_not_also_unused(tmp_path):
+    xml = net([parameter(0, "x", "2", dims=[2]), convert(1, "a"), result(2, "out", [2])],
+              [(0, 0, 1, 0), (0, 0, 2, 0), (1, 1, 2, 0)])
+    path = write_ir(tmp_path, xml)
+    assert [d.code for d in irexec.api.check_model(path)[1]] == ["IR203"]
+
+
+def test_edges_naming_a_layer_whose_id_is_unreadable_are_not_reported_again(tmp_path):
+    # Layer "x" was meant to be 0: the edge from 0 is its edge, not a second mistake.
+    xml = net([parameter(0, "x", "2", dims=[2]), result(1, "out", [2])], [(0, 0, 1, 0)])
+    xml = xml.replace('<layer id="0"', '<layer id="0x0"')
+    path = write_ir(tmp_path, xml)
+    assert [d.code for d in read_error(path).diagnostics] == ["IR101"]
+
+
+def test_more_missing_ids_than_unreadable_layers_are_all_reported(tmp_path):
+    # One unreadable layer cannot be both 0 and 8: both edges are reported.
+    xml = net([parameter(0, "x", "2", dims=[2]), result(1, "out", [2]), result(2, "out2", [2])],
+              [(0, 0, 1, 0), (8, 0, 2, 0)])
+    xml = xml.replace('<layer id="0"', '<layer id="0x0"')
+    path = write_ir(tmp_path, xml)
+    found = [(d.code, d.location.line) for d in read_error(path).diagnostics]
+    assert found == [("IR101", line_of(path, 'id="0x0"')),
+                     ("IR201", _edge_line(path, 0, 0, 1, 0)),
+                     ("IR201", _edge_line(path, 8, 0, 2, 0))]

@@ -1,0 +1,59 @@
+"""One mistake, one diagnostic, cause first.
+
+Every file of the hostile corpus (tests/data/hostile/) and every per-code fixture
+(tests/validate/fixtures/) holds exactly one problem. For each, validation finds exactly one
+diagnostic, with the file's code, and ``irexec run`` prints exactly that one line: the cause, never
+a consequence of it (an input port left unfed by a broken edge, a layer left unused by it, the
+same oversized tensor at its port after its attribute).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from irexec.api import check_model
+from tests.cli.inproc import irexec_cli
+from tests.validate.fixture_files import all_codes, is_runtime, run_cli, xml_path
+
+HOSTILE = Path(__file__).resolve().parent / "data" / "hostile"
+MANIFEST = json.loads((HOSTILE / "manifest.json").read_text(encoding="utf-8"))
+HOSTILE_MODELS = sorted(n for n, e in MANIFEST.items() if e["kind"] == "model")
+STATIC = [c for c in all_codes() if not is_runtime(c)]
+RUNTIME = [c for c in all_codes() if is_runtime(c)]
+
+
+def the_one_diagnostic(path):
+    diags = check_model(path)[1]
+    assert len(diags) == 1, [f"{d.code} {d}" for d in diags]
+    return diags[0]
+
+
+@pytest.mark.parametrize("name", HOSTILE_MODELS)
+def test_hostile_file_gives_one_line(name):
+    path = HOSTILE / name
+    diag = the_one_diagnostic(path)
+    assert diag.code == MANIFEST[name]["code"] and diag.is_error, str(diag)
+    status, _, err = irexec_cli("run", path)
+    assert status == 1
+    assert err.splitlines() == [f"error: {diag}"]
+
+
+@pytest.mark.parametrize("code", STATIC)
+def test_fixture_gives_one_line(code):
+    path = xml_path(code)
+    diag = the_one_diagnostic(path)
+    assert diag.code == code, str(diag)
+    status, _, err = irexec_cli("run", path)
+    assert err.splitlines() == [f"{diag.severity}: {diag}"]
+    assert status == (1 if diag.is_error else 0)
+
+
+@pytest.mark.parametrize("code", RUNTIME)
+def test_runtime_fixture_gives_one_line(code, tmp_path):
+    status, error, err = run_cli(code, fixed=False, workdir=tmp_path)
+    assert status == 1 and error is not None
+    assert err.splitlines() == [f"error: {d}" for d in error.diagnostics]
+    assert [d.code for d in error.diagnostics] == [code]
