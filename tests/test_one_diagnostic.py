@@ -16,7 +16,8 @@ import pytest
 
 from irexec.api import check_model
 from tests.cli.inproc import irexec_cli
-from tests.validate.fixture_files import all_codes, is_runtime, run_cli, xml_path
+from tests.validate.fixture_files import (all_codes, inputs_path, is_runtime, run_cli,
+                                          write_inputs, xml_path)
 
 HOSTILE = Path(__file__).resolve().parent / "data" / "hostile"
 MANIFEST = json.loads((HOSTILE / "manifest.json").read_text(encoding="utf-8"))
@@ -42,11 +43,13 @@ def test_hostile_file_gives_one_line(name):
 
 
 @pytest.mark.parametrize("code", STATIC)
-def test_fixture_gives_one_line(code):
+def test_fixture_gives_one_line(code, tmp_path):
     path = xml_path(code)
     diag = the_one_diagnostic(path)
     assert diag.code == code, str(diag)
-    status, _, err = irexec_cli("run", path)
+    # A model that runs only when given its inputs (IR316) has them beside it.
+    given = write_inputs(inputs_path(code), tmp_path) if inputs_path(code).is_file() else []
+    status, _, err = irexec_cli("run", path, *given)
     assert err.splitlines() == [f"{diag.severity}: {diag}"]
     assert status == (1 if diag.is_error else 0)
 

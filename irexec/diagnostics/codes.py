@@ -77,6 +77,10 @@ _CODES = (
          "give the data a static rank, or name the axis by a non-negative number: a negative "
          "axis cannot be resolved without the rank, and OpenVINO refuses the model"),
     Code("IR310", "unknown-attribute", WARNING, "remove the attribute; the operation ignores it"),
+    Code("IR316", "missing-element-type", WARNING,
+         "write the element type (element_type=\"f32\", ...): OpenVINO's CPU plugin cannot "
+         "compile an input of dynamic type; irexec runs the model when the input is given and "
+         "takes the array's type"),
     Code("IR401", "port-dims-mismatch", ERROR, "write the inferred dims on the port (or -1 for any)"),
     Code("IR402", "precision-mismatch", WARNING,
          "write the port's real element type as its precision"),

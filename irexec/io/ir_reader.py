@@ -508,8 +508,14 @@ class _Reader:
                 if attr.required:
                     self.diags.add("IR301", f"attribute '{attr.name}' is required", where())
                     node.broken = True
-                else:
-                    node.attrs[attr.name] = attr.default
+                    continue
+                node.attrs[attr.name] = attr.default
+                if attr.kind == "element_type" and getattr(attr.default, "is_dynamic", False):
+                    # A Parameter's element_type: left out, it reads as dynamic, which OpenVINO
+                    # reads but its CPU plugin cannot compile.
+                    self.diags.add("IR316", f"attribute '{attr.name}' is absent, so the element "
+                                            f"type is dynamic: OpenVINO reads the file, but its "
+                                            f"CPU plugin cannot compile it", where())
                 continue
             text = raw.pop(attr.name)
             value = self._values.get((id(attr), text), self._values)

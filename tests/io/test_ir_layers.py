@@ -218,3 +218,47 @@ def test_known_attributes_give_no_ir310(tmp_path):
                result(3, "out", [2, 3])],
               [(0, 0, 2, 0), (1, 0, 2, 1), (2, 2, 3, 0)])
     assert irexec.read_model(write_ir(tmp_path, xml)).diagnostics == []
+
+
+# --- a Parameter without element_type (IR316) -------------------------------------------------
+
+def _identity(data: str, dims=(2, 3)) -> str:
+    """x -> Result, with the Parameter's <data> element given as text ('' for none)."""
+    x = layer(0, "x", "Parameter", outputs=[list(dims)])
+    return net([x.replace("<output>", data + "\n<output>"), result(1, "out", list(dims))],
+               [(0, 0, 1, 0)])
+
+
+def test_parameter_without_element_type_is_warning_ir316_at_its_data(tmp_path):
+    path = write_ir(tmp_path, _identity('<data shape="2,3"/>'))
+    model = irexec.read_model(path)  # a warning: the model reads
+    diag = the_diagnostic(model.diagnostics, "IR316")
+    assert diag.severity == "warning" and "'element_type'" in diag.message
+    assert diag.location.line == line_of(path, '<data shape="2,3"/>')
+    assert model.inputs[0].element_type.is_dynamic
+
+
+def test_parameter_without_data_is_warning_ir316_at_the_layer(tmp_path):
+    path = write_ir(tmp_path, _identity("", dims=()))  # a scalar, as OpenVINO reads it
+    diag = the_diagnostic(irexec.read_model(path).diagnostics, "IR316")
+    assert diag.location.line == line_of(path, 'name="x"')
+
+
+def test_an_explicit_dynamic_element_type_is_no_warning(tmp_path):
+    path = write_ir(tmp_path, _identity('<data shape="2,3" element_type="dynamic"/>'))
+    assert irexec.read_model(path).diagnostics == []
+
+
+def test_parameter_without_element_type_runs_when_the_input_is_given(tmp_path):
+    from tests.cli.inproc import irexec_cli
+
+    path = write_ir(tmp_path, _identity('<data shape="2,3"/>'))
+    x = np.arange(6, dtype=np.int16).reshape(2, 3)
+    out = irexec.compile_model(path)({"x": x})["out"]
+    assert out.dtype == np.int16 and np.array_equal(out, x)
+    np.save(tmp_path / "x.npy", x)
+    status, stdout, err = irexec_cli("run", path, "--input", f"x={tmp_path / 'x.npy'}")
+    assert status == 0, err
+    (warning,) = err.splitlines()
+    assert warning.startswith("warning: ") and "'element_type' is absent" in warning
+    assert "i16" in stdout
