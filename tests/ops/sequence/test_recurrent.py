@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import irexec
-from irexec.ir.builder import ModelBuilder
+from irexec.builder import ModelBuilder
 
 RTOL, ATOL = 2e-5, 2e-5  # f32 against float64 references and OpenVINO, per step accumulations
 
