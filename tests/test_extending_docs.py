@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 import irexec
+from irexec.ops import registry
 from irexec.builder import ModelBuilder
 
 DOC = Path(__file__).resolve().parents[1] / "docs" / "extending.md"
@@ -22,7 +23,8 @@ def _blocks() -> list[str]:
 def hypot():
     namespace: dict = {}
     exec(compile(_blocks()[0], str(DOC), "exec"), namespace)  # registers Hypot (family mine)
-    return namespace["Hypot"]
+    yield namespace["Hypot"]
+    registry.unregister(namespace["Hypot"])  # other tests see only the built-in ops
 
 
 def _model(a_type, a_shape, b_type, b_shape):

@@ -47,7 +47,7 @@ def test_fixture_gives_one_line(code, tmp_path):
     path = xml_path(code)
     diag = the_one_diagnostic(path)
     assert diag.code == code, str(diag)
-    # A model that runs only when given its inputs (IR316) has them beside it.
+    # A model that runs only when given its inputs (IR112) has them beside it.
     given = write_inputs(inputs_path(code), tmp_path) if inputs_path(code).is_file() else []
     status, _, err = irexec_cli("run", path, *given)
     assert err.splitlines() == [f"{diag.severity}: {diag}"]

@@ -12,6 +12,7 @@ import sys
 
 from irexec.cli.usage import UsageError
 from irexec.diagnostics import codes
+from irexec.ops import registry
 from irexec.api import validate_file
 from irexec.diagnostics.render import RENDERERS
 
@@ -44,6 +45,7 @@ def add_parser(sub) -> None:
 
 def parse_codes(option: str, text: str) -> set[str]:
     """The codes named by a comma-separated list of codes, names and code prefixes."""
+    registry.load_builtin()  # the ops' own codes are part of the table
     chosen: set[str] = set()
     for token in filter(None, (t.strip() for t in text.split(","))):
         if token in codes.BY_NAME:

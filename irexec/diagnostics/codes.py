@@ -55,6 +55,10 @@ _CODES = (
     Code("IR111", "bad-back-edge", ERROR,
          "a back edge goes from a body Result to a body Parameter of the same element type and a "
          "compatible shape"),
+    Code("IR112", "missing-element-type", WARNING,
+         "write the element type (element_type=\"f32\", ...): OpenVINO's CPU plugin cannot "
+         "compile an input of dynamic type; irexec runs the model when the input is given and "
+         "takes the array's type"),
     Code("IR201", "dangling-edge", ERROR, "an edge must name existing layers and ports"),
     Code("IR202", "unconnected-input", ERROR, "connect every input port with exactly one edge"),
     Code("IR203", "multiple-edges-into-input", ERROR, "an input port takes exactly one edge"),
@@ -77,10 +81,6 @@ _CODES = (
          "give the data a static rank, or name the axis by a non-negative number: a negative "
          "axis cannot be resolved without the rank, and OpenVINO refuses the model"),
     Code("IR310", "unknown-attribute", WARNING, "remove the attribute; the operation ignores it"),
-    Code("IR316", "missing-element-type", WARNING,
-         "write the element type (element_type=\"f32\", ...): OpenVINO's CPU plugin cannot "
-         "compile an input of dynamic type; irexec runs the model when the input is given and "
-         "takes the array's type"),
     Code("IR401", "port-dims-mismatch", ERROR, "write the inferred dims on the port (or -1 for any)"),
     Code("IR402", "precision-mismatch", WARNING,
          "write the port's real element type as its precision"),

@@ -513,7 +513,7 @@ class _Reader:
                 if attr.kind == "element_type" and getattr(attr.default, "is_dynamic", False):
                     # A Parameter's element_type: left out, it reads as dynamic, which OpenVINO
                     # reads but its CPU plugin cannot compile.
-                    self.diags.add("IR316", f"attribute '{attr.name}' is absent, so the element "
+                    self.diags.add("IR112", f"attribute '{attr.name}' is absent, so the element "
                                             f"type is dynamic: OpenVINO reads the file, but its "
                                             f"CPU plugin cannot compile it", where())
                 continue

@@ -70,6 +70,17 @@ def register(op: type[Op]) -> type[Op]:
     return op
 
 
+def unregister(op: type[Op]) -> None:
+    """Remove a registration made with :func:`register` (the op's codes stay in the table)."""
+    spec = op.spec
+    for name in (spec.type, *spec.aliases):
+        versions = _REGISTRY.get(name.lower(), {})
+        if versions.get((spec.family, spec.since)) is op:
+            del versions[(spec.family, spec.since)]
+            if not versions:
+                del _REGISTRY[name.lower()]
+
+
 def families() -> list[str]:
     """Every known version family: ``opset`` first, then the others in use."""
     load_builtin()

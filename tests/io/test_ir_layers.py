@@ -220,7 +220,7 @@ def test_known_attributes_give_no_ir310(tmp_path):
     assert irexec.read_model(write_ir(tmp_path, xml)).diagnostics == []
 
 
-# --- a Parameter without element_type (IR316) -------------------------------------------------
+# --- a Parameter without element_type (IR112) -------------------------------------------------
 
 def _identity(data: str, dims=(2, 3)) -> str:
     """x -> Result, with the Parameter's <data> element given as text ('' for none)."""
@@ -232,7 +232,7 @@ def _identity(data: str, dims=(2, 3)) -> str:
 def test_parameter_without_element_type_is_warning_ir316_at_its_data(tmp_path):
     path = write_ir(tmp_path, _identity('<data shape="2,3"/>'))
     model = irexec.read_model(path)  # a warning: the model reads
-    diag = the_diagnostic(model.diagnostics, "IR316")
+    diag = the_diagnostic(model.diagnostics, "IR112")
     assert diag.severity == "warning" and "'element_type'" in diag.message
     assert diag.location.line == line_of(path, '<data shape="2,3"/>')
     assert model.inputs[0].element_type.is_dynamic
@@ -240,7 +240,7 @@ def test_parameter_without_element_type_is_warning_ir316_at_its_data(tmp_path):
 
 def test_parameter_without_data_is_warning_ir316_at_the_layer(tmp_path):
     path = write_ir(tmp_path, _identity("", dims=()))  # a scalar, as OpenVINO reads it
-    diag = the_diagnostic(irexec.read_model(path).diagnostics, "IR316")
+    diag = the_diagnostic(irexec.read_model(path).diagnostics, "IR112")
     assert diag.location.line == line_of(path, 'name="x"')
 
 

@@ -24,6 +24,7 @@ import numpy as np
 
 from irexec.errors import IRError
 from irexec.diagnostics import codes
+from irexec.ops import registry
 
 FIXTURES = Path(__file__).with_name("fixtures")
 MARKER = "<!-- here -->"
@@ -36,7 +37,9 @@ def is_runtime(code: str) -> bool:
 
 
 def all_codes() -> list[str]:
-    """The codes with an example fixture: every code a built-in operation can raise."""
+    """The codes with an example fixture: every code a built-in operation can raise (the ops'
+    own codes join the table when the ops are loaded)."""
+    registry.load_builtin()
     return sorted(c.code for c in codes.CODES.values() if c.example)
 
 

@@ -64,11 +64,11 @@ def test_what_openvino_refuses_to_run_irexec_refuses(code, tmp_path):
 
 
 def test_openvino_cpu_cannot_compile_a_parameter_without_element_type():
-    # Why IR316 warns: OpenVINO reads the file, but its CPU plugin fails on the dynamic type.
+    # Why IR112 warns: OpenVINO reads the file, but its CPU plugin fails on the dynamic type.
     core = ov.Core()
-    model = core.read_model(str(xml_path("IR316")))
+    model = core.read_model(str(xml_path("IR112")))
     assert model.inputs[0].element_type.is_dynamic()
     with pytest.raises(Exception):
         core.compile_model(model, "CPU", {"INFERENCE_PRECISION_HINT": "f32"})
-    core.compile_model(core.read_model(str(xml_path("IR316", fixed=True))), "CPU",
+    core.compile_model(core.read_model(str(xml_path("IR112", fixed=True))), "CPU",
                        {"INFERENCE_PRECISION_HINT": "f32"})
