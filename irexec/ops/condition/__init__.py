@@ -1,1 +1,1 @@
-"""Control flow (OpenVINO spec category `condition`): If, Select."""
+"""Condition (OpenVINO spec category `condition`): If, Select."""

@@ -1,0 +1,73 @@
+"""The error function erf in float64, vectorized (numpy has none, and irexec depends on nothing
+that has one).
+
+Two Chebyshev series, fitted once when the module is imported by interpolating Python's
+``math.erf``/``math.erfc`` at Chebyshev points:
+
+* |x| < 2.5: ``erf(x) = x * S(x**2)`` (tiny arguments keep their full relative precision);
+* 2.5 <= |x| < 6: ``erf(x) = sign(x) * (1 - exp(-x**2) * R(|x|))``, R being ``erfc(x) * exp(x**2)``,
+  a slowly varying function;
+* |x| >= 6: +-1 (erf(6) is 1 - 2e-17, which is 1.0 in f64). NaN stays NaN.
+
+Both series stop where their coefficients reach f64's rounding noise; the tests check the
+result against ``math.erf`` (within 40 ulp of f64, worst just below 2.5).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numpy.polynomial import chebyshev
+
+_SPLIT = 2.5
+_TOP = 6.0
+
+
+def _fit(f, lo: float, hi: float, degree: int) -> tuple[float, ...]:
+    """Chebyshev coefficients (lowest first) of f on [lo, hi], in t = 2(v-lo)/(hi-lo) - 1."""
+    def g(t):
+        return np.array([f(lo + (hi - lo) * (v + 1) / 2) for v in np.atleast_1d(t)])
+    return tuple(float(c) for c in chebyshev.chebinterpolate(g, degree))
+
+
+_S = _fit(lambda u: math.erf(math.sqrt(u)) / math.sqrt(u) if u > 0 else 2 / math.sqrt(math.pi),
+          0.0, _SPLIT ** 2, 20)
+_R = _fit(lambda v: math.erfc(v) * math.exp(v * v), _SPLIT, _TOP, 22)
+
+
+def _clenshaw(t: np.ndarray, coefficients: tuple[float, ...]) -> np.ndarray:
+    """sum c_k T_k(t) by Clenshaw's recurrence, in place where it can."""
+    t2 = 2 * t
+    b1 = np.full_like(t, coefficients[-1])
+    b2 = np.zeros_like(t)
+    for c in coefficients[-2:0:-1]:
+        b2 *= -1
+        b2 += c
+        b2 += t2 * b1  # b2 becomes the new b1
+        b1, b2 = b2, b1
+    b1 *= t
+    b1 -= b2
+    b1 += coefficients[0]
+    return b1
+
+
+def erf(x: np.ndarray) -> np.ndarray:
+    """erf of every element, as a new float64 array."""
+    x = np.asarray(x, dtype=np.float64)
+    a = np.abs(x)
+    with np.errstate(invalid="ignore"):
+        small = a < _SPLIT
+        if small.all():  # the common case: one series over the whole array
+            return x * _clenshaw(x * x * (2 / _SPLIT ** 2) - 1, _S)
+        out = np.copysign(np.ones_like(x), x)  # |x| >= 6
+        xs = x[small]
+        out[small] = xs * _clenshaw(xs * xs * (2 / _SPLIT ** 2) - 1, _S)
+        mid = (a >= _SPLIT) & (a < _TOP)
+        if mid.any():
+            am = a[mid]
+            tail = np.exp(-am * am) * _clenshaw((am - _SPLIT) * (2 / (_TOP - _SPLIT)) - 1, _R)
+            out[mid] = np.copysign(1 - tail, x[mid])
+        nan = np.isnan(x)
+        out[nan] = x[nan]
+    return out

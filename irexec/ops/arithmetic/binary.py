@@ -1,0 +1,180 @@
+"""Binary arithmetic, one table: Add-1, Subtract-1, Multiply-1, Divide-1, Power-1, Maximum-1,
+Minimum-1, SquaredDifference-1, FloorMod-1, Mod-1.
+
+Every row takes two inputs of one numeric type T, broadcast by ``auto_broadcast`` (numpy, pdpd,
+none), and computes by the numeric contract of irexec/kernels/elementwise.py. What a row needs
+beyond its numpy function is said in the row: integer division by zero is IR316 (at read time
+when the divisor is a Constant, else when the layer runs).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from irexec.diagnostics.codes import ERROR, Code
+from irexec.errors import OpError
+from irexec.ir.element_type import plain_values
+from irexec.kernels import elementwise as ew
+from irexec.ops import rules
+from irexec.ops.registry import register
+from irexec.ops.spec import NUMERIC, Attr, Input, Op, OpSpec, Output, TypeVar
+
+T = TypeVar("T", NUMERIC)
+
+DIVISION_BY_ZERO = Code("IR316", "division-by-zero", ERROR,
+                        "an integer divisor (Divide, Mod, FloorMod) must not be 0, nor may an "
+                        "integer 0 be raised to a negative power (Power): integers have no "
+                        "infinity; use a floating-point type or keep 0 out of the divisor")
+
+
+def _no_zero(b: np.ndarray, what: str = "the divisor") -> None:
+    """OpError IR316 when an integer divisor holds a 0 (kernels call it for integer types)."""
+    values = plain_values(b)
+    if values.size and not values.all():
+        index = np.unravel_index(int(np.argmin(values != 0)), values.shape)
+        raise OpError(f"integer division by zero: {what} (input 1) is 0 at index "
+                      f"{list(map(int, index))}", code="IR316")
+
+
+# --- the kernels' arithmetic, per type path ------------------------------------------------------
+
+def _trunc_divide(a, b):
+    """C++'s integer division (toward zero): floor division of the exact multiple."""
+    if a.dtype.kind == "u":
+        return np.floor_divide(a, b)
+    return np.floor_divide(a - np.fmod(a, b), b)
+
+
+def _int_power(a, b):
+    """Exact integer power, wrapping; a negative exponent gives the real power truncated toward
+    zero (1 for 1, +-1 for -1, 0 otherwise), and 0 to a negative power is IR316."""
+    if b.dtype.kind == "u" or not (b < 0).any():
+        return np.power(a, b)
+    negative = b < 0
+    if (negative & (a == 0)).any():
+        raise OpError("integer division by zero: 0 raised to a negative power", code="IR316")
+    positive = np.power(a, np.where(negative, 0, b).astype(b.dtype))
+    odd = (b % 2) != 0
+    inverse = np.where(a == 1, 1, np.where(a == -1, np.where(odd, -1, 1), 0)).astype(a.dtype)
+    return np.where(negative, inverse, positive)
+
+
+def _float_max(a, b):
+    """OpenVINO's ``a > b ? a : b`` (its reference and CPU plugin): a NaN in ``a`` gives ``b``,
+    a NaN in ``b`` gives NaN. numpy's maximum agrees unless ``a`` holds a NaN."""
+    out = np.maximum(a, b)
+    if a.size and np.isnan(np.min(a)):
+        return np.where(a > b, a, b)
+    return out
+
+
+def _float_min(a, b):
+    """OpenVINO's ``a < b ? a : b``, as for Maximum."""
+    out = np.minimum(a, b)
+    if a.size and np.isnan(np.max(a)):
+        return np.where(a < b, a, b)
+    return out
+
+
+def _squared_difference(a, b):
+    d = np.subtract(a, b)
+    return np.multiply(d, d, out=d) if type(d) is np.ndarray else d * d
+
+
+def _kernel(float_fn, int_fn=None, *, half_native: bool = False, divides: bool = False):
+    """A binary kernel for every type path. ``half_native``: numpy's f16 / ml_dtypes' bf16 loop
+    of ``float_fn`` already computes in f32 and rounds once (a correctly rounded operation);
+    ``divides``: integer inputs are checked for a zero divisor first."""
+    int_fn = int_fn or float_fn
+    float_kinds = (ew.NATIVE_FLOAT, ew.HALF) if half_native else (ew.NATIVE_FLOAT,)
+
+    def kernel(a, b, **_attrs):
+        k = ew.kind(a.dtype)
+        if k == ew.INT:
+            if divides:
+                _no_zero(b)
+            with np.errstate(all="ignore"):
+                return ew.array(int_fn(a, b))
+        with np.errstate(all="ignore"):
+            if k in float_kinds:
+                return ew.array(float_fn(a, b))
+            if k == ew.NARROW_INT:
+                if divides:
+                    _no_zero(b)
+                return ew.from_compute(int_fn(ew.to_compute(a), ew.to_compute(b)), a.dtype)
+            return ew.from_compute(float_fn(ew.to_compute(a), ew.to_compute(b)), a.dtype)
+    return kernel
+
+
+def _divide_kernel():
+    floor = _kernel(np.true_divide, np.floor_divide, half_native=True, divides=True)
+    trunc = _kernel(np.true_divide, _trunc_divide, half_native=True, divides=True)
+
+    def kernel(a, b, *, m_pythondiv=True, **_attrs):
+        return (floor if m_pythondiv else trunc)(a, b)
+    return kernel
+
+
+def _divisor_infer(ctx):
+    """The shared rules, and IR316 for a Constant integer divisor holding a 0 (unless the output
+    is empty, when nothing is divided)."""
+    outputs = ctx.default_outputs()
+    b = ctx.input_value(1)
+    if b is not None and ew.kind(b.dtype) in (ew.INT, ew.NARROW_INT):
+        shape = outputs[0].shape
+        empty = shape.rank_is_static and any(d.is_static and d.min == 0 for d in shape)
+        if not empty:
+            try:
+                _no_zero(b)
+            except OpError as e:
+                ctx.error("IR316", str(e))
+    return outputs
+
+
+PYTHONDIV = Attr("m_pythondiv", "bool", default=True,
+                 doc="for integer types: true rounds the quotient down (floor, as Python's //), "
+                     "false toward zero (as C++); no effect on floating-point types")
+
+# type, doc, kernel, extra attributes, the divisor rule
+_ROWS = (
+    ("Add", "a + b", _kernel(np.add, half_native=True), (), False),
+    ("Subtract", "a - b", _kernel(np.subtract, half_native=True), (), False),
+    ("Multiply", "a * b", _kernel(np.multiply, half_native=True), (), False),
+    ("Divide", "a / b; integers: floor (m_pythondiv=true) or truncated quotient; an integer "
+               "divisor of 0 is IR316", _divide_kernel(), (PYTHONDIV,), True),
+    ("Power", "a raised to the power b; integers exact (wrapping), a negative integer exponent "
+              "truncates the real power toward zero, 0 to a negative power is IR316",
+     _kernel(np.power, _int_power), (), False),
+    ("Maximum", "the larger of a and b (a > b ? a : b: a NaN in a gives b, one in b gives NaN, "
+                "as OpenVINO)", _kernel(_float_max, np.maximum), (), False),
+    ("Minimum", "the smaller of a and b (a < b ? a : b, NaN as in Maximum)",
+     _kernel(_float_min, np.minimum), (), False),
+    ("SquaredDifference", "(a - b) squared", _kernel(_squared_difference), (), False),
+    ("FloorMod", "the remainder of floor division, with the sign of b (Python's %); an integer "
+                 "divisor of 0 is IR316", _kernel(np.mod, divides=True), (), True),
+    ("Mod", "the remainder of truncated division, with the sign of a (C's fmod); an integer "
+            "divisor of 0 is IR316", _kernel(np.fmod, divides=True), (), True),
+)
+
+
+def _make(type_name: str, doc: str, kernel, attrs, divides: bool) -> type[Op]:
+    spec = OpSpec(
+        type=type_name,
+        since=1,
+        attrs=(rules.AUTO_BROADCAST, *attrs),
+        inputs=(Input("a", T, doc="the first operand"),
+                Input("b", T, doc="the second operand" + (" (the divisor)" if divides else ""))),
+        outputs=(Output("output", f"{doc}, element by element; the inputs' type, their "
+                                  f"broadcast shape", type=T),),
+        shape=rules.broadcast(),
+        doc=f"Element-wise {doc}.",
+        codes=(DIVISION_BY_ZERO,) if divides or type_name == "Power" else (),
+    )
+    members = {"spec": spec, "kernel": staticmethod(kernel), "__doc__": spec.doc,
+               "__module__": __name__}
+    if divides:
+        members["infer"] = staticmethod(_divisor_infer)
+    return register(type(type_name, (Op,), members))
+
+
+OPS = {row[0]: _make(*row) for row in _ROWS}

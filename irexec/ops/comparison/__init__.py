@@ -1,0 +1,1 @@
+"""Comparison (OpenVINO spec category `comparison`): element-wise tests giving booleans."""

@@ -1,0 +1,1 @@
+"""Logical (OpenVINO spec category `logical`): element-wise boolean algebra."""
