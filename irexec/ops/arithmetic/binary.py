@@ -91,7 +91,7 @@ def _kernel(float_fn, int_fn=None, *, half_native: bool = False, divides: bool =
     def kernel(a, b, **_attrs):
         k = ew.kind(a.dtype)
         if k == ew.INT:
-            if divides:
+            if divides and a.size:  # an empty output divides nothing
                 _no_zero(b)
             with np.errstate(all="ignore"):
                 return ew.array(int_fn(a, b))
@@ -99,7 +99,7 @@ def _kernel(float_fn, int_fn=None, *, half_native: bool = False, divides: bool =
             if k in float_kinds:
                 return ew.array(float_fn(a, b))
             if k == ew.NARROW_INT:
-                if divides:
+                if divides and a.size:
                     _no_zero(b)
                 return ew.from_compute(int_fn(ew.to_compute(a), ew.to_compute(b)), a.dtype)
             return ew.from_compute(float_fn(ew.to_compute(a), ew.to_compute(b)), a.dtype)
