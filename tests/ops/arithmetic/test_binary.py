@@ -169,7 +169,8 @@ def test_f32_against_float64(pairs, op):
     expected = _float_ref(op, a.astype(np.float64), b.astype(np.float64)).astype(np.float32)
     out = run_op(op, a, b)
     if op in ("FloorMod", "Mod"):  # one rounding of x/y apart near a multiple of y
-        ok = np.isclose(out, expected, rtol=1e-6, atol=1e-6 * np.abs(b).max() + 1e-6) | (
+        ok = np.isclose(out, expected, rtol=1e-6, atol=1e-6 * np.abs(b).max() + 1e-6,
+                        equal_nan=True) | (
             np.abs(np.abs(out - expected) - np.abs(b)) < 1e-3 * np.abs(b))
         assert ok.all()
         return
