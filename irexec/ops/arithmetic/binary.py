@@ -135,39 +135,43 @@ PYTHONDIV = Attr("m_pythondiv", "bool", default=True,
                  doc="for integer types: true rounds the quotient down (floor, as Python's //), "
                      "false toward zero (as C++); no effect on floating-point types")
 
-# type, doc, kernel, extra attributes, the divisor rule
+# type, result, more doc, kernel, extra attributes, the divisor rule
 _ROWS = (
-    ("Add", "a + b", _kernel(np.add, half_native=True), (), False),
-    ("Subtract", "a - b", _kernel(np.subtract, half_native=True), (), False),
-    ("Multiply", "a * b", _kernel(np.multiply, half_native=True), (), False),
-    ("Divide", "a / b; integers: floor (m_pythondiv=true) or truncated quotient; an integer "
-               "divisor of 0 is IR316", _divide_kernel(), (PYTHONDIV,), True),
-    ("Power", "a raised to the power b; integers exact (wrapping), a negative integer exponent "
-              "truncates the real power toward zero, 0 to a negative power is IR316",
-     _kernel(np.power, _int_power), (), False),
-    ("Maximum", "the larger of a and b (a > b ? a : b: a NaN in a gives b, one in b gives NaN, "
-                "as OpenVINO)", _kernel(_float_max, np.maximum), (), False),
-    ("Minimum", "the smaller of a and b (a < b ? a : b, NaN as in Maximum)",
+    ("Add", "a + b", "", _kernel(np.add, half_native=True), (), False),
+    ("Subtract", "a - b", "", _kernel(np.subtract, half_native=True), (), False),
+    ("Multiply", "a * b", "", _kernel(np.multiply, half_native=True), (), False),
+    ("Divide", "a / b", "Integers: the quotient rounded down (m_pythondiv=true) or toward zero; "
+                        "an integer divisor of 0 is IR316.", _divide_kernel(), (PYTHONDIV,), True),
+    ("Power", "a to the power b", "Integers exact (wrapping); a negative integer exponent "
+                                  "truncates the real power toward zero; 0 to a negative power "
+                                  "is IR316.", _kernel(np.power, _int_power), (), False),
+    ("Maximum", "the larger of a and b", "As OpenVINO, `a > b ? a : b`: a NaN in a gives b, a "
+                                         "NaN in b gives NaN.",
+     _kernel(_float_max, np.maximum), (), False),
+    ("Minimum", "the smaller of a and b", "As OpenVINO, `a < b ? a : b`: a NaN in a gives b, a "
+                                          "NaN in b gives NaN.",
      _kernel(_float_min, np.minimum), (), False),
-    ("SquaredDifference", "(a - b) squared", _kernel(_squared_difference), (), False),
-    ("FloorMod", "the remainder of floor division, with the sign of b (Python's %); an integer "
-                 "divisor of 0 is IR316", _kernel(np.mod, divides=True), (), True),
-    ("Mod", "the remainder of truncated division, with the sign of a (C's fmod); an integer "
-            "divisor of 0 is IR316", _kernel(np.fmod, divides=True), (), True),
+    ("SquaredDifference", "(a - b) squared", "", _kernel(_squared_difference), (), False),
+    ("FloorMod", "a modulo b, with the sign of b", "Python's %; an integer divisor of 0 is "
+                                                   "IR316.", _kernel(np.mod, divides=True), (),
+     True),
+    ("Mod", "the remainder of a / b, with the sign of a", "C's fmod; an integer divisor of 0 is "
+                                                          "IR316.",
+     _kernel(np.fmod, divides=True), (), True),
 )
 
 
-def _make(type_name: str, doc: str, kernel, attrs, divides: bool) -> type[Op]:
+def _make(type_name: str, result: str, doc: str, kernel, attrs, divides: bool) -> type[Op]:
     spec = OpSpec(
         type=type_name,
         since=1,
         attrs=(rules.AUTO_BROADCAST, *attrs),
         inputs=(Input("a", T, doc="the first operand"),
                 Input("b", T, doc="the second operand" + (" (the divisor)" if divides else ""))),
-        outputs=(Output("output", f"{doc}, element by element; the inputs' type, their "
+        outputs=(Output("output", f"{result}, element by element; the inputs' type, their "
                                   f"broadcast shape", type=T),),
         shape=rules.broadcast(),
-        doc=f"Element-wise {doc}.",
+        doc=f"Element-wise {result}. {doc}".strip(),
         codes=(DIVISION_BY_ZERO,) if divides or type_name == "Power" else (),
     )
     members = {"spec": spec, "kernel": staticmethod(kernel), "__doc__": spec.doc,
