@@ -476,3 +476,74 @@ def test_convert_nf4_minus_one_to_u8_saturates():
     assert out.tolist() == [0, 1, 0]  # -1.0 saturates at 0 (OpenVINO: 255); 1.0 and 0.0 exact
     out = convert(from_codes(nf4, np.array([0], np.uint8)), irexec.ElementType.u4)
     assert out.astype(np.uint8).tolist() == [15]  # sub-byte targets wrap, as OpenVINO
+
+
+# --- element-wise operations: the CPU plugin's departures ---------------------------------------
+
+def _elementwise(op_type, *arrays, version=None, **attrs):
+    from irexec.ir import element_type as et_table
+    b = ModelBuilder()
+    ports = [b.parameter(f"in{i}", et_table.from_dtype(a.dtype).name, list(a.shape))
+             for i, a in enumerate(arrays)]
+    b.result(b.op(op_type, *ports, version=version, **attrs), name="out")
+    compiled = irexec.compile_model(b.build())
+    (out,) = compiled({f"in{i}": a for i, a in enumerate(arrays)}).values()
+    return out
+
+
+def test_eight_bit_arithmetic_wraps():
+    u8 = np.uint8
+    assert _elementwise("Subtract", np.array([3], u8), np.array([4], u8)).tolist() == [255]
+    assert _elementwise("Multiply", np.array([44], np.int8), np.array([4], np.int8)).tolist() \
+        == [-80]
+    assert _elementwise("SquaredDifference", np.array([-39], np.int8),
+                        np.array([3], np.int8)).tolist() == [(42 * 42) % 256 - 256]
+
+
+def test_signed_divide_floors_by_default():
+    out = _elementwise("Divide", np.array([-7, 7], np.int32), np.array([2, -2], np.int32))
+    assert out.tolist() == [-4, -4]
+
+
+def test_integer_real_functions_compute_in_f64():
+    assert _elementwise("Exp", np.array([16], np.int32)).tolist() == [8886111]
+    assert _elementwise("Sqrt", np.array([-4], np.int32)).tolist() == [0]
+    assert _elementwise("Sin", np.array([4], np.uint16)).tolist() == [0]
+
+
+def test_negative_on_unsigned_wraps():
+    assert _elementwise("Negative", np.array([1, 0], np.uint8)).tolist() == [255, 0]
+
+
+def test_64_bit_comparisons_and_bitwise_keep_every_bit():
+    big = np.array([2**40 + 1], np.int64)
+    assert _elementwise("Greater", big, np.array([2], np.int64)).tolist() == [True]
+    assert _elementwise("BitwiseAnd", big, np.array([2**40], np.int64),
+                        version="opset13").tolist() == [2**40]
+
+
+def test_shift_counts_out_of_range_shift_every_bit_out():
+    a = np.array([3, 3, -8], np.int32)
+    n = np.array([33, 32, 40], np.int32)
+    assert _elementwise("BitwiseLeftShift", a, n, version="opset15").tolist() == [0, 0, 0]
+    assert _elementwise("BitwiseRightShift", a, n, version="opset15").tolist() == [0, 0, -1]
+
+
+def test_exp_of_nan_is_nan_and_f64_infinities_stay():
+    assert np.isnan(_elementwise("Exp", np.array([np.nan], np.float32))[0])
+    assert _elementwise("Log", np.array([0.0], np.float64)).tolist() == [-np.inf]
+
+
+def test_select_boolean_branches_and_pdpd_run():
+    cond = np.array([True, False])
+    out = _elementwise("Select", cond, np.array([True, True]), np.array([False, False]))
+    assert out.tolist() == [True, False]
+    out = _elementwise("Select", np.array([True, False]), np.ones((2, 2), np.float32),
+                       np.zeros(2, np.float32), auto_broadcast="pdpd")
+    assert out.tolist() == [[1, 0], [1, 0]]
+
+
+def test_integer_division_by_zero_is_ir316():
+    with pytest.raises(irexec.IRError) as info:
+        _elementwise("Mod", np.array([1], np.int32), np.array([0], np.int32))
+    assert info.value.code == "IR316"
