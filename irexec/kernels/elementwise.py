@@ -20,10 +20,13 @@ NaN results are values here, not errors.
 
 from __future__ import annotations
 
+import math
+
 import ml_dtypes
 import numpy as np
 
 from irexec.ir import element_type as et_table
+from irexec.kernels import buffers
 from irexec.kernels.convert import convert
 
 F32 = np.dtype(np.float32)
@@ -79,6 +82,22 @@ def from_compute(values, dtype: np.dtype) -> np.ndarray:
     if _KINDS[dtype] == NARROW_INT:  # keep the low bits (convert's rule from integers)
         return convert(values.astype(np.int64), dtype)
     return convert(values, dtype)
+
+
+def output(shape: tuple, dtype: np.dtype, into: np.ndarray | None = None) -> np.ndarray | None:
+    """Where a kernel writes a result of ``shape`` and ``dtype``: ``into`` (the in-place variant's
+    first input) when it has that shape and dtype; for a large result, an array from the run's
+    pool of dead memory (no page faults: see irexec/kernels/buffers.py); else None (numpy
+    allocates)."""
+    if into is not None and into.shape == shape and into.dtype == dtype:
+        return into
+    if len(shape) and math.prod(shape) * dtype.itemsize >= buffers.MIN_BYTES:
+        return buffers.empty(shape, dtype)
+    return None
+
+
+def broadcast_shape(a: np.ndarray, b: np.ndarray) -> tuple:
+    return a.shape if a.shape == b.shape else np.broadcast_shapes(a.shape, b.shape)
 
 
 def array(result) -> np.ndarray:

@@ -15,6 +15,7 @@ from irexec.diagnostics.codes import ERROR, Code
 from irexec.errors import OpError
 from irexec.ir.element_type import plain_values
 from irexec.kernels import elementwise as ew
+from irexec.kernels import in_place
 from irexec.ops import rules
 from irexec.ops.registry import register
 from irexec.ops.spec import NUMERIC, Attr, Input, Op, OpSpec, Output, TypeVar
@@ -37,81 +38,104 @@ def _no_zero(b: np.ndarray, what: str = "the divisor") -> None:
 
 
 # --- the kernels' arithmetic, per type path ------------------------------------------------------
+# Each function takes ``out`` (an array of the result's shape and type, or None) as numpy's
+# ufuncs do.
 
-def _trunc_divide(a, b):
+def _trunc_divide(a, b, out=None):
     """C++'s integer division (toward zero): floor division of the exact multiple."""
     if a.dtype.kind == "u":
-        return np.floor_divide(a, b)
-    return np.floor_divide(a - np.fmod(a, b), b)
+        return np.floor_divide(a, b, out=out)
+    return np.floor_divide(a - np.fmod(a, b), b, out=out)
 
 
-def _int_power(a, b):
+def _int_power(a, b, out=None):
     """Exact integer power, wrapping; a negative exponent gives the real power truncated toward
     zero (1 for 1, +-1 for -1, 0 otherwise), and 0 to a negative power is IR316."""
     if b.dtype.kind == "u" or not (b < 0).any():
-        return np.power(a, b)
+        return np.power(a, b, out=out)
     negative = b < 0
     if (negative & (a == 0)).any():
         raise OpError("integer division by zero: 0 raised to a negative power", code="IR316")
     positive = np.power(a, np.where(negative, 0, b).astype(b.dtype))
     odd = (b % 2) != 0
     inverse = np.where(a == 1, 1, np.where(a == -1, np.where(odd, -1, 1), 0)).astype(a.dtype)
-    return np.where(negative, inverse, positive)
+    return _into(np.where(negative, inverse, positive), out)
 
 
-def _float_max(a, b):
+def _into(result: np.ndarray, out):
+    if out is None:
+        return result
+    out[...] = result
+    return out
+
+
+def _float_max(a, b, out=None):
     """OpenVINO's ``a > b ? a : b`` (its reference and CPU plugin): a NaN in ``a`` gives ``b``,
-    a NaN in ``b`` gives NaN. numpy's maximum agrees unless ``a`` holds a NaN."""
-    out = np.maximum(a, b)
+    a NaN in ``b`` gives NaN. numpy's maximum agrees unless ``a`` holds a NaN (np.min finds one
+    in one fast pass: it propagates NaN)."""
     if a.size and np.isnan(np.min(a)):
-        return np.where(a > b, a, b)
-    return out
+        return _into(np.where(a > b, a, b), out)
+    return np.maximum(a, b, out=out)
 
 
-def _float_min(a, b):
+def _float_min(a, b, out=None):
     """OpenVINO's ``a < b ? a : b``, as for Maximum."""
-    out = np.minimum(a, b)
     if a.size and np.isnan(np.max(a)):
-        return np.where(a < b, a, b)
-    return out
+        return _into(np.where(a < b, a, b), out)
+    return np.minimum(a, b, out=out)
 
 
-def _squared_difference(a, b):
-    d = np.subtract(a, b)
-    return np.multiply(d, d, out=d) if type(d) is np.ndarray else d * d
+def _squared_difference(a, b, out=None):
+    d = np.subtract(a, b, out=out)
+    return np.multiply(d, d, out=d)
 
 
 def _kernel(float_fn, int_fn=None, *, half_native: bool = False, divides: bool = False):
-    """A binary kernel for every type path. ``half_native``: numpy's f16 / ml_dtypes' bf16 loop
-    of ``float_fn`` already computes in f32 and rounds once (a correctly rounded operation);
+    """A binary kernel for every type path, and its in-place variant (writing over ``a`` when
+    ``a`` has the result's shape). ``half_native``: numpy's f16 / ml_dtypes' bf16 loop of
+    ``float_fn`` already computes in f32 and rounds once (a correctly rounded operation);
     ``divides``: integer inputs are checked for a zero divisor first."""
     int_fn = int_fn or float_fn
     float_kinds = (ew.NATIVE_FLOAT, ew.HALF) if half_native else (ew.NATIVE_FLOAT,)
 
-    def kernel(a, b, **_attrs):
+    def compute(a, b, into):
         k = ew.kind(a.dtype)
         if k == ew.INT:
             if divides and a.size:  # an empty output divides nothing
                 _no_zero(b)
             with np.errstate(all="ignore"):
-                return ew.array(int_fn(a, b))
+                return int_fn(a, b, out=ew.output(ew.broadcast_shape(a, b), a.dtype, into))
         with np.errstate(all="ignore"):
             if k in float_kinds:
-                return ew.array(float_fn(a, b))
+                return float_fn(a, b, out=ew.output(ew.broadcast_shape(a, b), a.dtype, into))
             if k == ew.NARROW_INT:
                 if divides and a.size:
                     _no_zero(b)
                 return ew.from_compute(int_fn(ew.to_compute(a), ew.to_compute(b)), a.dtype)
             return ew.from_compute(float_fn(ew.to_compute(a), ew.to_compute(b)), a.dtype)
+
+    def kernel(a, b, **_attrs):
+        return ew.array(compute(a, b, None))
+
+    def kernel_in_place(a, b, **_attrs):
+        return ew.array(compute(a, b, a))
+
+    in_place.register(kernel, kernel_in_place)
     return kernel
 
 
 def _divide_kernel():
     floor = _kernel(np.true_divide, np.floor_divide, half_native=True, divides=True)
     trunc = _kernel(np.true_divide, _trunc_divide, half_native=True, divides=True)
+    floor_in_place, trunc_in_place = in_place.variant(floor), in_place.variant(trunc)
 
     def kernel(a, b, *, m_pythondiv=True, **_attrs):
         return (floor if m_pythondiv else trunc)(a, b)
+
+    def kernel_in_place(a, b, *, m_pythondiv=True, **_attrs):
+        return (floor_in_place if m_pythondiv else trunc_in_place)(a, b)
+
+    in_place.register(kernel, kernel_in_place)
     return kernel
 
 

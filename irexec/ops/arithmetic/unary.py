@@ -13,6 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from irexec.kernels import elementwise as ew
+from irexec.kernels import in_place
 from irexec.kernels.erf import erf as erf64
 from irexec.ops.registry import register
 from irexec.ops.spec import NUMERIC, Attr, Input, Op, OpSpec, Output, TypeVar
@@ -20,28 +21,43 @@ from irexec.ops.spec import NUMERIC, Attr, Input, Op, OpSpec, Output, TypeVar
 T = TypeVar("T", NUMERIC)
 
 
-def _erf(x):
+def _erf(x, out=None):
     if x.dtype == ew.F64:
-        return erf64(x)
-    return erf64(x).astype(x.dtype)  # f32: computed in f64, rounded once
+        return _into(erf64(x), out)
+    return _into(erf64(x).astype(x.dtype), out)  # f32: computed in f64, rounded once
 
 
-def _copy(x):
-    return np.array(x, copy=True)
+def _round_half_away(x, out=None):
+    return _into(ew.round_half_away(x), out)
+
+
+def _into(result, out):
+    if out is None:
+        return result
+    out[...] = result
+    return out
+
+
+def _copy(x, out=None):
+    if out is None:
+        return np.array(x, copy=True)
+    np.copyto(out, x)
+    return out
 
 
 def _kernel(float_fn, int_fn=None, *, half_native: bool = False):
-    """A unary kernel for every type path. ``int_fn``: what integers get (default: ``float_fn``
-    in f64, rounded half away from zero); ``half_native`` as for the binary ops."""
+    """A unary kernel for every type path, and its in-place variant. ``int_fn``: what integers
+    get (default: ``float_fn`` in f64, rounded half away from zero); ``half_native`` as for
+    the binary ops. Functions take ``out`` as numpy's ufuncs do."""
     float_kinds = (ew.NATIVE_FLOAT, ew.HALF) if half_native else (ew.NATIVE_FLOAT,)
 
-    def kernel(x, **_attrs):
+    def compute(x, into):
         k = ew.kind(x.dtype)
         if k == ew.INT:
             if int_fn is None:
                 return ew.real_of_int(float_fn, x)
             with np.errstate(all="ignore"):
-                return ew.array(int_fn(x))
+                return int_fn(x, out=ew.output(x.shape, x.dtype, into))
         if k == ew.NARROW_INT:
             if int_fn is None:
                 return ew.real_of_int(float_fn, x)
@@ -49,17 +65,31 @@ def _kernel(float_fn, int_fn=None, *, half_native: bool = False):
                 return ew.from_compute(int_fn(ew.to_compute(x)), x.dtype)
         with np.errstate(all="ignore"):
             if k in float_kinds:
-                return ew.array(float_fn(x))
+                return float_fn(x, out=ew.output(x.shape, x.dtype, into))
             return ew.from_compute(float_fn(ew.to_compute(x)), x.dtype)
+
+    def kernel(x, **_attrs):
+        return ew.array(compute(x, None))
+
+    def kernel_in_place(x, **_attrs):
+        return ew.array(compute(x, x))
+
+    in_place.register(kernel, kernel_in_place)
     return kernel
 
 
 def _round_kernel():
     even = _kernel(np.rint, _copy, half_native=True)
-    away = _kernel(ew.round_half_away, _copy)
+    away = _kernel(_round_half_away, _copy)
+    even_in_place, away_in_place = in_place.variant(even), in_place.variant(away)
 
     def kernel(x, *, mode="half_to_even"):
         return (even if mode == "half_to_even" else away)(x)
+
+    def kernel_in_place(x, *, mode="half_to_even"):
+        return (even_in_place if mode == "half_to_even" else away_in_place)(x)
+
+    in_place.register(kernel, kernel_in_place)
     return kernel
 
 

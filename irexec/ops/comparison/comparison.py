@@ -17,6 +17,7 @@ from irexec.ops.registry import register
 from irexec.ops.spec import REAL, Attr, Input, Op, OpSpec, Output, Types, TypeVar
 
 T = TypeVar("T", Types("numeric_or_boolean"))
+BOOL = np.dtype(np.bool_)
 
 
 def _compare(fn):
@@ -24,7 +25,7 @@ def _compare(fn):
         if ew.kind(a.dtype) in (ew.NARROW_INT, ew.LOW_FLOAT):
             a, b = plain_values(a), plain_values(b)
         with np.errstate(invalid="ignore"):  # numpy's f16 loops flag NaN operands
-            return ew.array(fn(a, b))
+            return ew.array(fn(a, b, out=ew.output(ew.broadcast_shape(a, b), BOOL)))
     return kernel
 
 
