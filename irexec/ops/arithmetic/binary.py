@@ -69,18 +69,21 @@ def _into(result: np.ndarray, out):
     return out
 
 
+_SMALL = 4096  # elements: below, one np.where costs less than a NaN search and a maximum
+
+
 def _float_max(a, b, out=None):
     """OpenVINO's ``a > b ? a : b`` (its reference and CPU plugin): a NaN in ``a`` gives ``b``,
     a NaN in ``b`` gives NaN. numpy's maximum agrees unless ``a`` holds a NaN (np.min finds one
-    in one fast pass: it propagates NaN)."""
-    if a.size and np.isnan(np.min(a)):
+    in one fast pass: it propagates NaN); small arrays take the comparison at once."""
+    if a.size < _SMALL or np.isnan(np.min(a)):
         return _into(np.where(a > b, a, b), out)
     return np.maximum(a, b, out=out)
 
 
 def _float_min(a, b, out=None):
     """OpenVINO's ``a < b ? a : b``, as for Maximum."""
-    if a.size and np.isnan(np.max(a)):
+    if a.size < _SMALL or np.isnan(np.max(a)):
         return _into(np.where(a < b, a, b), out)
     return np.minimum(a, b, out=out)
 
@@ -97,14 +100,19 @@ def _kernel(float_fn, int_fn=None, *, half_native: bool = False, divides: bool =
     ``divides``: integer inputs are checked for a zero divisor first."""
     int_fn = int_fn or float_fn
     float_kinds = (ew.NATIVE_FLOAT, ew.HALF) if half_native else (ew.NATIVE_FLOAT,)
+    # numpy's integer add, subtract, multiply, maximum, minimum wrap without a warning
+    ints_may_warn = divides or int_fn in (np.power, _int_power)
 
     def compute(a, b, into):
         k = ew.kind(a.dtype)
         if k == ew.INT:
+            out = ew.output(ew.broadcast_shape(a, b), a.dtype, into)
+            if not ints_may_warn:
+                return int_fn(a, b, out=out)
             if divides and a.size:  # an empty output divides nothing
                 _no_zero(b)
-            with np.errstate(all="ignore"):
-                return int_fn(a, b, out=ew.output(ew.broadcast_shape(a, b), a.dtype, into))
+            with np.errstate(all="ignore"):  # the lowest value // -1 flags an overflow
+                return int_fn(a, b, out=out)
         with np.errstate(all="ignore"):
             if k in float_kinds:
                 return float_fn(a, b, out=ew.output(ew.broadcast_shape(a, b), a.dtype, into))
