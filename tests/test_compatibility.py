@@ -534,6 +534,12 @@ def test_exp_of_nan_is_nan_and_f64_infinities_stay():
     assert _elementwise("Log", np.array([0.0], np.float64)).tolist() == [-np.inf]
 
 
+def test_round_half_away_below_a_half():
+    x = np.array([0.49999997, -0.49999997, 0.5], np.float32)
+    assert _elementwise("Round", x, version="opset5",
+                        mode="half_away_from_zero").tolist() == [0, 0, 1]
+
+
 def test_select_boolean_branches_and_pdpd_run():
     cond = np.array([True, False])
     out = _elementwise("Select", cond, np.array([True, True]), np.array([False, False]))
