@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from irexec.kernels import elementwise as ew
-from irexec.kernels.erf import erf
+from irexec.kernels.erf import erf, erf32
 
 
 def test_erf_against_math_erf():
@@ -28,6 +28,18 @@ def test_erf_property(values):
     x = np.array(values)
     expected = np.array([math.erf(v) for v in values])
     assert (np.abs(erf(x) - expected) <= 40 * np.spacing(np.abs(expected))).all()
+
+
+def test_erf32_within_3_ulp():
+    x = np.concatenate([np.linspace(-7, 7, 100001), np.geomspace(1e-38, 1, 300),
+                        -np.geomspace(1e-38, 1, 300)]).astype(np.float32)
+    expected = np.array([math.erf(v) for v in x.astype(np.float64)])
+    out = erf32(x)
+    assert out.dtype == np.float32
+    ulp = np.spacing(np.abs(expected).astype(np.float32)).astype(np.float64)
+    assert (np.abs(out.astype(np.float64) - expected) <= 3 * ulp).all()
+    special = erf32(np.array([np.inf, -np.inf, np.nan, -0.0], np.float32))
+    assert special[0] == 1 and special[1] == -1 and np.isnan(special[2])
 
 
 def test_erf_special_values():

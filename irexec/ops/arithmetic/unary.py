@@ -15,6 +15,7 @@ import numpy as np
 from irexec.kernels import elementwise as ew
 from irexec.kernels import in_place
 from irexec.kernels.erf import erf as erf64
+from irexec.kernels.erf import erf32
 from irexec.ops.registry import register
 from irexec.ops.spec import NUMERIC, Attr, Input, Op, OpSpec, Output, TypeVar
 
@@ -22,9 +23,7 @@ T = TypeVar("T", NUMERIC)
 
 
 def _erf(x, out=None):
-    if x.dtype == ew.F64:
-        return _into(erf64(x), out)
-    return _into(erf64(x).astype(x.dtype), out)  # f32: computed in f64, rounded once
+    return _into(erf64(x) if x.dtype == ew.F64 else erf32(x), out)
 
 
 def _round_half_away(x, out=None):
