@@ -10,8 +10,9 @@
   integer loops do). The sub-byte integers (i4, u1 ... u6) compute in int64 and keep their low
   bits.
 * A real-valued function of an integer (Exp, Sin, Sqrt ...) computes in f64 and is rounded to the
-  nearest integer (halves away from zero) before the conversion back; NaN gives 0 and values out
-  of the type's range saturate (irexec.kernels.convert's float -> integer rule).
+  nearest integer (halves away from zero) before the conversion back, by irexec.kernels.convert's
+  float -> integer rule: NaN gives 0; out of range saturates for i8 ... u64 and keeps the low
+  bits for the sub-byte types.
 
 ``kind(dtype)`` names the path an array takes; ``to_compute`` / ``from_compute`` move values in
 and out of the type a path computes in. Kernels silence numpy's floating-point warnings: inf and
@@ -115,7 +116,7 @@ def round_half_away(x: np.ndarray) -> np.ndarray:
 
 def real_of_int(fn, x: np.ndarray) -> np.ndarray:
     """A real-valued function of integers: computed in f64, rounded half away from zero, then
-    converted back to x's type (NaN -> 0, saturating)."""
+    converted back to x's type by convert's rule (NaN -> 0)."""
     with np.errstate(all="ignore"):
         values = fn(et_table.plain_values(x).astype(F64))
         return convert(np.asarray(round_half_away(values)), x.dtype)
