@@ -8,7 +8,7 @@ import ml_dtypes
 import numpy as np
 
 import irexec
-from irexec.ir.builder import ModelBuilder
+from irexec.builder import ModelBuilder
 
 # The ONE place the float tolerance of these tests lives (the lead may point it at the shared
 # tolerance table later): rtol/atol for f32/f64, units in the last place for f16/bf16 (and the

@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import irexec
-from irexec.ir.builder import ModelBuilder
+from irexec.builder import ModelBuilder
 
 from ..elementwise_support import (DTYPES, FLOAT_TYPES, INT_TYPES, assert_close, ov_conformance,
                                    run_op)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 import irexec
-from irexec.ir.builder import ModelBuilder
+from irexec.builder import ModelBuilder
 from irexec.kernels import in_place
 from irexec.ops.arithmetic.binary import OPS as BINARY
 from irexec.ops.arithmetic.unary import OPS as UNARY

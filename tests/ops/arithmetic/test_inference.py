@@ -7,7 +7,7 @@ import pytest
 
 import irexec
 from irexec.infer import infer_model
-from irexec.ir.builder import ModelBuilder
+from irexec.builder import ModelBuilder
 from irexec.ir.shape import Dimension, PartialShape
 
 D = Dimension

@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 import irexec
 from irexec.infer import infer_model
-from irexec.ir.builder import ModelBuilder
+from irexec.builder import ModelBuilder
 
 from ..elementwise_support import DTYPES, INT_TYPES, ov_conformance, run_op
 

@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import irexec
-from irexec.ir.builder import ModelBuilder
+from irexec.builder import ModelBuilder
 
 from ..elementwise_support import DTYPES, FLOAT_TYPES, INT_TYPES, ov_conformance, run_op
 

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import irexec
-from irexec.ir.builder import ModelBuilder
+from irexec.builder import ModelBuilder
 
 from ..elementwise_support import DTYPES, FLOAT_TYPES, INT_TYPES, ov_conformance
 
