@@ -70,4 +70,4 @@ class Loop(Op):
         run = bodies["body"]
         arrays = (trip_count, execution_condition, *inputs)
         return subgraph.run_iterations(arrays, run, trip if trip >= 0 else None,
-                                       bool(execution_condition.reshape(-1)[0]))
+                                       bool(execution_condition.reshape(-1)[0]), loop=True)

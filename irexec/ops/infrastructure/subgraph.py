@@ -114,9 +114,10 @@ def infer_iterated(ctx, body: Body, params: dict[int, TensorType], count: int | 
     return outputs
 
 
-def run_iterations(arrays, run, trip: int | None = None, condition: bool = True) -> tuple:
+def run_iterations(arrays, run, trip: int | None = None, condition: bool = True,
+                   loop: bool = False) -> tuple:
     """Run the body of a TensorIterator or Loop: at most ``trip`` times (None: until the slices
-    or the body's execution condition end it), while ``condition`` holds."""
+    or a Loop's execution condition end it), while ``condition`` holds."""
     body = run.body
     inputs: dict[int, np.ndarray] = {}
     sliced = []
@@ -136,7 +137,8 @@ def run_iterations(arrays, run, trip: int | None = None, condition: bool = True)
     for m in body.outputs:
         if m.purpose == "execution_condition":
             condition_result = m.internal
-    if count is None:  # no slices and no trip count: concatenated outputs say how many
+    if count is None and not loop:  # a TensorIterator without slices: its concatenated
+        # outputs say how many iterations (OpenVINO's rule)
         concat = [m for m in body.outputs if m.axis is not None and m.purpose is None]
         count = abs(concat[0].end - concat[0].start) // concat[0].part_size if concat else None
     parts: dict[int, list[np.ndarray]] = {id(m): [] for m in body.outputs if m.axis is not None}

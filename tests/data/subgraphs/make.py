@@ -78,6 +78,26 @@ def stateful():
     return ov.Model([o6.result(both)], [store], [x], "stateful")
 
 
+def loop_early_exit():
+    """A Loop with no trip count limit (-1) whose body stops it: it doubles x while the doubled
+    value stays below the limit; the iterations' values are concatenated."""
+    x = o8.parameter([1], np.float32, name="x")
+    limit = o8.parameter([], np.float32, name="limit")
+    bx = o8.parameter([1], np.float32, name="bx")
+    blimit = o8.parameter([], np.float32, name="blimit")
+    doubled = o8.multiply(bx, o8.constant(np.float32(2)))
+    go = o8.less(doubled, blimit)
+    body = ov.Model([go.output(0), doubled.output(0)], [bx, blimit], "body")
+    loop = o8.loop(o8.constant(np.int64(-1)), o8.constant(True))
+    loop.set_function(body)
+    loop.set_special_body_ports([-1, 0])
+    loop.set_merged_input(bx, x.output(0), doubled.output(0))
+    loop.set_invariant_input(blimit, limit.output(0))
+    last = loop.get_iter_value(doubled.output(0), -1)
+    every = loop.get_concatenated_slices(doubled.output(0), 0, 1, 1, -1, 0)
+    return ov.Model([last, every], [x, limit], "loop_early_exit")
+
+
 if __name__ == "__main__":
-    for make in (loop_concat, tensor_iterator_reverse, if_branches, stateful):
+    for make in (loop_concat, tensor_iterator_reverse, if_branches, stateful, loop_early_exit):
         ov.save_model(make(), f"{make.__name__}.xml", compress_to_fp16=False)

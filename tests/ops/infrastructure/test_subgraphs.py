@@ -193,3 +193,26 @@ def test_variables_agree_with_openvino():
                            xs)
     for a, b in zip(ours, theirs):
         assert a.tobytes() == b.tobytes()
+
+
+@pytest.mark.parametrize("x, limit", [(1.5, 20.0), (30.0, 20.0), (0.25, 1000.0)])
+def test_loop_body_condition_stops_an_unlimited_loop(x, limit):
+    last, every = _run("loop_early_exit", {"x": np.array([x], np.float32),
+                                           "limit": np.array(limit, np.float32)})
+    values = [x * 2]
+    while values[-1] < limit:  # the body's condition is checked after each iteration
+        values.append(values[-1] * 2)
+    np.testing.assert_array_equal(every, np.array(values, np.float32))
+    np.testing.assert_array_equal(last, [values[-1]])
+
+
+def test_loop_early_exit_agrees_with_openvino():
+    ov = pytest.importorskip("openvino")
+    core = ov.Core()
+    compiled = core.compile_model(core.read_model(DATA / "loop_early_exit.xml"), "CPU",
+                                  {"INFERENCE_PRECISION_HINT": "f32"})
+    feed = {"x": np.array([0.7], np.float32), "limit": np.array(50, np.float32)}
+    result = compiled(feed)
+    ours = list(irexec.compile_model(_model("loop_early_exit"))(feed).values())
+    for a, o in zip(ours, compiled.outputs):
+        assert a.tobytes() == result[o].tobytes()
