@@ -1,0 +1,71 @@
+"""Element-wise float kernels by irexec's numeric contract (docs/numerics.md).
+
+f32 and f64 compute in their own type; f16, bf16 and the f8/f4 floats compute in f32 and are
+rounded once to their own type at the end (as OpenVINO's reference kernels do). Integer inputs
+(the ops that take them: Relu, Clamp, PRelu) compute in their own type, exactly.
+
+:func:`unary` turns ``fn(x, out)`` -- which writes its result into ``out`` and must stay right when
+``out`` is ``x`` itself -- into a kernel and an in-place variant (used when the input dies at the
+layer): no Python loop over elements, at most one temporary for the narrow types.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+
+from irexec.kernels import buffers, in_place
+
+F32 = np.dtype(np.float32)
+F64 = np.dtype(np.float64)
+
+
+def work_dtype(dtype: np.dtype) -> np.dtype:
+    """The type a float of ``dtype`` computes in; integers compute in their own type."""
+    if dtype.kind in "iub" or dtype == F32 or dtype == F64:
+        return dtype
+    return F32
+
+
+def widen(x: np.ndarray) -> np.ndarray:
+    """``x`` in its compute type (the array itself when it already is)."""
+    wd = work_dtype(x.dtype)
+    return x if x.dtype == wd else x.astype(wd)
+
+
+def narrow(result: np.ndarray, dtype: np.dtype) -> np.ndarray:
+    """A result computed in the compute type, rounded once to ``dtype``."""
+    return result if result.dtype == dtype else result.astype(dtype)
+
+
+def unary(fn: Callable[..., None]) -> Callable[..., np.ndarray]:
+    """The kernel ``kernel(x, **attrs)`` of ``fn(x, out, **attrs)``, with an in-place variant."""
+
+    def kernel(x, **attrs):
+        wd = work_dtype(x.dtype)
+        with np.errstate(all="ignore"):  # NaN and overflow are values, not errors
+            if wd == x.dtype:
+                out = buffers.empty(x.shape, wd)
+                fn(x, out, **attrs)
+                return out
+            w = x.astype(wd)
+            fn(w, w, **attrs)
+            return w.astype(x.dtype)
+
+    def over(x, **attrs):
+        if work_dtype(x.dtype) == x.dtype:
+            with np.errstate(all="ignore"):
+                fn(x, x, **attrs)
+            return x
+        return kernel(x, **attrs)
+
+    in_place.register(kernel, over)
+    kernel.__name__ = getattr(fn, "__name__", "kernel")
+    kernel.__doc__ = fn.__doc__
+    return kernel
+
+
+def scalar_of(value: np.ndarray, dtype: np.dtype):
+    """A one-element input (alpha, beta ...) as a numpy scalar of the compute type."""
+    return np.asarray(value).reshape(-1)[0].astype(work_dtype(dtype))

@@ -1,0 +1,74 @@
+"""Special functions numpy lacks, vectorised: ``erf``.
+
+``erf`` follows the rational approximations of fdlibm's s_erf.c (Sun Microsystems, 1993; the
+coefficients are theirs), evaluated in float64 over whole arrays: each element takes the branch of
+its magnitude, and the result is within 1 ulp of the true value in float64.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+_ERX = 8.45062911510467529297e-01
+_EFX = 1.28379167095512586316e-01
+_PP = (1.28379167095512558561e-01, -3.25042107247001499370e-01, -2.84817495755985104766e-02,
+       -5.77027029648944159157e-03, -2.37630166566501626084e-05)
+_QQ = (1.0, 3.97917223959155352819e-01, 6.50222499887672944485e-02, 5.08130628187576562776e-03,
+       1.32494738004321644526e-04, -3.96022827877536812320e-06)
+_PA = (-2.36211856075265944077e-03, 4.14856118683748331666e-01, -3.72207876035701323847e-01,
+       3.18346619901161753674e-01, -1.10894694282396677476e-01, 3.54783043256182359371e-02,
+       -2.16637559486879084300e-03)
+_QA = (1.0, 1.06420880400844228286e-01, 5.40397917702171048937e-01, 7.18286544141962662868e-02,
+       1.26171219808761642112e-01, 1.36370839120290507362e-02, 1.19844998467991074170e-02)
+_RA = (-9.86494403484714822705e-03, -6.93858572707181764372e-01, -1.05586262253232909814e+01,
+       -6.23753324503260060396e+01, -1.62396669462573470355e+02, -1.84605092906711035994e+02,
+       -8.12874355063065934246e+01, -9.81432934416914548592e+00)
+_SA = (1.0, 1.96512716674392571292e+01, 1.37657754143519042600e+02, 4.34565877475229228821e+02,
+       6.45387271733267880336e+02, 4.29008140027567833386e+02, 1.08635005541779435134e+02,
+       6.57024977031928170135e+00, -6.04244152148580987438e-02)
+_RB = (-9.86494292470009928597e-03, -7.99283237680523006574e-01, -1.77579549177547519889e+01,
+       -1.60636384855821916062e+02, -6.37566443368389627722e+02, -1.02509513161107724954e+03,
+       -4.83519191608651397019e+02)
+_SB = (1.0, 3.03380607434824582924e+01, 3.25792512996573918826e+02, 1.53672958608443695994e+03,
+       3.19985821950859553908e+03, 2.55305040643316442583e+03, 4.74528541206955367215e+02,
+       -2.24409524465858183362e+01)
+
+
+def _poly(coefs, z):
+    """coefs[0] + z*(coefs[1] + z*(...)) by Horner's rule."""
+    acc = np.full_like(z, coefs[-1])
+    for c in coefs[-2::-1]:
+        acc *= z
+        acc += c
+    return acc
+
+
+def erf(x: np.ndarray) -> np.ndarray:
+    """The error function of a float64 array (a new float64 array)."""
+    x = np.asarray(x, dtype=np.float64)
+    out = np.empty_like(x)
+    a = np.abs(x)
+    with np.errstate(all="ignore"):
+        small = a < 0.84375
+        if small.any():
+            xs = x[small]
+            z = xs * xs
+            out[small] = xs + xs * (_poly(_PP, z) / _poly(_QQ, z))
+        mid = (a >= 0.84375) & (a < 1.25)
+        if mid.any():
+            s = a[mid] - 1.0
+            out[mid] = np.copysign(_ERX + _poly(_PA, s) / _poly(_QA, s), x[mid])
+        tail = (a >= 1.25) & (a < 6.0)
+        if tail.any():
+            at = a[tail]
+            s = 1.0 / (at * at)
+            near = at < 1.0 / 0.35
+            r = np.where(near, _poly(_RA, s) / _poly(_SA, s), _poly(_RB, s) / _poly(_SB, s))
+            # z: |x| with the low 32 bits of its significand cleared, so that z*z is exact.
+            z = (at.view(np.uint64) & np.uint64(0xFFFFFFFF00000000)).view(np.float64)
+            e = np.exp(-z * z - 0.5625) * np.exp((z - at) * (z + at) + r)
+            out[tail] = np.copysign(1.0 - e / at, x[tail])
+        big = a >= 6.0
+        out[big] = np.copysign(1.0, x[big])
+        out[np.isnan(x)] = np.nan
+    return out

@@ -1,0 +1,1 @@
+"""Activation functions (OpenVINO spec category `activation`)."""

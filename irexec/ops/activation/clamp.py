@@ -1,0 +1,58 @@
+"""Clamp-1: limit every element to [min, max]."""
+
+import math
+
+import numpy as np
+
+from irexec.diagnostics.codes import ERROR, Code
+from irexec.ops.registry import register
+from irexec.ops.spec import NUMERIC, Attr, Input, Op, OpSpec, Output, TypeVar
+
+T = TypeVar("T", NUMERIC)
+
+
+def _integer_bounds(dtype, low: float, high: float) -> tuple[int, int]:
+    """OpenVINO's bounds for an integer tensor: ceil(min) and floor(max), saturated to the type."""
+    info = np.iinfo(dtype)
+
+    def clip(v):
+        if math.isinf(v):
+            return info.min if v < 0 else info.max
+        return max(info.min, min(info.max, v))
+    return clip(math.ceil(low) if math.isfinite(low) else low), \
+        clip(math.floor(high) if math.isfinite(high) else high)
+
+
+def clamp(x, *, min, max):
+    """min where x < min, max where x > max, else x (NaN stays NaN); computed in x's own type,
+    with the bounds rounded to it first (OpenVINO's rule)."""
+    if x.dtype.kind in "iu":
+        low, high = _integer_bounds(x.dtype, min, max)
+        return np.clip(x, np.asarray(low, x.dtype), np.asarray(high, x.dtype))
+    return np.clip(x, np.asarray(min).astype(x.dtype), np.asarray(max).astype(x.dtype))
+
+
+@register
+class Clamp(Op):
+    spec = OpSpec(
+        type="Clamp",
+        since=1,
+        until=16,
+        attrs=(Attr("min", "float", doc="the lower bound (ceil(min) for integer data)"),
+               Attr("max", "float", doc="the upper bound, at least min (floor(max) for integer "
+                                        "data)")),
+        inputs=(Input("data", T, doc="a numeric tensor"),),
+        outputs=(Output("output", "data limited to [min, max]; same type and shape", type=T),),
+        doc="Limits every element to the range [min, max].",
+        codes=(Code("IR320", "clamp-min-above-max", ERROR,
+                    "give Clamp a min that is at most its max (and neither nan)"),),
+    )
+
+    @staticmethod
+    def infer(ctx):
+        low, high = ctx.attrs["min"], ctx.attrs["max"]
+        if not low <= high:
+            ctx.error("IR320", f"min is {low:g} and max is {high:g}; min must be at most max")
+        return ctx.default_outputs()
+
+    kernel = staticmethod(clamp)

@@ -1,0 +1,33 @@
+"""Elu-1: the exponential linear unit."""
+
+import numpy as np
+
+from irexec.kernels import floatmath
+from irexec.ops.registry import register
+from irexec.ops.spec import REAL, Attr, Input, Op, OpSpec, Output, TypeVar
+
+T = TypeVar("T", REAL)
+
+
+def elu(x, o, *, alpha):
+    """x where x >= 0, alpha * (exp(x) - 1) below."""
+    negative = x < 0
+    t = np.expm1(x)
+    t *= x.dtype.type(alpha)
+    if o is not x:
+        o[...] = x
+    np.copyto(o, t, where=negative)
+
+
+@register
+class Elu(Op):
+    spec = OpSpec(
+        type="Elu",
+        since=1,
+        until=16,
+        attrs=(Attr("alpha", "float", doc="the scale of the negative part"),),
+        inputs=(Input("data", T, doc="a floating-point tensor"),),
+        outputs=(Output("output", "Elu of each element; same type and shape", type=T),),
+        doc="Computes x for x >= 0 and alpha * (exp(x) - 1) for x < 0, element-wise.",
+    )
+    kernel = staticmethod(floatmath.unary(elu))

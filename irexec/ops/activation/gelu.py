@@ -1,0 +1,31 @@
+"""Gelu-7: Gelu with a choice of the exact (erf) or the tanh approximation."""
+
+from irexec.kernels import floatmath
+from irexec.ops.activation.unary import gelu_erf, gelu_tanh
+from irexec.ops.registry import register
+from irexec.ops.spec import REAL, Attr, Input, Op, OpSpec, Output, TypeVar
+
+T = TypeVar("T", REAL)
+_ERF = floatmath.unary(gelu_erf)
+_TANH = floatmath.unary(gelu_tanh)
+
+
+def _gelu(x, *, approximation_mode):
+    return (_TANH if approximation_mode == "tanh" else _ERF)(x)
+
+
+@register
+class Gelu7(Op):
+    spec = OpSpec(
+        type="Gelu",
+        since=7,
+        until=16,
+        attrs=(Attr("approximation_mode", "enum", default="erf", values=("erf", "tanh"),
+                    doc="erf: 0.5 x (1 + erf(x / sqrt 2)); tanh: 0.5 x (1 + tanh(sqrt(2/pi) "
+                        "(x + 0.044715 x^3)))"),),
+        inputs=(Input("data", T, doc="a floating-point tensor"),),
+        outputs=(Output("output", "Gelu of each element; same type and shape", type=T),),
+        doc="Computes the Gaussian error linear unit element-wise, exactly (erf) or by the "
+            "tanh approximation.",
+    )
+    kernel = staticmethod(_gelu)

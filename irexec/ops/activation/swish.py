@@ -1,0 +1,35 @@
+"""Swish-4: x * sigmoid(beta * x)."""
+
+import numpy as np
+
+from irexec.kernels import floatmath
+from irexec.ops.registry import register
+from irexec.ops.spec import REAL, SCALAR, Input, Op, OpSpec, Output, TypeVar
+
+T = TypeVar("T", REAL)
+
+
+def swish(x, beta=None):
+    w = floatmath.widen(x)
+    with np.errstate(all="ignore"):
+        t = np.negative(w) if beta is None else np.multiply(w, -floatmath.scalar_of(beta, x.dtype))
+        np.exp(t, out=t)
+        t += 1
+        np.divide(w, t, out=t)
+    return floatmath.narrow(t, x.dtype)
+
+
+@register
+class Swish(Op):
+    spec = OpSpec(
+        type="Swish",
+        since=4,
+        until=16,
+        inputs=(Input("data", T, doc="a floating-point tensor"),
+                Input("beta", T, SCALAR, optional=True, doc="a scalar multiplier of x inside "
+                                                            "the sigmoid (default 1)")),
+        outputs=(Output("output", "x * sigmoid(beta * x); same type and shape as data",
+                        type=T),),
+        doc="Computes x / (1 + exp(-beta * x)) element-wise.",
+    )
+    kernel = staticmethod(swish)

@@ -1,0 +1,123 @@
+"""The one-input activations with no parameters, as one table: Relu, Sigmoid, HSwish, HSigmoid,
+Mish, SoftPlus, SoftSign and Gelu-2. Each row is a full spec; the function writes its result into
+an output array (which may be the input itself: see irexec/kernels/floatmath.py)."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from irexec.kernels import floatmath
+from irexec.kernels.special import erf
+from irexec.ops.registry import register
+from irexec.ops.spec import NUMERIC, REAL, Input, Op, OpSpec, Output, TypeVar
+
+_SQRT1_2 = 1.0 / math.sqrt(2.0)
+
+
+def relu(x, o):
+    """max(0, x); NaN gives 0 and -0.0 gives 0.0, as OpenVINO's reference (x > 0 ? x : 0)."""
+    if x.dtype.kind == "f":
+        np.fmax(x, 0, out=o)  # fmax(NaN, 0) = 0
+        o += 0  # -0.0 + 0 = +0.0
+    else:
+        np.maximum(x, 0, out=o)
+
+
+def sigmoid(x, o):
+    """1 / (1 + exp(-x))."""
+    np.negative(x, out=o)
+    np.exp(o, out=o)
+    o += 1
+    np.reciprocal(o, out=o)
+
+
+def hswish(x, o):
+    """x * min(max(x + 3, 0), 6) / 6."""
+    t = np.add(x, 3)
+    np.clip(t, 0, 6, out=t)
+    t *= x
+    np.divide(t, 6, out=o)
+
+
+def hsigmoid(x, o):
+    """min(max(x + 3, 0), 6) / 6."""
+    np.add(x, 3, out=o)
+    np.clip(o, 0, 6, out=o)
+    o /= 6
+
+
+def softplus(x, o):
+    """ln(1 + exp(x)), without overflow for large x."""
+    np.logaddexp(x, 0, out=o)
+
+
+def mish(x, o):
+    """x * tanh(softplus(x))."""
+    t = np.logaddexp(x, 0)
+    np.tanh(t, out=t)
+    np.multiply(x, t, out=o)
+
+
+def softsign(x, o):
+    """x / (1 + |x|)."""
+    t = np.abs(x)
+    t += 1
+    np.divide(x, t, out=o)
+
+
+def gelu_erf(x, o):
+    """0.5 * x * (1 + erf(x / sqrt(2))), erf evaluated in float64."""
+    w = x.astype(np.float64)
+    e = erf(w * _SQRT1_2)
+    e += 1
+    e *= w
+    e *= 0.5
+    o[...] = e
+
+
+_SQRT_2_PI = math.sqrt(2.0 / math.pi)
+
+
+def gelu_tanh(x, o):
+    """0.5 * x * (1 + tanh(sqrt(2/pi) * (x + 0.044715 x^3)))."""
+    t = np.multiply(x, x)
+    t *= x
+    t *= 0.044715
+    t += x
+    t *= _SQRT_2_PI
+    np.tanh(t, out=t)
+    t += 1
+    t *= x
+    np.multiply(t, 0.5, out=o)
+
+
+# (type, since, until, element types, function, what it computes)
+TABLE = (
+    ("Relu", 1, 16, NUMERIC, relu, "max(0, x) element-wise."),
+    ("Sigmoid", 1, 16, REAL, sigmoid, "the logistic function 1 / (1 + exp(-x)) element-wise."),
+    ("HSwish", 4, 16, REAL, hswish, "x * min(max(x + 3, 0), 6) / 6 element-wise."),
+    ("HSigmoid", 5, 16, REAL, hsigmoid, "min(max(x + 3, 0), 6) / 6 element-wise."),
+    ("Mish", 4, 16, REAL, mish, "x * tanh(ln(1 + exp(x))) element-wise."),
+    ("SoftPlus", 4, 16, REAL, softplus, "ln(1 + exp(x)) element-wise."),
+    ("SoftSign", 9, 16, REAL, softsign, "x / (1 + |x|) element-wise."),
+    ("Gelu", 2, 6, REAL, gelu_erf, "the Gaussian error linear unit 0.5 * x * (1 + erf(x / "
+                                   "sqrt(2))) element-wise (Gelu-7 adds the tanh form)."),
+)
+
+
+def _make(type_name, since, until, types, fn, doc):
+    T = TypeVar("T", types)
+    kernel = floatmath.unary(fn)
+    spec = OpSpec(
+        type=type_name, since=since, until=until,
+        inputs=(Input("data", T, doc=f"a tensor of {types.describe()}"),),
+        outputs=(Output("output", "the function of each element; same type and shape", type=T),),
+        doc=f"Computes {doc}",
+    )
+    return register(type(type_name, (Op,), {"spec": spec, "kernel": staticmethod(kernel),
+                                            "__module__": __name__, "__doc__": spec.doc}))
+
+
+OPS = {row[0]: _make(*row) for row in TABLE}

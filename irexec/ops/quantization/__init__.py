@@ -1,0 +1,1 @@
+"""Quantization (OpenVINO spec category `quantization`): FakeQuantize, FakeConvert."""
