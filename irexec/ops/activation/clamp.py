@@ -5,6 +5,7 @@ import math
 import numpy as np
 
 from irexec.diagnostics.codes import ERROR, Code
+from irexec.kernels import floatmath
 from irexec.ops.registry import register
 from irexec.ops.spec import NUMERIC, Attr, Input, Op, OpSpec, Output, TypeVar
 
@@ -29,7 +30,9 @@ def clamp(x, *, min, max):
     if x.dtype.kind in "iu":
         low, high = _integer_bounds(x.dtype, min, max)
         return np.clip(x, np.asarray(low, x.dtype), np.asarray(high, x.dtype))
-    return np.clip(x, np.asarray(min).astype(x.dtype), np.asarray(max).astype(x.dtype))
+    low, high = (np.asarray(v).astype(x.dtype) for v in (min, max))  # rounded to x's type
+    w = floatmath.widen(x)  # exact: the result is x, low or high, all of x's type
+    return floatmath.narrow(np.clip(w, low.astype(w.dtype), high.astype(w.dtype)), x.dtype)
 
 
 @register
