@@ -69,12 +69,14 @@ def read_model(model, weights=None) -> Model:
     return model
 
 
-def compile_model(model, device: str = "CPU") -> CompiledModel:
+def compile_model(model, device: str = "CPU", config: dict | None = None) -> CompiledModel:
     """Plan a model (or read one from a path) for running. ``device`` is accepted for OpenVINO
-    compatibility; irexec always runs with numpy."""
+    compatibility; irexec always runs with numpy. ``config={"precision": "f64"}`` selects
+    precise mode: every float layer computes in float64 and rounds once to its output type
+    (docs/numerics.md)."""
     if isinstance(model, (str, os.PathLike)):
         model = read_model(model)
-    return CompiledModel(model)
+    return CompiledModel(model, config)
 
 
 def save_model(model: Model, path, weights=None) -> None:

@@ -49,6 +49,9 @@ def add_parser(sub) -> None:
                         "file lacks are generated from --seed) and print one line per file")
     p.add_argument("--output-dir", metavar="OUT",
                    help="with --input-dir: save each file's outputs as OUT/<file>.npz")
+    p.add_argument("--precise", action="store_true",
+                   help="compute every float layer in float64, rounding once to its output "
+                        "type (docs/numerics.md)")
     p.add_argument("--memory-budget", metavar="SIZE", type=_size,
                    help="the most memory one tensor may take, e.g. 2G or 25%% (default: "
                         f"${budget.ENV}, else half the machine's memory)")
@@ -314,7 +317,7 @@ def _execute(args) -> int:
 
     model = read_model(args.model, args.weights)
     print_warnings(model.diagnostics)
-    compiled = compile_model(model)
+    compiled = compile_model(model, config={"precision": "f64"} if args.precise else None)
     if args.input_dir is not None:
         return _run_dir(args, model, compiled)
     given = _load_inputs(args.input, compiled, args.model)

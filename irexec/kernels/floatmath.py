@@ -69,3 +69,25 @@ def unary(fn: Callable[..., None]) -> Callable[..., np.ndarray]:
 def scalar_of(value: np.ndarray, dtype: np.dtype):
     """A one-element input (alpha, beta ...) as a numpy scalar of the compute type."""
     return np.asarray(value).reshape(-1)[0].astype(work_dtype(dtype))
+
+
+def round_once(x: np.ndarray, dtype: np.dtype) -> np.ndarray:
+    """A float64 array rounded once (to nearest, ties to even) to the float type ``dtype``.
+
+    numpy rounds float64 to f32 and f16 directly; ml_dtypes rounds float64 to bf16 and the f8/f4
+    types through f32, which can round twice. For those, the value goes to f32 rounded to odd
+    (truncated, its last bit set when anything was cut off): f32 keeps at least two bits more
+    than each of them, so the second rounding then gives the correctly rounded result."""
+    if x.dtype == dtype:
+        return x
+    if dtype == F32 or dtype == F64 or dtype == np.float16 or x.dtype != F64:
+        return x.astype(dtype)
+    with np.errstate(all="ignore"):
+        t = x.astype(F32)
+        back = t.astype(F64)
+        inexact = (back != x) & ~np.isnan(x)
+        if inexact.any():
+            bits = t.view(np.uint32)
+            bits -= (inexact & (np.abs(back) > np.abs(x))).astype(np.uint32)  # toward zero
+            bits |= inexact.astype(np.uint32)
+    return t.astype(dtype)

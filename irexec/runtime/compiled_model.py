@@ -13,6 +13,7 @@ from irexec.ir.model import Model
 from irexec.ir.shape import PartialShape
 from irexec.kernels import buffers, state
 from irexec.runtime.plan import InputSlot, Plan, compile_plan
+from irexec.runtime.precise import precision_of
 from irexec.runtime.trace import Tracer
 from irexec.diagnostics.diagnostic import Location
 
@@ -76,9 +77,11 @@ class CompiledModel:
     never written again by irexec. An InferRequest keeps its last ``results``: give each thread
     its own."""
 
-    def __init__(self, model: Model):
+    def __init__(self, model: Model, config: Mapping | None = None):
         self.model = model
-        self.plan: Plan = compile_plan(model)
+        # config {"precision": "f64"}: precise mode (irexec/runtime/precise.py)
+        self.precision = precision_of(config)
+        self.plan: Plan = compile_plan(model, precise=self.precision == "f64")
         self._by_name: dict[str, InputSlot] = {}
         for slot in self.plan.inputs:
             for name in slot.names:

@@ -22,6 +22,8 @@ from irexec.ir.element_type import ElementType, from_dtype
 from irexec.ir.model import Model, OutputPort
 from irexec.ir.shape import PartialShape
 from irexec.kernels import in_place
+from irexec.runtime.precise import needs_widening
+from irexec.runtime.precise import wrap as precise_kernel
 from irexec.diagnostics.diagnostic import Location
 
 
@@ -117,9 +119,10 @@ def _needs_check(node) -> bool:
     return False
 
 
-def compile_plan(model: Model) -> Plan:
+def compile_plan(model: Model, precise: bool = False) -> Plan:
+    """``precise``: float layers compute in float64 (irexec/runtime/precise.py)."""
     with gc_pause.paused():  # planning frees nothing: see irexec/gc_pause.py
-        return _compile_plan(model)
+        return _compile_plan(model, precise)
 
 
 def output_names(model: Model) -> list[str]:
@@ -139,7 +142,7 @@ def output_names(model: Model) -> list[str]:
     return names
 
 
-def _compile_plan(model: Model) -> Plan:
+def _compile_plan(model: Model, precise: bool = False) -> Plan:
     needed = model.needed_nodes([n.id for n in model.nodes
                                  if n.op is not None and n.op.spec.role == "sink"])
     order = [n for n in model.topological_order() if n.id in needed]
@@ -167,11 +170,15 @@ def _compile_plan(model: Model) -> Plan:
             if node.bodies:
                 runners = {}
                 bodies.append((node, runners))
-            steps.append(Step(node.name, node.type, _bind(node, bodies=runners),
+            kernel = _bind(node, bodies=runners)
+            widened = precise and needs_widening(node)  # precise mode: in float64
+            if widened:
+                kernel = precise_kernel(node, kernel)
+            steps.append(Step(node.name, node.type, kernel,
                               tuple(slot(p.source) for p in node.inputs),
                               tuple(slot(p) for p in node.outputs), (), node.location,
                               check=check))
-            writer = in_place.variant(node.op.kernel)
+            writer = None if widened else in_place.variant(node.op.kernel)
             writers.append(_bind(node, writer) if writer is not None and node.inputs else None)
     kept = set()
     for result, name in zip(model.results, output_names(model)):
