@@ -8,8 +8,14 @@ IR's layer name is OpenVINO's friendly name). OpenVINO's CPU plugin runs with
 
 Layers that only move data (their outputs are copies of input elements) must agree bit for bit
 whatever the tolerances; other layers agree when equal (NaN with NaN, -0.0 with 0.0), or within
-``--rtol``/``--atol`` (both 0 by default, so by default every value must be equal). OpenVINO is
-an optional oracle: when it is missing, the command says how to install it.
+the tolerance of their op family and element type in irexec's one tolerance table
+(irexec/numerics.py, docs/numerics.md; ``--tolerance exact`` asks for equal values instead), or
+within ``--rtol``/``--atol`` where given (for every layer, or one layer: ``--rtol NAME=R``).
+Integer and boolean results are always exact. Each layer's largest absolute and relative error
+and its error in units in the last place (ULPs) of its element type are reported.
+``--precise`` compares with irexec's own precise mode (every float layer in float64, rounded once)
+instead of OpenVINO. OpenVINO is an optional oracle: when it is missing, the command says how to
+install it.
 """
 
 from __future__ import annotations
@@ -19,6 +25,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from irexec import numerics
 from irexec.api import compile_model, read_model
 from irexec.cli.columns import aligned
 from irexec.cli.run import _load_inputs, _seed, _type_name
@@ -46,17 +53,59 @@ def add_parser(sub) -> None:
     p.add_argument("--input", "-i", action="append", default=[], metavar="NAME=FILE.npy",
                    help="an input value from a .npy file (repeatable); others are generated")
     p.add_argument("--seed", type=_seed, default=0, help="seed for generated inputs (default 0)")
-    p.add_argument("--rtol", type=_tolerance, default=0.0,
-                   help="relative tolerance for layers that compute (default 0)")
-    p.add_argument("--atol", type=_tolerance, default=0.0,
-                   help="absolute tolerance for layers that compute (default 0)")
+    p.add_argument("--tolerance", choices=("table", "exact"), default="table",
+                   help="table: each layer within its op family's tolerance for its element type "
+                        "(docs/numerics.md; the default); exact: equal values")
+    p.add_argument("--rtol", type=_tolerance, action="append", default=[], metavar="[NAME=]R",
+                   help="relative tolerance for every computing layer, or (NAME=R) for the "
+                        "layer NAME; overrides the table there (repeatable)")
+    p.add_argument("--atol", type=_tolerance, action="append", default=[], metavar="[NAME=]A",
+                   help="absolute tolerance, for every computing layer or (NAME=A) one layer")
+    p.add_argument("--precise", action="store_true",
+                   help="compare with irexec's precise mode (float64, rounded once per layer) "
+                        "instead of OpenVINO")
 
 
-def _tolerance(text: str) -> float:
-    value = float(text)  # argparse turns ValueError into a usage error
+def _tolerance(text: str) -> tuple[str | None, float]:
+    """``R`` or ``NAME=R``; argparse turns ValueError into a usage error."""
+    name, sep, number = text.rpartition("=")
+    value = float(number)
     if not value >= 0 or value == float("inf"):
         raise ValueError(text)
-    return value
+    return (name if sep else None), value
+
+
+@dataclass(frozen=True)
+class Tolerances:
+    """How close each layer must be: explicit --rtol/--atol where given (a layer's own first,
+    then the global one), else the table's (or exact)."""
+
+    mode: str = "table"  # or "exact"
+    rtol: tuple = ()  # (name or None, value) pairs as given
+    atol: tuple = ()
+    against_openvino: bool = True
+
+    @staticmethod
+    def _given(pairs, name: str, port: str):
+        for key in (port, name, None):
+            for n, v in pairs:
+                if n == key:
+                    return v
+        return None
+
+    def for_layer(self, node: Node, port: int, et) -> numerics.Tolerance:
+        key = f"{node.name}:{port}"
+        rtol = self._given(self.rtol, node.name, key)
+        atol = self._given(self.atol, node.name, key)
+        if rtol is not None or atol is not None:
+            return numerics.Tolerance(rtol or 0.0, atol or 0.0, 0.0, 0.0)
+        if self.mode == "exact" or et is None:
+            return numerics.Tolerance(0.0, 0.0, 0.0, 0.0)
+        exact = node.op is not None and node.op.spec.exact
+        return numerics.tolerance(numerics.family(node.type, exact), et, self.against_openvino)
+
+    def names(self) -> set[str]:
+        return {n for n, _ in (*self.rtol, *self.atol) if n is not None}
 
 
 @dataclass
@@ -69,6 +118,8 @@ class LayerResult:
     max_abs: float | None = None
     differing: int = 0
     note: str = ""
+    max_rel: float | None = None
+    max_ulps: float | None = None
 
     @property
     def agrees(self) -> bool:
@@ -84,7 +135,7 @@ def _bits(a: np.ndarray) -> np.ndarray:
     return a if a.dtype == np.bool_ else a.view(f"u{a.dtype.itemsize}")
 
 
-def judge(r: LayerResult, rtol: float, atol: float) -> None:
+def judge(r: LayerResult, tolerances: Tolerances) -> None:
     """Fill in the verdict and the size of the difference of one layer output."""
     a, b = r.ours, r.theirs
     if b is None:
@@ -107,13 +158,23 @@ def judge(r: LayerResult, rtol: float, atol: float) -> None:
         finite = diff[np.isfinite(diff)]
         r.max_abs = float(finite.max()) if finite.size else float("inf")
         r.differing = int((~same).sum())
+        et = et_table.from_dtype(a.dtype) if kind != "c" else None
+        if et is not None:
+            errors = numerics.errors(a, b, et)
+            r.max_rel, r.max_ulps = errors.max_rel, errors.max_ulps
+        tol = tolerances.for_layer(r.node, r.port, et)
         if r.differing == 0:
             r.verdict = "equal"  # -0.0 against 0.0, or NaNs of different payloads
             r.note = "same values, different bits"
-        elif np.all(same | np.isclose(x, y, rtol=rtol, atol=atol)):
-            r.verdict = "close"
+        elif kind == "c":
+            close = np.abs(x - y) <= tol.atol + tol.rtol * np.abs(y)
+            r.verdict = "close" if np.all(same | close) else "DIFFERS"
         else:
-            r.verdict = "DIFFERS"
+            # An accumulating op's sum of magnitudes is unknown here: the layer's largest
+            # reference magnitude stands for it.
+            finite_ref = np.abs(y[np.isfinite(y)])
+            scale = float(finite_ref.max()) if tol.accum and finite_ref.size else None
+            r.verdict = "DIFFERS" if tol.outside(a, b, scale).any() else "close"
         if r.node.op is not None and r.node.op.spec.exact and r.verdict != "DIFFERS":
             r.verdict, r.note = "DIFFERS", "data movement must be bit-exact"
             r.differing = int((_bits(a) != _bits(b)).sum())
@@ -206,18 +267,32 @@ def from_openvino_tensor(ov, tensor) -> np.ndarray:
     return bin_layout.decode(et, raw, 0, len(raw), shape).copy()
 
 
-def compare(model: Model, inputs: dict[str, np.ndarray], ov, weights=None, rtol=0.0,
-            atol=0.0) -> list[LayerResult]:
-    """Every computed layer output of irexec against OpenVINO's, in irexec's run order."""
-    compiled = compile_model(model)
-    ours: list[tuple[Node, int, np.ndarray]] = []
-    compiled(inputs, trace=lambda node, port, array: ours.append((node, port, array)))
-    computed = [(n, p, a) for n, p, a in ours if n.type != "Parameter"]
-    theirs = run_openvino(ov, model, weights, inputs, [(n.name, p) for n, p, _ in computed])
+def _layer_outputs(model: Model, inputs, config=None) -> list[tuple[Node, int, np.ndarray]]:
+    outputs: list[tuple[Node, int, np.ndarray]] = []
+    compile_model(model, config=config)(
+        inputs, trace=lambda node, port, array: outputs.append((node, port, array)))
+    return [(n, p, a) for n, p, a in outputs if n.type != "Parameter"]
+
+
+def run_precise(model: Model, inputs) -> dict[tuple[str, int], np.ndarray]:
+    """irexec's precise-mode value of every computed layer output."""
+    return {(n.name, p): a for n, p, a in _layer_outputs(model, inputs, {"precision": "f64"})}
+
+
+def compare(model: Model, inputs: dict[str, np.ndarray], ov, weights=None,
+            tolerances: Tolerances | None = None) -> list[LayerResult]:
+    """Every computed layer output of irexec against OpenVINO's (``ov`` None: against irexec's
+    precise mode), in irexec's run order."""
+    tolerances = tolerances or Tolerances(against_openvino=ov is not None)
+    computed = _layer_outputs(model, inputs)
+    if ov is None:
+        theirs = run_precise(model, inputs)
+    else:
+        theirs = run_openvino(ov, model, weights, inputs, [(n.name, p) for n, p, _ in computed])
     results = []
     for node, port, array in computed:
         r = LayerResult(node, port, np.asarray(array), theirs.get((node.name, port)))
-        judge(r, rtol, atol)
+        judge(r, tolerances)
         results.append(r)
     return results
 
@@ -232,13 +307,30 @@ def _size(r: LayerResult) -> str:
     return f"{r.max_abs:.6g}"
 
 
+def _rel(r: LayerResult) -> str:
+    return "" if not _size(r) or r.max_rel is None else f"{r.max_rel:.3g}"
+
+
+def _ulps(r: LayerResult) -> str:
+    return "" if not _size(r) or r.max_ulps is None else f"{r.max_ulps:.3g}"
+
+
 def report(results: list[LayerResult], multi_port: set[str]) -> list[str]:
-    rows = [("layer", "type", "output", "result", "max abs diff", "differing", "note")]
+    rows = [("layer", "type", "output", "result", "max abs diff", "differing", "max rel diff",
+             "ulps", "note")]
     for r in results:
         name = f"{r.node.name}:{r.port}" if r.node.name in multi_port else r.node.name
         rows.append((name, r.node.type, _describe(r.ours), r.verdict, _size(r),
-                     f"{r.differing} of {r.ours.size}" if r.differing else "", r.note))
+                     f"{r.differing} of {r.ours.size}" if r.differing else "", _rel(r),
+                     _ulps(r), r.note))
     return aligned(rows)
+
+
+def _describe_tolerances(args) -> str:
+    parts = ["the table (docs/numerics.md)" if args.tolerance == "table" else "exact"]
+    for flag, pairs in (("rtol", args.rtol), ("atol", args.atol)):
+        parts += [f"{flag} {v:g}" + (f" for {n}" if n else "") for n, v in pairs]
+    return ", ".join(parts)
 
 
 def execute(args) -> int:
@@ -249,11 +341,14 @@ def execute(args) -> int:
     if model.path is None or not str(model.path).lower().endswith(".xml"):
         raise UsageError("irexec compare takes an IR .xml file (convert an ONNX model with "
                          "irexec convert first)")
-    ov = _openvino()
-    if ov is None:
-        print(f"error: {INSTALL_OPENVINO}", file=sys.stderr)
-        return 1
-    refused = [(n, n.op.openvino_refuses(n)) for n in model.nodes
+    if args.precise:
+        ov = None
+    else:
+        ov = _openvino()
+        if ov is None:
+            print(f"error: {INSTALL_OPENVINO}", file=sys.stderr)
+            return 1
+    refused = [] if ov is None else [(n, n.op.openvino_refuses(n)) for n in model.nodes
                if n.op is not None and n.op.openvino_refuses is not None]
     refused = [(n, why) for n, why in refused if why]
     if refused:
@@ -261,7 +356,7 @@ def execute(args) -> int:
         print(f"error: {args.model}: layer '{node.name}' ({node.type}): {why}; nothing to "
               f"compare with", file=sys.stderr)
         return 1
-    foreign = _not_openvino_layers(model)
+    foreign = _not_openvino_layers(model) if ov is not None else []
     if foreign:
         layers = ", ".join(f"'{n.name}' ({n.type}-{n.version})" for n in foreign[:3])
         print(f"error: {args.model}: OpenVINO cannot run {layers}: not an OpenVINO opset; "
@@ -270,14 +365,20 @@ def execute(args) -> int:
     compiled = compile_model(model)
     given = _load_inputs(args.input, compiled, args.model)
     inputs = {**given, **make_inputs(model, given, args.seed)}
+    tolerances = Tolerances(args.tolerance, tuple(args.rtol), tuple(args.atol), ov is not None)
+    unknown = sorted(tolerances.names() - {n.name for n in model.nodes}
+                     - {f"{n.name}:{i}" for n in model.nodes for i in range(len(n.outputs))})
+    if unknown:
+        raise UsageError(f"--rtol/--atol name {unknown[0]!r}, which is no layer of the model")
     try:
-        results = compare(model, inputs, ov, args.weights, args.rtol, args.atol)
+        results = compare(model, inputs, ov, args.weights, tolerances)
     except OracleError as e:
         print(f"error: {args.model}: {e}", file=sys.stderr)
         return 1
     source = "given" if not set(inputs) - set(given) else f"generated from seed {args.seed}"
-    print(f"irexec against OpenVINO {ov.get_version().split('-')[0]} (CPU, f32 precision), "
-          f"inputs {source}, rtol {args.rtol:g}, atol {args.atol:g}:")
+    oracle = ("irexec's precise mode (float64, rounded once per layer)" if ov is None else
+              f"OpenVINO {ov.get_version().split('-')[0]} (CPU, f32 precision)")
+    print(f"irexec against {oracle}, inputs {source}, tolerances: {_describe_tolerances(args)}:")
     multi_port = {n.name for n in model.nodes if len(n.outputs) > 1}
     print("\n".join(report(results, multi_port)))
     counts: dict[str, int] = {}
@@ -290,6 +391,8 @@ def execute(args) -> int:
         return 0
     where = f"{model.path}:{first.node.line}" if first.node.line else str(model.path)
     size = f", max abs diff {_size(first)}" if _size(first) else ""
+    size += f", max rel diff {_rel(first)}" if _rel(first) else ""
+    size += f", {_ulps(first)} ulps" if _ulps(first) else ""
     print(f"first diverging layer: '{first.node.name}' ({first.node.type}) at {where}: "
           f"{first.differing} of {first.ours.size} elements differ{size}"
           f"{'; ' + first.note if first.note else ''}")
