@@ -36,7 +36,10 @@ def widen(x: np.ndarray) -> np.ndarray:
 
 def narrow(result: np.ndarray, dtype: np.dtype) -> np.ndarray:
     """A result computed in the compute type, rounded once to ``dtype``."""
-    return result if result.dtype == dtype else result.astype(dtype)
+    if result.dtype == dtype:
+        return result
+    with np.errstate(over="ignore", invalid="ignore"):  # overflow gives inf, as it should
+        return result.astype(dtype)
 
 
 def unary(fn: Callable[..., None]) -> Callable[..., np.ndarray]:
