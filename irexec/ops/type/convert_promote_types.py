@@ -59,8 +59,10 @@ def common_type(a: ElementType, b: ElementType, *, promote_unsafe: bool,
         if unsigned.bits <= 32 and (promote_unsafe or unsigned.bits * 2 <= signed.bits):
             return et_table.from_name(_INTS[max(unsigned.bits * 2, signed.bits)])
         if not promote_unsafe:
-            raise Refused(f"{unsigned} and {signed} have no safe common signed integer type; "
-                          f"set promote_unsafe (then u64_integer_promotion_target applies)")
+            wider = (f"{_INTS[2 * unsigned.bits]} would widen {signed}" if unsigned.bits <= 32
+                     else "no signed integer holds u64")
+            raise Refused(f"{unsigned} and {signed} have no safe common signed integer type "
+                          f"({wider}); set promote_unsafe")
         return u64_integer_promotion_target
     if a.bits != b.bits:
         return a if a.bits > b.bits else b
