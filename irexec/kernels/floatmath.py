@@ -83,9 +83,9 @@ def round_once(x: np.ndarray, dtype: np.dtype) -> np.ndarray:
     than each of them, so the second rounding then gives the correctly rounded result."""
     if x.dtype == dtype:
         return x
-    if dtype == F32 or dtype == F64 or dtype == np.float16 or x.dtype != F64:
-        return x.astype(dtype)
-    with np.errstate(all="ignore"):
+    with np.errstate(all="ignore"):  # overflow to inf is the right rounding
+        if dtype == F32 or dtype == F64 or dtype == np.float16 or x.dtype != F64:
+            return x.astype(dtype)
         t = x.astype(F32)
         back = t.astype(F64)
         inexact = (back != x) & ~np.isnan(x)
@@ -93,4 +93,4 @@ def round_once(x: np.ndarray, dtype: np.dtype) -> np.ndarray:
             bits = t.view(np.uint32)
             bits -= (inexact & (np.abs(back) > np.abs(x))).astype(np.uint32)  # toward zero
             bits |= inexact.astype(np.uint32)
-    return t.astype(dtype)
+        return t.astype(dtype)
