@@ -181,3 +181,23 @@ def errors(ours, ref, et: ElementType) -> Errors:
         rel = np.where(same, 0.0, diff / np.abs(y))
         rel = np.where(np.isnan(rel), np.inf, rel)
     return Errors(float(diff.max()), float(rel.max()), float(ulps(x, y, et).max()))
+
+
+def markdown_table() -> str:
+    """The tolerance table as docs/numerics.md shows it (a test keeps the two the same)."""
+    floats = [et for et in et_table.SUPPORTED if et.is_real]
+    lines = ["| family | " + " | ".join(et.name for et in floats) + " |",
+             "| --- |" + " --- |" * len(floats)]
+    for f in FAMILIES:
+        if f == EXACT:
+            lines.append("| exact | " + " | ".join("bit-exact" for _ in floats) + " |")
+            continue
+        cells = []
+        for et in floats:
+            t = tolerance(f, et)
+            cell = f"rtol {t.rtol:.3g}, atol {t.atol:.3g}"
+            if t.accum:
+                cell += f", + {t.accum:g} eps x sum"
+            cells.append(cell)
+        lines.append(f"| {f} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)

@@ -10,13 +10,14 @@ T = TypeVar("T", REAL)
 
 
 def elu(x, o, *, alpha):
-    """x where x >= 0, alpha * (exp(x) - 1) below."""
-    negative = x < 0
-    t = np.expm1(x)
-    t *= x.dtype.type(alpha)
-    if o is not x:
-        o[...] = x
-    np.copyto(o, t, where=negative)
+    """x where x >= 0, alpha * (exp(x) - 1) below (NaN stays NaN)."""
+    keep = x >= 0
+    t = np.expm1(x, out=None if o is x else o)
+    if alpha != 1:
+        t *= x.dtype.type(alpha)
+    np.copyto(t, x, where=keep)
+    if t is not o:
+        o[...] = t
 
 
 @register
