@@ -553,3 +553,50 @@ def test_integer_division_by_zero_is_ir316():
     with pytest.raises(irexec.IRError) as info:
         _elementwise("Mod", np.array([1], np.int32), np.array([0], np.int32))
     assert info.value.code == "IR316"
+
+
+# --- activations, quantization (docs/compatibility.md, last section) ---------------------------
+
+def _one_layer(op, version, type_name, shape, *constants, **attrs):
+    b = ModelBuilder()
+    x = b.parameter("x", type_name, list(shape))
+    b.result(b.op(op, x, *[b.constant(c) for c in constants], version=version, name="y",
+                  **attrs))
+    return b.build()
+
+
+def test_clamp_keeps_nan():
+    m = _one_layer("Clamp", "opset1", "f32", [2], min=-1.0, max=1.0)
+    out = irexec.compile_model(m)({"x": np.float32([np.nan, 5])})["y"]
+    assert np.isnan(out[0]) and out[1] == 1
+
+
+def test_fake_quantize_keeps_nan():
+    c = [np.float32(v) for v in (-1, 1, -3, 3)]
+    m = _one_layer("FakeQuantize", "opset1", "f32", [2], *c, levels=256)
+    out = irexec.compile_model(m)({"x": np.float32([np.nan, 0.5])})["y"]
+    assert np.isnan(out[0]) and np.isfinite(out[1])
+
+
+def test_fake_convert_keeps_nan_and_saturates_infinities():
+    m = _one_layer("FakeConvert", "opset13", "f32", [3], np.float32(1),
+                   destination_type="f8e5m2")
+    out = irexec.compile_model(m)({"x": np.float32([np.nan, np.inf, -np.inf])})["y"]
+    assert np.isnan(out[0]) and out[1:].tolist() == [57344.0, -57344.0]
+
+
+@pytest.mark.parametrize("op,version", [("Sigmoid", "opset1"), ("Elu", "opset1"),
+                                        ("Softmax", "opset8")])
+def test_integer_activations_are_refused(op, version):
+    attrs = {"alpha": 1.0} if op == "Elu" else {"axis": 0} if op == "Softmax" else {}
+    with pytest.raises(irexec.IRError) as info:
+        _one_layer(op, version, "i32", [2], **attrs)
+    assert [d.code for d in info.value.diagnostics] == ["IR304"]
+
+
+def test_f64_activations_compute_in_f64():
+    m = _one_layer("Sigmoid", "opset1", "f64", [1])
+    x = np.float64([1e-10])
+    out = irexec.compile_model(m)({"x": x})["y"]
+    assert out.dtype == np.float64 and out[0] == 1 / (1 + np.exp(-x[0]))  # not an f32 value
+    assert out[0] != np.float64(np.float32(out[0]))
