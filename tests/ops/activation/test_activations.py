@@ -235,3 +235,29 @@ def test_bf16_narrow_types_compute_in_f32_and_round_once():
     x = np.array([0.3, -1.7, 2.9], np.float32).astype(ml_dtypes.bfloat16)
     wide = 1 / (1 + np.exp(-x.astype(np.float32)))
     assert run("sigmoid", x).tolist() == wide.astype(ml_dtypes.bfloat16).tolist()
+
+
+# --- attributes written back -------------------------------------------------------------------
+
+@pytest.mark.parametrize("op,version,attrs", [
+    ("Elu", "opset1", {"alpha": 1e-05}),
+    ("Clamp", "opset1", {"min": float("-inf"), "max": 6.0}),
+    ("Clamp", "opset1", {"min": -0.5, "max": float("inf")}),
+    ("Gelu", "opset7", {"approximation_mode": "tanh"}),
+    ("Softmax", "opset8", {"axis": -1}),
+    ("LogSoftmax", "opset5", {"axis": 0}),
+])
+def test_float_and_enum_attributes_round_trip_through_the_ir(op, version, attrs, tmp_path):
+    b = ModelBuilder()
+    b.result(b.op(op, b.parameter("x", "f32", [2, 3]), version=version, name="y", **attrs))
+    path = tmp_path / "m.xml"
+    irexec.save_model(b.build(), path)
+    text = path.read_text()
+    for key, value in attrs.items():
+        spelled = {float("inf"): "inf", float("-inf"): "-inf", 1e-05: "1e-05"}.get(value, value)
+        assert f'{key}="{spelled}"' in text
+    (node,) = [n for n in irexec.read_model(path).nodes if n.name == "y"]
+    assert {k: node.attrs[k] for k in attrs} == attrs
+    x = np.linspace(-2, 2, 6, dtype=np.float32).reshape(2, 3)
+    np.testing.assert_array_equal(irexec.compile_model(irexec.read_model(path))({"x": x})["y"],
+                                  irexec.compile_model(b.build())({"x": x})["y"])
