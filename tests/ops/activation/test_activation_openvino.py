@@ -59,3 +59,25 @@ def test_activations_agree_with_openvino(type_name, tmp_path):
                             f"{e.max_ulps:.3g}; x={x.reshape(-1)[i]} ours={a.reshape(-1)[i]} "
                             f"theirs={b.reshape(-1)[i]}")
     assert not failures, "\n".join(failures)
+
+
+@pytest.mark.parametrize("type_name", ["i8", "u8", "i32", "i64"])
+def test_integer_relu_clamp_prelu_are_bit_exact_with_openvino(type_name, tmp_path):
+    """Values within 2**24: OpenVINO's CPU computes i32 Relu through f32 (facts)."""
+    from tests.conformance.oracle import same_bits
+
+    dtype = et_table.from_name(type_name).dtype
+    b = ModelBuilder("integers")
+    x = b.parameter("x", type_name, [2, 3, 8])
+    b.result(b.op("Relu", x, name="relu"))
+    b.result(b.op("Clamp", x, min=-2.5, max=7.5, name="clamp"))
+    b.result(b.op("PRelu", x, b.constant(np.array([1, 2, 3], dtype)), name="prelu"))
+    xml = tmp_path / "m.xml"
+    irexec.save_model(b.build(), xml)
+    rng = np.random.default_rng(3)
+    low = 0 if dtype.kind == "u" else -40
+    data = rng.integers(low, 40, (2, 3, 8)).astype(dtype)
+    ours = irexec.compile_model(irexec.read_model(xml))({"x": data})
+    theirs = run_openvino(ov, xml, {"x": data}, list(ours))
+    for name in ours:
+        assert same_bits(ours[name], theirs[name]), (name, ours[name], theirs[name])

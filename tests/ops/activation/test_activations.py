@@ -261,3 +261,17 @@ def test_float_and_enum_attributes_round_trip_through_the_ir(op, version, attrs,
     x = np.linspace(-2, 2, 6, dtype=np.float32).reshape(2, 3)
     np.testing.assert_array_equal(irexec.compile_model(irexec.read_model(path))({"x": x})["y"],
                                   irexec.compile_model(b.build())({"x": x})["y"])
+
+
+@pytest.mark.parametrize("type_name", ["f8e4m3", "f8e5m2"])
+@pytest.mark.parametrize("name", ["sigmoid", "gelu_tanh", "softmax8", "hswish", "clamp"])
+def test_f8_computes_in_f32_and_rounds_once(type_name, name):
+    dtype = et_table.from_name(type_name).dtype
+    x = np.linspace(-4, 4, 30).reshape(2, 3, 5).astype(dtype)
+    got = run(name, x)
+    expected = reference(name, x.astype(np.float64))
+    tol = numerics.tolerance(numerics.family(CASES[name][0]), et_table.from_name(type_name),
+                             against_openvino=False)
+    magnitude = 1.0 if numerics.family(CASES[name][0]) == numerics.ACCUMULATING else None
+    assert got.dtype == dtype
+    assert not tol.outside(got, expected.astype(dtype), magnitude).any()
