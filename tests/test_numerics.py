@@ -13,7 +13,7 @@ import pytest
 import irexec
 from irexec import numerics
 from irexec.ir import element_type as et_table
-from irexec.ir.builder import ModelBuilder
+from irexec.builder import ModelBuilder
 from irexec.kernels.floatmath import round_once
 from irexec.ops import registry
 

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import irexec
-from irexec.ir.builder import ModelBuilder
+from irexec.builder import ModelBuilder
 from tests.cli.conftest import run_cli
 from tests.cli.inproc import irexec_cli
 

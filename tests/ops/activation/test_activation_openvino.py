@@ -10,7 +10,7 @@ import pytest
 import irexec
 from irexec import numerics
 from irexec.ir import element_type as et_table
-from irexec.ir.builder import ModelBuilder
+from irexec.builder import ModelBuilder
 from tests.conformance.oracle import run_openvino
 from tests.ops.activation.cases import CASES
 

@@ -17,7 +17,7 @@ import irexec
 from irexec import numerics
 from irexec.errors import IRError
 from irexec.ir import element_type as et_table
-from irexec.ir.builder import ModelBuilder
+from irexec.builder import ModelBuilder
 from irexec.ir.shape import PartialShape
 from irexec.ops import registry
 from tests.ops.activation.cases import CASES, reference

@@ -11,7 +11,7 @@ import irexec
 from irexec import numerics
 from irexec.errors import IRError
 from irexec.ir import element_type as et_table
-from irexec.ir.builder import ModelBuilder
+from irexec.builder import ModelBuilder
 
 SHAPE = (4, 3, 30)
 IL = np.array([-1.0, -2.0, 0.5, 1.0]).reshape(4, 1, 1)

@@ -11,7 +11,7 @@ import pytest
 import irexec
 from irexec.errors import IRError
 from irexec.ir import element_type as et_table
-from irexec.ir.builder import ModelBuilder
+from irexec.builder import ModelBuilder
 from irexec.ops.type.convert_promote_types import SUPPORTED, Refused, common_type
 
 ET = et_table.from_name
