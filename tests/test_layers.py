@@ -30,7 +30,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("irexec.version",),
     ("irexec.diagnostics",),
     ("irexec.errors", "irexec.gc_pause", "irexec.budget"),
-    ("irexec.ir",),
+    ("irexec.ir", "irexec.numerics"),
     ("irexec.kernels",),
     ("irexec.ops",),
     ("irexec.infer",),
