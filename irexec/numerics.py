@@ -55,7 +55,8 @@ FAMILY_DOCS = {
 # accumulating (the loosest family) until someone places them.
 _BY_FAMILY = {
     EXACT: ("Relu", "Clamp", "Convert", "ConvertLike", "ConvertPromoteTypes", "Abs", "Negative",
-            "Floor", "Ceiling", "Round", "Sign", "Maximum", "Minimum", "Select"),
+            "Floor", "Ceiling", "Round", "Sign", "Maximum", "Minimum", "Select", "ReadValue",
+            "Assign"),
     ROUNDED: ("Add", "Subtract", "Multiply", "Divide", "SquaredDifference", "Sqrt", "FloorMod",
               "Mod", "PRelu", "HSigmoid", "HSwish", "HardSigmoid", "SoftSign", "FakeQuantize",
               "FakeConvert"),
@@ -64,7 +65,8 @@ _BY_FAMILY = {
                      "Tanh", "Asinh", "Acosh", "Atanh"),
     ACCUMULATING: ("Softmax", "LogSoftmax", "MatMul", "Convolution", "GroupConvolution",
                    "ReduceSum", "ReduceMean", "ReduceProd", "ReduceL1", "ReduceL2", "MVN",
-                   "NormalizeL2", "AvgPool"),
+                   "NormalizeL2", "AvgPool", "RNNCell", "RNNSequence", "GRUCell", "GRUSequence",
+                   "LSTMCell", "LSTMSequence"),
 }
 FAMILY_OF: dict[str, str] = {t: f for f, types in _BY_FAMILY.items() for t in types}
 
