@@ -7,6 +7,23 @@ declares in the XML are then compared with what was inferred (``-1`` matches any
 
 A layer that fails gets unknown outputs, and layers fed by it are skipped, so one mistake is
 reported once and unrelated mistakes elsewhere are still found.
+
+Values, as OpenVINO's shape inference knows them. Besides types, the walk keeps what it knows of
+the values of small tensors, so that an op's rule can read them with ``ctx.input_value(i)``
+(exact values) and ``ctx.input_bounds(i)`` (a lower and an upper bound per element):
+
+* a Constant's values are known;
+* a layer whose inputs' values are all known, and whose outputs are small (``FOLD_LIMIT``
+  elements), is folded: its kernel runs once, here, and its outputs' values (and their now
+  exact shapes: NonZero of a constant is static) are known;
+* otherwise the outputs' bounds come from the inputs' (irexec/ops/bounds.py: ShapeOf of a
+  partial shape starts them; data movement, arithmetic, Convert and Select carry them), and
+  where both bounds agree the values are known.
+
+So a Reshape whose target shape comes from ShapeOf -> Gather -> Concat reads the target as
+values when the input shape is static, and as bounds (``[?,768]``, a batch of ``1..8``) when it
+is not. Folding here only informs inference: the plan folds constant subgraphs of any size once
+when the model is compiled (irexec/runtime/plan.py).
 """
 
 from __future__ import annotations
@@ -19,8 +36,13 @@ from irexec.ir import element_type as et_table
 from irexec.ir.element_type import ElementType
 from irexec.ir.model import Model, Node, OutputPort
 from irexec.ir.shape import Dimension, PartialShape
+from irexec.ops import bounds as bounds_rules
 from irexec.ops.spec import TensorType, TypeVar, resolve
 from irexec.diagnostics.diagnostic import Diagnostics, Location
+
+
+FOLD_LIMIT = 1 << 12  # elements: larger outputs (and inputs) are not folded while inferring
+BOUND_LIMIT = 1 << 10  # elements: larger integer tensors carry no bounds
 
 
 class _LayerFailed(Exception):
@@ -33,13 +55,14 @@ class InferContext:
 
     def __init__(self, node: Node, input_types: list[TensorType],
                  input_values: list[np.ndarray | None], diags: Diagnostics,
-                 read_time: bool = True):
+                 read_time: bool = True, input_bounds=None):
         self.node = node
         self.read_time = read_time  # False while checking one call's inputs
         self.attrs = node.attrs
         self.spec = node.op.spec
         self._types = input_types
         self._values = input_values
+        self._bounds = input_bounds
         self._diags = diags
         self._bound: dict[str, ElementType] = {}
 
@@ -57,9 +80,36 @@ class InferContext:
         return [t.shape for t in self._types]
 
     def input_value(self, i: int) -> np.ndarray | None:
-        """The input's values when they are known before running (a Constant), else None.
-        Ask only for the inputs the rule needs (at run time every input is known)."""
+        """The input's values when they are known before running (a Constant, or computed from
+        constants and shapes: see the module's docstring), else None. Ask only for the inputs
+        the rule needs (at run time every input is known)."""
         return self._values[i] if i < len(self._values) else None
+
+    def input_bounds(self, i: int) -> tuple[np.ndarray, np.ndarray] | None:
+        """A lower and an upper bound of each element of the input (float64 arrays of its
+        shape; -inf/inf where unbounded), when inference knows them; exact values give equal
+        bounds. None when nothing is known (only small integer tensors carry bounds)."""
+        if i >= len(self._types) or not _boundable(self._types[i]):
+            return None
+        value = self.input_value(i)
+        if value is not None:
+            return bounds_rules.exact(value) if value.dtype.kind in "biu" else None
+        return self._bounds[i] if self._bounds is not None else None
+
+    def input_as_shape(self, i: int) -> PartialShape | None:
+        """A 1-D integer input read as a shape (Broadcast's target shape, Range's ...): its
+        values as static dims, else its bounds as interval dims, else as many dynamic dims as
+        its static length; None when not even its length is known."""
+        value = self.input_value(i)
+        if value is not None:
+            return PartialShape([max(int(v), 0) for v in bounds_rules.exact(value)[0].reshape(-1)])
+        got = self.input_bounds(i)
+        if got is not None:
+            return PartialShape._of(tuple(bounds_rules.as_dims(got)))
+        shape = self.input_shape(i)
+        if shape.rank_is_static and len(shape) == 1 and shape[0].is_static:
+            return PartialShape([Dimension.dynamic()] * shape[0].min)
+        return None
 
     def type_var(self, name: str) -> ElementType:
         """The element type bound to a type variable by the inputs (dynamic if unbound)."""
@@ -177,29 +227,220 @@ def _check_spec_rules(ctx: InferContext) -> None:
         raise _LayerFailed
 
 
-class _ConstantValues:
-    """The values of a layer's inputs that are Constants, loaded only when a rule asks (a packed
-    Const is unpacked when first read)."""
+class _KnownValues:
+    """The values of a layer's inputs that inference knows: Constants, loaded only when a rule
+    asks (a packed Const is unpacked when first read), and folded layers' outputs."""
 
-    __slots__ = ("_sources",)
+    __slots__ = ("_sources", "_known")
 
-    def __init__(self, sources: list[OutputPort]):
+    def __init__(self, sources: list[OutputPort], known: dict | None = None):
         self._sources = sources
+        self._known = known
 
     def __len__(self) -> int:
         return len(self._sources)
 
     def __getitem__(self, i: int) -> np.ndarray | None:
-        node = self._sources[i].node
-        return node.value if node.op is not None and node.op.spec.role == "constant" else None
+        port = self._sources[i]
+        node = port.node
+        if node.op is not None and node.op.spec.role == "constant":
+            return node.value
+        return self._known.get(port) if self._known else None
+
+
+def _constant_size(node: Node) -> int | None:
+    """The element count of a Constant (from its shape attribute), None for other layers."""
+    if node.op is None or node.op.spec.role != "constant":
+        return None
+    shape = node.attrs.get("shape")
+    return int(np.prod(shape)) if shape is not None else None
+
+
+def _small(shape: PartialShape, limit: int) -> bool:
+    """Whether every tensor of this shape has at most ``limit`` elements."""
+    if not shape.rank_is_static:
+        return False
+    n = 1
+    for d in shape:
+        if d.max is None:
+            return False
+        n *= d.max
+    return n <= limit
+
+
+def _boundable(t: TensorType) -> bool:
+    """Whether a tensor of this type may carry bounds: small, integer or boolean."""
+    et = t.element_type
+    return (et.is_integral or et.kind == "boolean") and _small(t.shape, BOUND_LIMIT)
+
+
+def _bound_kernel(node: Node):
+    attrs = {a.name: node.attrs[a.name] for a in node.op.spec.attrs if a.name in node.attrs}
+    kernel = node.op.kernel
+    return (lambda *arrays: kernel(*arrays, **attrs)) if attrs else kernel
+
+
+def _as_tuple(result) -> tuple:
+    return result if isinstance(result, (tuple, list)) else (result,)
+
+
+def _fold(node: Node, ctx: InferContext, outputs: list[TensorType], diags: Diagnostics):
+    """Run the kernel on known input values; the outputs' values (and exact types), or None."""
+    spec = node.op.spec
+    if spec.role is not None or not spec.folds or node.op.kernel is None:
+        return None
+    if not all(_small(t.shape, FOLD_LIMIT) for t in outputs):
+        return None
+    for port in node.inputs:  # every input known? (before loading any constant)
+        size = _constant_size(port.source.node)
+        if size is None and port.source not in ctx._values._known or \
+                size is not None and size > FOLD_LIMIT:
+            return None
+    arrays = [ctx.input_value(i) for i in range(len(node.inputs))]
+    try:
+        results = _as_tuple(_bound_kernel(node)(*arrays))
+    except OpError as e:  # the run would fail the same way: say so now
+        diags.add(e.code or "IR308", str(e), node.location)
+        return None
+    except Exception:  # noqa: BLE001 - a kernel that cannot run here is run when called
+        return None
+    if len(results) != len(outputs):
+        return None
+    typed = []
+    for value, t in zip(results, outputs):
+        value = np.asarray(value)
+        try:
+            et = et_table.from_dtype(value.dtype)
+        except KeyError:
+            return None
+        if (not t.element_type.is_dynamic and et != t.element_type) \
+                or not t.shape.contains(value.shape):
+            return None
+        typed.append(TensorType(t.element_type if not t.element_type.is_dynamic else et,
+                                PartialShape(value.shape)))
+    return list(results), typed
+
+
+def _data_inputs(spec, attrs, output) -> set[int] | None:
+    """The inputs an output's elements are copied from: those of the output's type variable,
+    or input 0 when the output has its first input's type; None for an output of its own type."""
+    rule = output.type
+    if rule is None:
+        return {0}
+    if isinstance(rule, TypeVar):
+        return {i for i, inp in enumerate(spec.inputs)
+                if isinstance(resolve(inp.types, attrs), TypeVar)
+                and resolve(inp.types, attrs).name == rule.name}
+    return None
+
+
+def _movement_bounds(node: Node, ctx: InferContext, outputs: list[TensorType]):
+    """Data movement: the kernel run on the lower and on the upper bounds of the data inputs,
+    every other input known exactly."""
+    spec = node.op.spec
+    if not spec.exact or node.op.kernel is None or not spec.outputs:
+        return None
+    data = _data_inputs(spec, node.attrs, spec.outputs[0])
+    if not data:
+        return None
+    if spec.inputs and spec.inputs[-1].variadic is not None and len(spec.inputs) - 1 in data:
+        data |= set(range(len(spec.inputs), ctx.num_inputs))  # the variadic input's repeats
+    lows, highs, some = [], [], False
+    for i in range(ctx.num_inputs):
+        got = ctx.input_bounds(i)
+        if i in data:
+            if got is None:
+                shape = ctx.input_shape(i)
+                if not (shape.is_static and _small(shape, BOUND_LIMIT)):
+                    return None
+                got = bounds_rules.unbounded(shape.to_shape())
+            elif ctx.input_value(i) is None:
+                some = True
+            lows.append(got[0])
+            highs.append(got[1])
+        else:
+            value = ctx.input_value(i)
+            if value is None:
+                return None
+            lows.append(value)
+            highs.append(value)
+    if not some:
+        return None
+    kernel = _bound_kernel(node)
+    try:
+        with np.errstate(all="ignore"):
+            lo, hi = _as_tuple(kernel(*lows)), _as_tuple(kernel(*highs))
+    except Exception:  # noqa: BLE001 - no bounds, then
+        return None
+    same = [o.type == spec.outputs[0].type for o in
+            (spec.outputs[min(k, len(spec.outputs) - 1)] for k in range(len(outputs)))]
+    return [(np.asarray(a, np.float64), np.asarray(b, np.float64)) if keep else None
+            for a, b, keep in zip(lo, hi, same)]
+
+
+def _bounds(node: Node, ctx: InferContext, outputs: list[TensorType]):
+    """The outputs' bounds (a list with None where unknown), or None."""
+    if not any(_boundable(t) for t in outputs):
+        return None
+    hook = node.op.bounds or bounds_rules.RULES.get(node.op.spec.type)
+    try:
+        if hook is not None:
+            return hook(ctx)
+        return _movement_bounds(node, ctx, outputs)
+    except OpError:
+        return None
+
+
+def _propagate(node: Node, ctx: InferContext, outputs: list[TensorType], values: dict,
+               bounds: dict, diags: Diagnostics) -> list[TensorType]:
+    """Record what is known of the values of the layer's outputs; returns the outputs' types,
+    made exact where a fold gave the values."""
+    folded = _fold(node, ctx, outputs, diags)
+    if folded is not None:
+        results, outputs = folded
+        for port, value in zip(node.outputs, results):
+            values[port] = value
+        return outputs
+    if node.op.spec.role is not None:
+        return outputs
+    got = _bounds(node, ctx, outputs)
+    if not got:
+        return outputs
+    outputs = list(outputs)
+    for k, (port, t, b) in enumerate(zip(node.outputs, outputs, got)):
+        if b is None or not t.element_type.is_integral or not t.shape.is_static:
+            continue
+        lo, hi = (np.asarray(x, np.float64) for x in b)
+        if lo.shape != t.shape.to_shape() or hi.shape != lo.shape or lo.size > BOUND_LIMIT:
+            continue
+        if np.isinf(lo).all() and np.isinf(hi).all() and lo.size:
+            continue  # nothing known
+        value = bounds_rules.as_values((lo, hi), t.element_type.dtype)
+        if value is not None:
+            values[port] = value
+        else:
+            bounds[port] = (lo, hi)
+    return outputs
+
+
+class _KnownBounds:
+    __slots__ = ("_sources", "_bounds")
+
+    def __init__(self, sources: list[OutputPort], bounds: dict):
+        self._sources = sources
+        self._bounds = bounds
+
+    def __getitem__(self, i: int):
+        return self._bounds.get(self._sources[i])
 
 
 def infer_layer(node: Node, input_types: list[TensorType],
                 input_values: list[np.ndarray | None], diags: Diagnostics,
-                read_time: bool = True) -> list[TensorType] | None:
+                read_time: bool = True, ctx: InferContext | None = None) \
+        -> list[TensorType] | None:
     """One layer's output types: the spec's generic rules, then the op's ``infer``. None (with
     the problems in ``diags``) when the layer breaks a rule."""
-    ctx = InferContext(node, input_types, input_values, diags, read_time)
+    ctx = ctx or InferContext(node, input_types, input_values, diags, read_time)
     try:
         _check_spec_rules(ctx)
         return node.op.infer(ctx)
@@ -271,6 +512,8 @@ def infer_types(model: Model, diags: Diagnostics,
     """Infer every output port's type. ``parameter_types`` overrides Parameters' types (or just
     their shapes) by layer name, to infer for concrete inputs; the model itself is not changed."""
     types: dict[OutputPort, TensorType] = {}
+    values: dict[OutputPort, np.ndarray] = {}  # known values of non-constant ports
+    bounds: dict[OutputPort, tuple] = {}  # known bounds of ports whose values are not known
     overrides = parameter_types or {}
     for node in model.topological_order():
         if node.op is None or node.broken:
@@ -280,7 +523,9 @@ def infer_types(model: Model, diags: Diagnostics,
             input_types = [types[s] for s in sources]
         except KeyError:
             continue  # an input failed upstream, or has no edge (already reported)
-        outputs = infer_layer(node, input_types, _ConstantValues(sources), diags)
+        ctx = InferContext(node, input_types, _KnownValues(sources, values), diags,
+                           input_bounds=_KnownBounds(sources, bounds))
+        outputs = infer_layer(node, input_types, None, diags, ctx=ctx)
         if outputs is None:
             continue
         if node.name in overrides and node.op.spec.role == "parameter":
@@ -292,6 +537,7 @@ def infer_types(model: Model, diags: Diagnostics,
                                f"{'s' * (len(node.outputs) != 1)}; {node.type} gives "
                                f"{len(outputs)}", node.location)
             continue
+        outputs = _propagate(node, ctx, outputs, values, bounds, diags)
         for port, t in zip(node.outputs, outputs):
             types[port] = t
         if check_declared:

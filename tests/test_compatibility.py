@@ -600,3 +600,81 @@ def test_f64_activations_compute_in_f64():
     out = irexec.compile_model(m)({"x": x})["y"]
     assert out.dtype == np.float64 and out[0] == 1 / (1 + np.exp(-x[0]))  # not an f32 value
     assert out[0] != np.float64(np.float32(out[0]))
+
+
+# --- shape, sort and generation ops (issue 17) -------------------------------------------------
+
+def _op(type_name, *inputs, version, **attrs):
+    from tests.ops.build import run_op
+    outs, _ = run_op(type_name, *inputs, version=version, **attrs)
+    return outs
+
+
+def test_topk_larger_k_than_the_axis_is_ir336_at_read_time():
+    from tests.ops.build import Const
+    with pytest.raises(irexec.IRError) as e:
+        _op("TopK", np.zeros((2, 3), np.float32), Const(np.int64(5)), version="opset11",
+            axis=1, mode="max", sort="value")
+    assert e.value.code == "IR336"
+
+
+def test_topk_with_k_zero_gives_empty_outputs():
+    from tests.ops.build import Const
+    values, indices = _op("TopK", np.ones((2, 3), np.float32), Const(np.int64(0)),
+                          version="opset11", axis=1, mode="max", sort="value")
+    assert values.shape == indices.shape == (2, 0)
+
+
+def test_topk_stable_index_sort_keeps_the_smaller_index_among_ties():
+    from tests.ops.build import Const
+    data = np.array([[1, 3, 2, 3, 3]], np.float32)
+    _, indices = _op("TopK", data, Const(np.int64(2)), version="opset11", axis=1, mode="max",
+                     sort="index", stable=True)
+    assert indices.tolist() == [[1, 3]]  # the CPU plugin picks index 4 for the second
+
+
+def test_range_with_stop_on_the_wrong_side_is_empty():
+    out, = _op("Range", np.int64(5), np.int64(0), np.int64(1), version="opset4",
+               output_type="i64")
+    assert out.shape == (0,)
+
+
+def test_einsum_diagonal_runs():
+    out, = _op("Einsum", np.arange(9, dtype=np.float32).reshape(3, 3), version="opset7",
+               equation="ii->i")
+    assert out.tolist() == [0, 4, 8]
+
+
+def test_eye_with_an_empty_batch_shape_is_the_plain_matrix():
+    from tests.ops.build import Const
+    out, = _op("Eye", Const(np.int64(2)), Const(np.int64(2)), Const(np.int64(0)),
+               Const(np.zeros(0, np.int64)), version="opset9", output_type="f32")
+    assert out.tolist() == [[1, 0], [0, 1]]
+
+
+def test_gather_tree_with_length_zero_is_all_end_tokens():
+    ids = np.arange(8, dtype=np.int32).reshape(2, 2, 2)
+    out, = _op("GatherTree", ids, np.zeros((2, 2, 2), np.int32), np.array([0, 2], np.int32),
+               np.int32(9), version="opset1")
+    # batch 1 traced back through parent 0: step 0 takes beam 0 for both beams
+    assert (out[:, 0] == 9).all() and out[:, 1].tolist() == [[2, 2], [6, 7]]
+
+
+@pytest.mark.parametrize("dtype", [np.int8, np.uint8, np.float32])
+def test_unique_along_axis_one_finds_every_duplicate(dtype):
+    from tests.ops.build import Const
+    data = np.array([[1, 2, 1, 2], [0, 5, 0, 5]], dtype)
+    u, _, rev, counts = _op("Unique", data, Const(np.int64(1)), version="opset10")
+    assert u.tolist() == [[1, 2], [0, 5]] and rev.tolist() == [0, 1, 0, 1]
+    assert counts.tolist() == [2, 2]
+
+
+def test_unique_of_zero_size_data_gives_empty_outputs():
+    u, first, rev, counts = _op("Unique", np.zeros((0,), np.float32), version="opset10")
+    assert u.shape == first.shape == rev.shape == counts.shape == (0,)
+
+
+def test_range_with_float_inputs_for_an_integer_output_truncates_them_first():
+    out, = _op("Range", np.float32(0.3), np.float32(9.7), np.float32(1.7), version="opset4",
+               output_type="i8")
+    assert out.tolist() == list(range(9))  # 0 to 9 by 1

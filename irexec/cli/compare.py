@@ -268,7 +268,7 @@ def openvino_tensor(ov, value: np.ndarray):
     if et.kind == "string":
         return ov.Tensor(np.asarray(value, dtype=str))
     if value.dtype.type.__module__ == "numpy" and value.dtype.names is None:
-        return np.ascontiguousarray(value)
+        return np.ascontiguousarray(value).reshape(value.shape)  # a scalar stays 0-d
     raw = np.frombuffer(bin_layout.encode(et, value), np.uint8)
     return ov.Tensor(raw, ov.Shape(list(value.shape)), getattr(ov.Type, et.name))
 

@@ -237,6 +237,12 @@ class OpSpec:
     # The sub-graphs the layer holds, by element name: ("body",) for TensorIterator and Loop,
     # ("then_body", "else_body") for If. Their kernels get them as ``bodies={name: run}``.
     bodies: tuple[str, ...] = ()
+    # Inference may run the kernel on inputs whose values it knows (constant folding, at read
+    # time for small tensors and when compiling for any): False for ops with state or chance.
+    folds: bool = True
+    # The outputs depend on the inputs' shapes and element types only, never their values
+    # (ShapeOf): what follows is shape arithmetic, run once per distinct input shape.
+    reads_shapes_only: bool = False
 
     def attr(self, name: str) -> Attr:
         for a in self.attrs:
@@ -292,6 +298,11 @@ class Op:
         """Default: the spec's output types with the shapes of its shape rule (or, without a
         rule, the first input's shape)."""
         return ctx.default_outputs()
+
+    # ``bounds(ctx) -> [(lower, upper) | None per output] | None``: the output values' bounds
+    # from the inputs' (``ctx.input_bounds``), for ops whose bounds the generic rules of
+    # irexec/ops/bounds.py do not give (ShapeOf of a partial shape, Range ...).
+    bounds: ClassVar[Callable | None] = None
 
     # Hooks for the tools around the runtime (each optional):
     # ``to_openvino(builder, node, *inputs) -> output port(s)``: how `irexec convert` writes an

@@ -12,7 +12,7 @@ from irexec.ir import element_type as et_table
 from irexec.ir.model import Model
 from irexec.ir.shape import PartialShape
 from irexec.kernels import buffers, state
-from irexec.runtime.plan import InputSlot, Plan, compile_plan
+from irexec.runtime.plan import InputSlot, Plan, compile_plan, remember
 from irexec.runtime.precise import precision_of
 from irexec.runtime.trace import Tracer
 from irexec.diagnostics.diagnostic import Location
@@ -212,6 +212,26 @@ class CompiledModel:
             tracer.inputs(plan, values)
         for step in plan.steps:
             args = [values[i] for i in step.inputs]
+            memo = step.memo
+            if memo is not None:  # shape arithmetic: once per distinct input
+                key = step.memo_key(args)
+                result = memo.get(key)
+                if result is None:
+                    if step.check is not None:
+                        step.check(args)
+                    try:
+                        result = step.kernel(*args)
+                    except OpError as e:
+                        raise IRError.make(e.code or "IR605", str(e), step.location) from None
+                    remember(step, key, result)
+                args = None
+                self._store(step, values, result)
+                result = None
+                if tracer is not None:
+                    tracer.step(step, values)
+                for s in step.free:
+                    values[s] = None
+                continue
             if step.check is not None:
                 step.check(args)  # rules that could not be decided when the model was read
             kernel = step.kernel
@@ -246,6 +266,8 @@ class CompiledModel:
                 if value is not None and value.nbytes >= min_bytes:
                     pool.give(value, 1)
                 del value
+        if tracer is not None:
+            tracer.finish()
         return {o.name: (np.array(values[o.slot]) if o.copy else values[o.slot])
                 for o in plan.outputs}
 
@@ -255,6 +277,14 @@ class CompiledModel:
         plan = self.plan
         outputs = self._run(plan, None, None, {s.slot: values[s.layer_id] for s in plan.inputs})
         return {o.layer_id: outputs[o.name] for o in plan.outputs}
+
+    @staticmethod
+    def _store(step, values: list, result) -> None:
+        if len(step.outputs) == 1:
+            values[step.outputs[0]] = result
+        else:
+            for s, r in zip(step.outputs, result):
+                values[s] = r
 
     def create_infer_request(self) -> InferRequest:
         return InferRequest(self)

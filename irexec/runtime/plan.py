@@ -5,6 +5,13 @@ strings past this point. Each Step names its kernel (attributes already bound), 
 and writes, and the slots nobody reads afterwards, which the run loop frees at once so that peak
 memory stays near the largest live set. Constants are resolved once, when the plan is built.
 ``print(plan)`` shows it.
+
+Constant subgraphs are folded here, once: a layer whose inputs are all constants (Constants, or
+layers folded before it) runs when the plan is built and becomes a constant. Shape arithmetic --
+layers fed only by ShapeOf (or another op that reads shapes only), constants and other such
+layers -- remembers its last results by its inputs: a model whose only dynamic part is the batch
+runs it once per new input shape, and later calls take the remembered arrays (read-only, so no
+kernel writes over them).
 """
 
 from __future__ import annotations
@@ -16,7 +23,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from irexec import gc_pause
-from irexec.errors import InternalError
+from irexec.errors import InternalError, IRError, OpError
 from irexec.infer import check_call
 from irexec.ir.element_type import ElementType, from_dtype
 from irexec.ir.model import Model, OutputPort
@@ -42,6 +49,17 @@ class Step:
     # ``check(arrays)``: the spec's rules against this call's inputs, for a layer whose shapes,
     # element types or checked values were not all known when the model was read.
     check: Callable[[list], None] | None = None
+    # Shape arithmetic: the results by this step's inputs (see the module's docstring), and
+    # whether the key is the inputs' shapes (an op that reads shapes only) or their values.
+    memo: dict | None = None
+    memo_by_shape: bool = False
+    memo_args: tuple[int, ...] = ()  # the inputs the key reads (constants never change)
+
+    def memo_key(self, args: list) -> tuple:
+        if self.memo_by_shape:
+            return tuple([(args[i].shape, args[i].dtype.str) for i in self.memo_args])
+        return tuple([(args[i].shape, args[i].dtype.str, args[i].tobytes())
+                      for i in self.memo_args])
 
     def __str__(self) -> str:
         ins = ", ".join(f"%{i}" for i in self.inputs)
@@ -49,7 +67,8 @@ class Step:
         freed = f"   free {', '.join(f'%{f}' for f in self.free)}" if self.free else ""
         over = f"   may write over %{self.inputs[0]}" if self.in_place is not None else ""
         checked = "   checked per call" if self.check is not None else ""
-        return f"{outs} = {self.type}({ins})   # {self.layer}{freed}{over}{checked}"
+        memo = "   once per input shape" if self.memo is not None else ""
+        return f"{outs} = {self.type}({ins})   # {self.layer}{freed}{over}{checked}{memo}"
 
 
 @dataclass(frozen=True)
@@ -83,12 +102,19 @@ class Plan:
     # Layers with sub-graphs and the dict their kernel reads its bodies from (``bodies=``),
     # filled with a runner per body by whoever runs the plan (runtime/compiled_model.py).
     bodies: list[tuple[object, dict]] = field(default_factory=list)
+    # For traces only: the layers folded into constants, each with the number of steps that
+    # run before it, and the Constant layers by slot (a trace computes the folded layers again
+    # rather than the plan keeping every intermediate value).
+    folded: list[tuple[int, Step]] = field(default_factory=list)
+    constant_nodes: dict[int, object] = field(default_factory=dict)
 
     def __str__(self) -> str:
         lines = [f"plan: {self.num_slots} slots, {len(self.steps)} steps"]
         lines += [f"  %{i.slot} = input {i.name!r} {i.element_type}{i.shape}" for i in self.inputs]
         lines += [f"  %{s} = constant {from_dtype(a.dtype)}{PartialShape(a.shape)}"
                   for s, a in self.constants.items()]
+        lines += [f"  folded when compiling: {step.type} {step.layer!r}"
+                  for _, step in self.folded]
         lines += [f"  {step}" for step in self.steps]
         lines += [f"  output {o.name!r} = %{o.slot}" for o in self.outputs]
         return "\n".join(lines)
@@ -155,8 +181,13 @@ def _compile_plan(model: Model, precise: bool = False) -> Plan:
 
     inputs, constants, steps, outputs, bodies = [], {}, [], [], []
     writers = []  # per step: the op's kernel_in_place, bound, or None
+    folded: set[OutputPort] = set()  # ports whose values are constants of the plan
+    folded_steps: list[tuple[int, Step]] = []
+    constant_nodes = {}
+    shaped: set[OutputPort] = set()  # ports whose values follow from input shapes alone
     for node in order:
-        role = node.op.spec.role
+        spec = node.op.spec
+        role = spec.role
         if role == "parameter":
             port = node.outputs[0]
             inputs.append(InputSlot(node.name, node.id, (node.name, *port.names),
@@ -164,7 +195,10 @@ def _compile_plan(model: Model, precise: bool = False) -> Plan:
                                     node.location))
         elif role == "constant":
             constants[slot(node.outputs[0])] = node.value
+            constant_nodes[slot(node.outputs[0])] = node
+            folded.add(node.outputs[0])
         elif role != "result":
+            sources = [p.source for p in node.inputs]
             check = functools.partial(check_call, node) if _needs_check(node) else None
             runners = None
             if node.bodies:
@@ -174,19 +208,43 @@ def _compile_plan(model: Model, precise: bool = False) -> Plan:
             widened = precise and needs_widening(node)  # precise mode: in float64
             if widened:
                 kernel = precise_kernel(node, kernel)
+            if spec.folds and spec.role is None and not node.bodies \
+                    and node.op.kernel is not None and node.inputs \
+                    and all(s in folded for s in sources):
+                for port, value in zip(node.outputs, _fold(node, kernel, [
+                        constants[slot(s)] for s in sources], check)):
+                    constants[slot(port)] = value
+                    folded.add(port)
+                folded_steps.append((len(steps), Step(
+                    node.name, node.type, kernel, tuple(slot(s) for s in sources),
+                    tuple(slot(p) for p in node.outputs), (), node.location)))
+                continue
+            memo = spec.folds and spec.role is None and not node.bodies and (
+                spec.reads_shapes_only or sources and all(s in folded or s in shaped
+                                                          for s in sources))
+            if memo:
+                shaped.update(node.outputs)
             steps.append(Step(node.name, node.type, kernel,
                               tuple(slot(p.source) for p in node.inputs),
                               tuple(slot(p) for p in node.outputs), (), node.location,
-                              check=check))
+                              check=check, memo={} if memo else None,
+                              memo_by_shape=spec.reads_shapes_only,
+                              memo_args=tuple(i for i, s in enumerate(sources)
+                                              if s not in folded)))
             writer = None if widened else in_place.variant(node.op.kernel)
             writers.append(_bind(node, writer) if writer is not None and node.inputs else None)
+    # Constants only folded layers read are not needed any more.
+    read = {s for st in steps for s in st.inputs} | {slot(r.inputs[0].source)
+                                                     for r in model.results}
+    constants = {s: a for s, a in constants.items() if s in read}
     kept = set()
     for result, name in zip(model.results, output_names(model)):
         port = result.inputs[0].source
         s = slot(port)
         # The caller owns each output: hand out a copy of a Parameter's or Constant's array,
         # and of a value a second Result also returns.
-        shared = s in kept or port.node.op.spec.role in ("parameter", "constant")
+        shared = s in kept or port.node.op.spec.role in ("parameter", "constant") \
+            or port in folded or port in shaped
         kept.add(s)
         outputs.append(OutputSlot(name, result.id, s, port.element_type, port.partial_shape,
                                   shared))
@@ -204,6 +262,43 @@ def _compile_plan(model: Model, precise: bool = False) -> Plan:
     steps = [Step(st.layer, st.type, st.kernel, st.inputs, st.outputs,
                   tuple(sorted(frees.get(i, ()))), st.location,
                   writer if (writer is not None and st.inputs[0] in frees.get(i, ())
-                             and st.inputs.count(st.inputs[0]) == 1) else None, st.check)
+                             and st.inputs.count(st.inputs[0]) == 1
+                             and st.memo is None) else None, st.check, st.memo,
+                  st.memo_by_shape, st.memo_args)
              for i, (st, writer) in enumerate(zip(steps, writers))]
-    return Plan(len(slot_of), inputs, constants, steps, outputs, bodies)
+    return Plan(len(slot_of), inputs, constants, steps, outputs, bodies, folded_steps,
+                constant_nodes)
+
+
+MEMO_ENTRIES = 16  # distinct inputs remembered per shape-arithmetic step
+MEMO_ELEMENTS = 1 << 16  # larger results are computed each call, not remembered
+
+
+def remember(step: Step, key: tuple, result) -> None:
+    """Keep a shape-arithmetic step's result for its inputs (read-only from now on)."""
+    results = result if isinstance(result, (tuple, list)) else (result,)
+    if sum(r.size for r in results) > MEMO_ELEMENTS:
+        return
+    for r in results:
+        r.setflags(write=False)
+    if len(step.memo) >= MEMO_ENTRIES:
+        step.memo.clear()
+    step.memo[key] = result
+
+
+def _fold(node, kernel, arrays: list[np.ndarray], check) -> list[np.ndarray]:
+    """The outputs of a layer whose inputs are all constants, computed once (read-only)."""
+    try:
+        if check is not None:
+            check(arrays)
+        result = kernel(*arrays)
+    except OpError as e:
+        raise IRError.make(e.code or "IR605", str(e), node.location) from None
+    except MemoryError:
+        raise IRError.make("IR605", "not enough memory to compute this layer (its inputs are "
+                                    "constants: it is computed once, when compiling)",
+                           node.location) from None
+    results = list(result) if isinstance(result, (tuple, list)) else [result]
+    for r in results:
+        r.setflags(write=False)
+    return results

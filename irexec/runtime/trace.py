@@ -1,7 +1,8 @@
 """Traces: every layer's outputs while a compiled model runs (``compiled(inputs, trace=...)``).
 
 A trace is told each layer's outputs as the run loop makes them: the Parameters first (their
-values are the inputs), then every computed layer in plan order. Constants are not traced (they
+values are the inputs), then every computed layer in the order the model runs them -- layers
+the plan folded into constants too (computed again for the trace). Constants are not traced (they
 are the weights, unchanged by running) and neither are Results (their value is their input's).
 
 ``trace`` is either a directory, where each output is saved as ``.npy`` named by its layer with an
@@ -44,13 +45,39 @@ class Tracer:
         self._nodes = {str(n.id): n for n in model.nodes}
 
     def inputs(self, plan, values: list) -> None:
+        self._plan = plan
+        self._done = 0  # steps traced so far
+        self._next_fold = 0
+        self._folded: dict[int, np.ndarray] = {}
         for slot in plan.inputs:
             self.trace(self._nodes[slot.location.layer_id], 0, values[slot.slot])
 
     def step(self, step, values: list) -> None:
+        self._folds(self._done)
+        self._done += 1
         node = self._nodes[step.location.layer_id]
         for port, s in enumerate(step.outputs):
             self.trace(node, port, values[s])
+
+    def finish(self) -> None:
+        """The run succeeded: the folded layers after the last step."""
+        self._folds(self._done)
+
+    def _folds(self, before: int) -> None:
+        """The layers the plan folded into constants that come before step ``before``: computed
+        again here, from the Constants, in the order the model runs them."""
+        plan, folded = self._plan, self._plan.folded
+        while self._next_fold < len(folded) and folded[self._next_fold][0] <= before:
+            step = folded[self._next_fold][1]
+            self._next_fold += 1
+            args = [self._folded[s] if s in self._folded else plan.constant_nodes[s].value
+                    for s in step.inputs]
+            result = step.kernel(*args)
+            results = result if len(step.outputs) > 1 else (result,)
+            node = self._nodes[step.location.layer_id]
+            for port, (s, r) in enumerate(zip(step.outputs, results)):
+                self._folded[s] = r
+                self.trace(node, port, r)
 
     def close(self) -> None:
         """The run ended (or failed): let the trace finish (a folder writes its index)."""

@@ -1,1 +1,1 @@
-"""Condition (OpenVINO spec category `condition`): If, Select."""
+"""Condition (OpenVINO spec category `condition`): If, Select, NonZero, Bucketize."""

@@ -24,7 +24,8 @@ class ReadValue3(Op):
         type="ReadValue", since=3, until=5, attrs=(VARIABLE_ID,),
         inputs=(Input("init_value", doc="the value before any Assign"),),
         outputs=(Output("output", "the variable's current value"),),
-        doc="Reads a variable of the model's state.")
+        doc="Reads a variable of the model's state.",
+        folds=False)  # its value changes between calls: never a constant
 
     @staticmethod
     def kernel(init_value, *, variable_id):
@@ -42,7 +43,8 @@ class ReadValue6(Op):
         inputs=(Input("init_value", optional=True, doc="the value before any Assign; "
                                                         "zeros of variable_shape without it"),),
         outputs=(Output("output", "the variable's current value"),),
-        doc="Reads a variable of the model's state.")
+        doc="Reads a variable of the model's state.",
+        folds=False)  # its value changes between calls: never a constant
 
     @staticmethod
     def infer(ctx):

@@ -1,6 +1,7 @@
 """Convert-1: change a tensor's element type (rules in irexec/kernels/convert.py)."""
 
 from irexec.kernels.convert import convert, unsupported_reason
+from irexec.ops import bounds
 from irexec.ops.registry import register
 from irexec.ops.spec import CONVERTIBLE, Attr, Input, Op, OpSpec, Output, TensorType
 
@@ -35,6 +36,8 @@ class Convert(Op):
     @staticmethod
     def infer(ctx):
         return infer_conversion(ctx, "destination_type")
+
+    bounds = staticmethod(bounds.convert)  # shape values keep their bounds (irexec/infer.py)
 
     @staticmethod
     def kernel(data, *, destination_type):

@@ -1,0 +1,1 @@
+"""Generation (OpenVINO spec category `generation`): Range, Eye."""

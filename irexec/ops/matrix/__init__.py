@@ -1,0 +1,1 @@
+"""Matrix operations (OpenVINO spec category `matrix`)."""

@@ -1,0 +1,1 @@
+"""Shape (OpenVINO spec category `shape`): Reshape, Squeeze, Unsqueeze."""

@@ -1,0 +1,1 @@
+"""Sorting and search (OpenVINO spec category `sort`): TopK, SearchSorted."""
