@@ -287,7 +287,7 @@ def _as_tuple(result) -> tuple:
 def _fold(node: Node, ctx: InferContext, outputs: list[TensorType], diags: Diagnostics):
     """Run the kernel on known input values; the outputs' values (and exact types), or None."""
     spec = node.op.spec
-    if spec.role is not None or not spec.folds or node.op.kernel is None:
+    if spec.role is not None or not spec.folds or node.op.kernel is None or node.bodies:
         return None
     if not all(_small(t.shape, FOLD_LIMIT) for t in outputs):
         return None
