@@ -6,7 +6,7 @@ import numpy as np
 
 from irexec.diagnostics.codes import ERROR, Code
 from irexec.errors import OpError
-from irexec.ir.element_type import from_dtype, from_name
+from irexec.ir.element_type import from_dtype
 from irexec.ir.shape import Dimension, PartialShape
 from irexec.kernels.convert import convert
 from irexec.ops.registry import register

@@ -76,7 +76,7 @@ def test_parameter_inputs_give_a_dynamic_length():
 
 
 def test_openvino_conformance(tmp_path):
-    ov = openvino()
+    openvino()
     import openvino.opset1 as o1
     import openvino.opset12 as o4  # its range is Range-4
     params = [o4.parameter([], np.int64) for _ in range(3)]

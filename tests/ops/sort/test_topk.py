@@ -126,7 +126,7 @@ def test_bad_axis_and_index_type():
 @pytest.mark.parametrize("dtype", [np.float32, np.int32, np.uint8, np.float16, np.int8])
 @pytest.mark.parametrize("opset", ["opset1", "opset3", "opset11"])
 def test_openvino_conformance(tmp_path, dtype, opset):
-    ov = openvino()
+    openvino()
     import importlib
     ops = importlib.import_module(f"openvino.{opset}")
     rng = np.random.default_rng(7)
