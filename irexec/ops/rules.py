@@ -8,10 +8,12 @@ Also here: the attributes many ops share (``AUTO_BROADCAST``).
 
 from __future__ import annotations
 
+from irexec.errors import OpError
 from irexec.ir import shape_rules
 from irexec.ir.shape import PartialShape
 from irexec.ops.domains import as_int64
 from irexec.ops.spec import Attr
+from irexec.runtime import budget
 
 AUTO_BROADCAST = Attr("auto_broadcast", "enum", default="numpy", values=("none", "numpy", "pdpd"),
                       doc="how inputs of different shapes broadcast: none (shapes must be "
@@ -52,3 +54,12 @@ def concat(axis: str = "axis"):
         return [shape_rules.concat(ctx.input_shapes(), ctx.attrs[axis])]
     rule.__doc__ = f"the inputs joined along {axis}"
     return rule
+
+
+def check_output_size(shape, itemsize: int, what: str = "the output") -> None:
+    """OpError IR109 when a tensor of ``shape`` would exceed the memory budget
+    (irexec/runtime/budget.py): for kernels whose output size comes from values (Range, Eye,
+    OneHot, Einsum), checked before allocating."""
+    problem = budget.shape_problem(tuple(int(d) for d in shape), itemsize)
+    if problem is not None:
+        raise OpError(f"{what}: {problem}", code="IR109")

@@ -6,6 +6,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import irexec
+from irexec.runtime import budget
 from tests.ops.build import run_op
 
 HOSTILE = [0, 1, -1, 2, 3, -7, 2**31 - 1, -(2**31), 2**40]
@@ -55,6 +56,26 @@ def cases(draw):
 def test_runs_or_raises_irerror(case):
     which, inputs, attrs = case
     try:
-        run_op(which, *inputs, **attrs)
+        with budget.limit(64 << 20):  # sizes from values are checked before allocating
+            run_op(which, *inputs, **attrs)
     except irexec.IRError as e:
         assert e.code.startswith("IR") and str(e)
+
+
+def test_sizes_from_values_are_checked_against_the_budget():
+    with budget.limit(1 << 20):
+        for which, inputs, attrs in [
+                ("Eye", (np.int64(100_000), np.int64(3), np.int64(0)),
+                 dict(version="opset9", output_type="f32")),
+                ("Range", (np.int64(0), np.int64(10**7), np.int64(1)),
+                 dict(version="opset4", output_type="i32")),
+                ("OneHot", (np.zeros(1000, np.int64), np.int64(10**4), np.float32(1),
+                            np.float32(0)), dict(version="opset1", axis=0)),
+                ("Einsum", (np.zeros(1000, np.float32), np.zeros(1000, np.float32)),
+                 dict(version="opset7", equation="i,j->ij"))]:
+            try:
+                run_op(which, *inputs, **attrs)
+            except irexec.IRError as e:
+                assert e.code == "IR109", which
+            else:
+                raise AssertionError(f"{which} ran past the budget")

@@ -7,6 +7,7 @@ from irexec.errors import OpError
 from irexec.ir.shape import Dimension, PartialShape
 from irexec.ops.domains import as_int64
 from irexec.ops.registry import register
+from irexec.ops.rules import check_output_size
 from irexec.ops.spec import (SCALAR_OR_VECTOR, SHAPE_INDEX, VECTOR, Attr, Input, Op, OpSpec,
                              Output, TensorType)
 
@@ -94,6 +95,7 @@ class Eye(Op):
             raise OpError(f"diagonal_index holds {k.size} values; it must hold one", code="IR305")
         k = int(k[0])
         batch = () if batch_shape is None else _batch(batch_shape)
+        check_output_size(batch + (n, m), np.dtype(output_type.dtype).itemsize)
         if not -n < k < m:
             k = m  # out of the matrix: np.eye gives zeros for any k past the edge
         eye = np.eye(n, m, k, dtype=output_type.dtype)

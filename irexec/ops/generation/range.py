@@ -10,6 +10,7 @@ from irexec.ir.element_type import from_dtype
 from irexec.ir.shape import Dimension, PartialShape
 from irexec.kernels.convert import convert
 from irexec.ops.registry import register
+from irexec.ops.rules import check_output_size
 from irexec.ops.spec import NUMERIC, SCALAR, Attr, Input, Op, OpSpec, Output, TensorType, TypeVar
 
 CODE = Code("IR335", "range-values", ERROR,
@@ -54,6 +55,7 @@ def run(start, stop, step, out_type) -> np.ndarray:
     _checked(a, b, c)
     integral = out_type.is_integral
     n = count(a, b, c, integral)
+    check_output_size((n,), 8)  # the widest intermediate
     dtype = out_type.dtype
     first = convert(np.asarray(start).reshape(()), out_type)
     delta = convert(np.asarray(step).reshape(()), out_type)

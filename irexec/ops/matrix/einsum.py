@@ -9,6 +9,7 @@ from irexec.errors import OpError
 from irexec.ir.shape import Dimension, PartialShape
 from irexec.ir.shape_rules import broadcast_numpy
 from irexec.ops.registry import register
+from irexec.ops.rules import check_output_size
 from irexec.ops.spec import NUMERIC, Attr, Input, Op, OpSpec, Output, TensorType, TypeVar
 
 T = TypeVar("T", NUMERIC)
@@ -109,6 +110,8 @@ class Einsum(Op):
     @staticmethod
     def kernel(*inputs, equation):
         inputs_, out = parse(equation, len(inputs))
+        shape = output_shape(equation, [PartialShape(a.shape) for a in inputs])
+        check_output_size(shape.to_shape(), 8)
         dtype = inputs[0].dtype
         wide = dtype.kind == "f" and dtype not in (np.float32, np.float64)
         arrays = [a.astype(np.float32) for a in inputs] if wide else inputs

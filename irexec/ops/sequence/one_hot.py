@@ -7,6 +7,7 @@ from irexec.errors import OpError
 from irexec.ir.shape import Dimension, PartialShape
 from irexec.ops.domains import as_int64
 from irexec.ops.registry import register
+from irexec.ops.rules import check_output_size
 from irexec.ops.spec import (ANY, INTEGER, SCALAR, Attr, Input, Op, OpSpec, Output, TensorType,
                              TypeVar)
 
@@ -54,6 +55,7 @@ def _infer(ctx):
 def one_hot(indices, depth, on_value, off_value, *, axis, negative_indices_mode="ignore_negative"):
     n = _depth(depth)
     a = _axis(axis, indices.ndim)
+    check_output_size(indices.shape + (n,), max(on_value.dtype.itemsize, 8))
     idx = as_int64(indices).reshape(indices.shape)
     if negative_indices_mode == "normalize":
         idx = np.where(idx < 0, idx + n, idx)
