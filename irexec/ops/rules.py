@@ -13,7 +13,7 @@ from irexec.ir import shape_rules
 from irexec.ir.shape import PartialShape
 from irexec.ops.domains import as_int64
 from irexec.ops.spec import Attr
-from irexec.runtime import budget
+from irexec import budget
 
 AUTO_BROADCAST = Attr("auto_broadcast", "enum", default="numpy", values=("none", "numpy", "pdpd"),
                       doc="how inputs of different shapes broadcast: none (shapes must be "
@@ -58,7 +58,7 @@ def concat(axis: str = "axis"):
 
 def check_output_size(shape, itemsize: int, what: str = "the output") -> None:
     """OpError IR109 when a tensor of ``shape`` would exceed the memory budget
-    (irexec/runtime/budget.py): for kernels whose output size comes from values (Range, Eye,
+    (irexec/budget.py): for kernels whose output size comes from values (Range, Eye,
     OneHot, Einsum), checked before allocating."""
     problem = budget.shape_problem(tuple(int(d) for d in shape), itemsize)
     if problem is not None:

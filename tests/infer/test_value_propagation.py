@@ -6,7 +6,7 @@ import pytest
 
 import irexec
 from irexec.errors import IRError
-from irexec.ir.builder import ModelBuilder
+from irexec.builder import ModelBuilder
 from irexec.ir.shape import Dimension, PartialShape
 from irexec.ops.spec import Input, Op, OpSpec, Output
 

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 import numpy as np
 
 import irexec
-from irexec.ir.builder import ModelBuilder
+from irexec.builder import ModelBuilder
 from irexec.ir.element_type import from_dtype
 
 

@@ -6,7 +6,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import irexec
-from irexec.runtime import budget
+from irexec import budget
 from tests.ops.build import run_op
 
 HOSTILE = [0, 1, -1, 2, 3, -7, 2**31 - 1, -(2**31), 2**40]

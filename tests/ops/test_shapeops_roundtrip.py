@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 import irexec
-from irexec.ir.builder import ModelBuilder
+from irexec.builder import ModelBuilder
 
 C = np.int64
 

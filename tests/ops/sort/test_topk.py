@@ -8,7 +8,7 @@ from hypothesis.extra import numpy as hnp
 
 import irexec
 from irexec.errors import IRError
-from irexec.ir.builder import ModelBuilder
+from irexec.builder import ModelBuilder
 from irexec.ir.shape import Dimension, PartialShape
 from tests.ops.shapeops_oracle import check, openvino
 
