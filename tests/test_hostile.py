@@ -13,7 +13,7 @@ import pytest
 
 import irexec
 from irexec.api import check_model
-from irexec.cli.run import _load_inputs
+from irexec.cli.common import load_inputs as _load_inputs
 from tests.cli.inproc import irexec_cli
 
 HOSTILE = Path(__file__).resolve().parent / "data" / "hostile"

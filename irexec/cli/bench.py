@@ -16,10 +16,9 @@ import time
 import numpy as np
 
 from irexec.api import compile_model, read_model
+from irexec.cli import common
 from irexec.cli.progress import Progress
-from irexec.cli.run import _load_inputs, _seed
 from irexec.cli.usage import UsageError
-from irexec.runtime.inputs import make_inputs
 
 
 def add_parser(sub) -> None:
@@ -27,11 +26,8 @@ def add_parser(sub) -> None:
                        description="Time read_model, compile_model and repeated calls of one "
                                    "model on the same inputs; print the median call and the "
                                    "peak memory.")
-    p.add_argument("model", help="the model's .xml file, or an .onnx file (needs irexec[onnx])")
-    p.add_argument("--weights", metavar="BIN", help="the .bin file (default: beside the .xml)")
-    p.add_argument("--input", "-i", action="append", default=[], metavar="NAME=FILE.npy",
-                   help="an input value from a .npy file (repeatable); others are generated")
-    p.add_argument("--seed", type=_seed, default=0, help="seed for generated inputs (default 0)")
+    common.add_model_arguments(p)
+    common.add_input_arguments(p)
     p.add_argument("--runs", "-n", type=int, default=20, help="timed calls (default 20)")
     p.add_argument("--warmup", type=int, default=2, help="untimed calls first (default 2)")
 
@@ -67,11 +63,12 @@ def execute(args) -> int:
     start = time.perf_counter()
     model = read_model(args.model, args.weights)
     read_time = time.perf_counter() - start
+    common.print_warnings(model.diagnostics)
     start = time.perf_counter()
     compiled = compile_model(model)
     compile_time = time.perf_counter() - start
-    given = _load_inputs(args.input, compiled, args.model)
-    inputs = {**given, **make_inputs(model, given, args.seed)}
+    given = common.load_inputs(args.input, compiled, args.model)
+    inputs = common.complete_inputs(model, given, args.seed)
     input_bytes = sum(np.asarray(v).nbytes for v in inputs.values())
     times = []
     output_bytes = 0

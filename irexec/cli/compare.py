@@ -26,14 +26,13 @@ from dataclasses import dataclass
 import numpy as np
 
 from irexec import numerics
-from irexec.api import compile_model, read_model
+from irexec.api import compile_model
+from irexec.cli import common
 from irexec.cli.columns import aligned
-from irexec.cli.run import _load_inputs, _seed, _type_name
 from irexec.cli.usage import UsageError
 from irexec.io import bin_layout
 from irexec.ir import element_type as et_table
 from irexec.ir.model import Model, Node
-from irexec.runtime.inputs import make_inputs
 
 OV_CONFIG = {"INFERENCE_PRECISION_HINT": "f32"}
 INSTALL_OPENVINO = ("irexec compare --with openvino needs OpenVINO, which is not installed here; "
@@ -46,13 +45,10 @@ def add_parser(sub) -> None:
                                    "and report, layer by layer, whether the outputs agree, the "
                                    "first layer that diverges and by how much. Exit 0 when all "
                                    "agree, 1 when a layer differs or the comparison cannot run.")
-    p.add_argument("model", help="the model's .xml file")
-    p.add_argument("--weights", metavar="BIN", help="the .bin file (default: beside the .xml)")
+    common.add_model_arguments(p, onnx=False)
     p.add_argument("--with", dest="oracle", choices=("openvino",), default="openvino",
                    help="the runtime to compare with (default: openvino)")
-    p.add_argument("--input", "-i", action="append", default=[], metavar="NAME=FILE.npy",
-                   help="an input value from a .npy file (repeatable); others are generated")
-    p.add_argument("--seed", type=_seed, default=0, help="seed for generated inputs (default 0)")
+    common.add_input_arguments(p)
     p.add_argument("--tolerance", choices=("table", "exact"), default="table",
                    help="table: each layer within its op family's tolerance for its element type "
                         "(docs/numerics.md; the default); exact: equal values")
@@ -144,7 +140,7 @@ class LayerResult:
 
 
 def _describe(array: np.ndarray) -> str:
-    return f"{_type_name(array)} [{','.join(map(str, array.shape))}]"
+    return f"{common.type_name(array)} [{','.join(map(str, array.shape))}]"
 
 
 def _bits(a: np.ndarray) -> np.ndarray:
@@ -379,10 +375,7 @@ def _describe_tolerances(args) -> str:
 
 
 def execute(args) -> int:
-    from irexec.cli.common import print_warnings
-
-    model = read_model(args.model, args.weights)
-    print_warnings(model.diagnostics)
+    model = common.load_model(args)
     if model.path is None or not str(model.path).lower().endswith(".xml"):
         raise UsageError("irexec compare takes an IR .xml file (convert an ONNX model with "
                          "irexec convert first)")
@@ -408,8 +401,8 @@ def execute(args) -> int:
               f"nothing to compare with", file=sys.stderr)
         return 1
     compiled = compile_model(model)
-    given = _load_inputs(args.input, compiled, args.model)
-    inputs = {**given, **make_inputs(model, given, args.seed)}
+    given = common.load_inputs(args.input, compiled, args.model)
+    inputs = common.complete_inputs(model, given, args.seed)
     tolerances = Tolerances(args.tolerance, tuple(args.rtol), tuple(args.atol), ov is not None)
     unknown = sorted(tolerances.names() - {n.name for n in model.nodes}
                      - {f"{n.name}:{i}" for n in model.nodes for i in range(len(n.outputs))})

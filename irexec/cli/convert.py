@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 
-from irexec.api import read_model
+from irexec.cli import common
 from irexec.cli.usage import UsageError
 from irexec.errors import IRError
 from irexec.builder import ModelBuilder
@@ -58,27 +58,26 @@ def add_parser(sub) -> None:
     p = sub.add_parser("convert", help="convert an ONNX model to OpenVINO IR v11",
                        description="Convert an ONNX model (ReverseSequence, Cast, Identity) to "
                                    "OpenVINO IR v11: writes the .xml and the .bin beside it.")
-    p.add_argument("model", help="the .onnx file (needs irexec[onnx])")
+    common.add_model_arguments(p, weights=False, help="the .onnx file (needs irexec[onnx])")
     p.add_argument("--output", "-o", required=True, metavar="OUT.xml",
                    help="the IR .xml to write (the .bin goes beside it)")
 
 
 def execute(args) -> int:
-    from irexec.cli.common import print_warnings
-    from irexec.io.ir_writer import write_ir
+    from irexec.io.ir_writer import ir_bytes
     from irexec.io.onnx_reader import is_onnx_file
 
     if not is_onnx_file(args.model):
         raise UsageError(f"'{args.model}' is not an ONNX model (.onnx)")
     if not args.output.lower().endswith(".xml"):
         raise UsageError(f"--output '{args.output}' must name an .xml file")
-    model = read_model(args.model)
-    print_warnings(model.diagnostics)
+    weights = os.path.splitext(args.output)[0] + ".bin"
+    common.check_output("--output", args.output, args)
+    common.check_output("--output", weights, args)
+    model = common.load_model(args)
     converted = onnx_to_openvino(model)
-    try:
-        write_ir(converted, args.output)
-    except OSError as e:
-        raise IRError.make("IR001", f"cannot write '{args.output}': {e.strerror or e}") from None
-    print(f"wrote {args.output} and {os.path.splitext(args.output)[0]}.bin "
-          f"({len(converted.nodes)} layers)")
+    xml, data = ir_bytes(converted)
+    common.write_output("--output", weights, lambda f: f.write(data), args)
+    common.write_output("--output", args.output, lambda f: f.write(xml), args)
+    print(f"wrote {args.output} and {weights} ({len(converted.nodes)} layers)")
     return 0

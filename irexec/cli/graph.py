@@ -13,9 +13,8 @@ import os
 import shutil
 import subprocess
 import sys
-import tempfile
 
-from irexec.api import read_model
+from irexec.cli import common
 from irexec.cli.usage import UsageError
 from irexec.ir.model import Model, OutputPort
 
@@ -33,8 +32,7 @@ def add_parser(sub) -> None:
                        description="Write the graph of layers as Graphviz DOT or Mermaid text, or "
                                    "as SVG/PNG drawn by Graphviz's dot program. The format comes "
                                    "from --format, else from the extension of -o, else DOT.")
-    p.add_argument("model", help="the model's .xml file, or an .onnx file (needs irexec[onnx])")
-    p.add_argument("--weights", metavar="BIN", help="the .bin file (default: beside the .xml)")
+    common.add_model_arguments(p)
     p.add_argument("--output", "-o", metavar="FILE",
                    help="write to FILE (.dot, .gv, .mmd, .svg, .png); default: stdout")
     p.add_argument("--format", "-f", choices=FORMATS,
@@ -131,26 +129,13 @@ def render(dot_text: str, fmt: str) -> bytes:
     return proc.stdout
 
 
-def _write(path: str, data: bytes) -> None:
-    folder = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(prefix=".irexec-", dir=folder)
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-        os.replace(tmp, path)
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-
-
 def execute(args) -> int:
-    from irexec.cli.common import print_warnings
-
     fmt = choose_format(args.format, args.output)
     if fmt in ("svg", "png") and args.output is None and sys.stdout.isatty():
         raise UsageError(f"{fmt} is binary data: give -o FILE.{fmt}, or pipe the output")
-    model = read_model(args.model, args.weights)
-    print_warnings(model.diagnostics)
+    if args.output is not None:
+        common.check_output("--output", args.output, args)
+    model = common.load_model(args)
     if fmt == "mermaid":
         data = to_mermaid(model).encode("utf-8")
     else:
@@ -169,10 +154,6 @@ def execute(args) -> int:
             sys.stdout.write(data.decode("utf-8"))
         sys.stdout.flush()
         return 0
-    try:
-        _write(args.output, data)
-    except OSError as e:
-        print(f"error: cannot write '{args.output}': {e.strerror or e}", file=sys.stderr)
-        return 1
+    common.write_output("--output", args.output, lambda f: f.write(data), args)
     print(f"wrote {args.output} ({fmt}, {len(model.nodes)} layers)", file=sys.stderr)
     return 0

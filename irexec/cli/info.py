@@ -8,7 +8,7 @@ import os
 import sys
 from collections import Counter
 
-from irexec.api import read_model
+from irexec.cli import common
 from irexec.cli.columns import aligned
 from irexec.ir.model import Model, OutputPort
 from irexec.runtime.plan import output_names
@@ -19,8 +19,7 @@ def add_parser(sub) -> None:
                        description="Describe a model: IR version, opsets used, layer counts by "
                                    "type, inputs and outputs with their element types and partial "
                                    "shapes, the weights, and every layer's inferred outputs.")
-    p.add_argument("model", help="the model's .xml file, or an .onnx file (needs irexec[onnx])")
-    p.add_argument("--weights", metavar="BIN", help="the .bin file (default: beside the .xml)")
+    common.add_model_arguments(p)
     p.add_argument("--format", choices=("text", "json"), default="text",
                    help="output format (default: text)")
 
@@ -93,10 +92,7 @@ def render_text(info: dict) -> list[str]:
 
 
 def execute(args) -> int:
-    from irexec.cli.common import print_warnings
-
-    model = read_model(args.model, args.weights)
-    print_warnings(model.diagnostics)
+    model = common.load_model(args)
     info = describe(model)
     if args.format == "json":
         print(json.dumps(info, indent=2))

@@ -2,7 +2,8 @@
 
 Exit codes: 0 success, 1 a problem with the model or inputs (one line per problem on stderr),
 2 a usage error (argparse), 3 an internal error (a bug in irexec; IREXEC_DEBUG=1 shows the
-traceback).
+traceback), 130 after Ctrl-C, 128 + the signal's number after SIGTERM or SIGHUP. However a
+command ends, no temporary file it was writing survives (irexec/io/safe_write.py).
 """
 
 from __future__ import annotations
@@ -15,19 +16,20 @@ import traceback
 from irexec.cli import bench, compare, convert, graph, info, ops_cmd, run, validate
 from irexec.cli.usage import UsageError
 from irexec.errors import IRError
+from irexec.io import safe_write
 
 COMMANDS = {"run": run, "validate": validate, "ops": ops_cmd, "convert": convert, "info": info,
             "graph": graph, "compare": compare, "bench": bench}
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="irexec", description="Read, check and run OpenVINO IR models with numpy.")
     from irexec import __version__
 
+    parser = argparse.ArgumentParser(
+        prog="irexec", description="Read, check and run OpenVINO IR models with numpy.")
     parser.add_argument("--version", action="version", version=f"irexec {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
-    for name, module in COMMANDS.items():
+    for module in COMMANDS.values():
         module.add_parser(sub)
     return parser
 
@@ -35,10 +37,14 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv=None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
+    with safe_write.signals_as_exceptions():
+        return _execute(parser, args)
+
+
+def _execute(parser, args) -> int:
     try:
         return COMMANDS[args.command].execute(args)
-    except UsageError as e:
-        parser.print_usage(sys.stderr)
+    except UsageError as e:  # found after parsing: one line, as argparse's own last line
         print(f"irexec {args.command}: error: {e}", file=sys.stderr)
         return 2
     except IRError as e:
@@ -51,6 +57,9 @@ def main(argv=None) -> int:
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130
+    except safe_write.Terminated as e:
+        print(f"stopped by {e}", file=sys.stderr)
+        return 128 + e.signum
     except BrokenPipeError:
         return 0
     except Exception as e:  # a bug in irexec: say so in one line, keep the trace on request

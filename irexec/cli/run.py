@@ -3,27 +3,29 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import os
+import stat
 import sys
-import tempfile
 import zipfile
 import zlib
 from pathlib import Path
 
 import numpy as np
 
-from irexec.api import compile_model, read_model
+from irexec.api import compile_model
+from irexec.cli import common
 from irexec.cli.progress import Progress
 from irexec.cli.usage import UsageError
+from irexec.diagnostics.diagnostic import Location
 from irexec.errors import IRError
-from irexec.io import npy
+from irexec.io import npy, safe_write
 from irexec.io.arrays import from_file, to_file
+from irexec.ir import element_type as et_table
 from irexec.ir.element_type import plain_values
 from irexec.kernels.convert import NF4_VALUES
-from irexec.ir import element_type as et_table
 from irexec import budget
-from irexec.runtime.inputs import make_inputs
-from irexec.diagnostics.diagnostic import Location
+from irexec.runtime.trace import DirectoryTrace
 
 SHOWN_VALUES = 6
 NF4 = et_table.from_name("nf4").dtype
@@ -33,14 +35,10 @@ def add_parser(sub) -> None:
     p = sub.add_parser("run", help="run a model and print its outputs",
                        description="Run an IR model with numpy. Inputs not given with --input are "
                                    "generated from --seed, valid for the layers that read them.")
-    p.add_argument("model", help="the model's .xml file, or an .onnx file (needs irexec[onnx])")
-    p.add_argument("--weights", metavar="BIN", help="the .bin file (default: beside the .xml)")
-    p.add_argument("--input", "-i", action="append", default=[], metavar="NAME=FILE.npy",
-                   help="an input value from a .npy file; NAME is a Parameter's layer or tensor "
-                        "name (repeatable)")
+    common.add_model_arguments(p)
+    common.add_input_arguments(p)
     p.add_argument("--output", "-o", metavar="OUT.npz",
                    help="also save the outputs to this .npz file, keyed by output name")
-    p.add_argument("--seed", type=_seed, default=0, help="seed for generated inputs (default 0)")
     p.add_argument("--trace", metavar="DIR",
                    help="also save every layer's outputs in DIR as .npy files named by layer, "
                         "listed in DIR/index.json (with --input-dir: DIR/<file>/)")
@@ -49,19 +47,15 @@ def add_parser(sub) -> None:
                         "file lacks are generated from --seed) and print one line per file")
     p.add_argument("--output-dir", metavar="OUT",
                    help="with --input-dir: save each file's outputs as OUT/<file>.npz")
+    p.add_argument("--fail-fast", action="store_true",
+                   help="with --input-dir: stop at the first file that fails (default: report "
+                        "it, go on with the others, exit 1 at the end)")
     p.add_argument("--precise", action="store_true",
                    help="compute every float layer in float64, rounding once to its output "
                         "type (docs/numerics.md)")
     p.add_argument("--memory-budget", metavar="SIZE", type=_size,
                    help="the most memory one tensor may take, e.g. 2G or 25%% (default: "
                         f"${budget.ENV}, else half the machine's memory)")
-
-
-def _seed(text: str) -> int:
-    value = int(text)  # argparse turns ValueError into a usage error
-    if not 0 <= value < 2**63:
-        raise ValueError(text)
-    return value
 
 
 def _size(text: str) -> int:
@@ -71,26 +65,27 @@ def _size(text: str) -> int:
         raise argparse.ArgumentTypeError(str(e)) from None
 
 
-def _same_file(a: str, b: str) -> bool:
+def _is_stream(path: str) -> bool:
+    """A FIFO or a character device (/dev/null, /dev/stdout): written into, whatever its name."""
     try:
-        return os.path.samefile(a, b)
+        mode = os.stat(path).st_mode
     except OSError:
-        return os.path.realpath(a) == os.path.realpath(b)
+        return False
+    return stat.S_ISFIFO(mode) or stat.S_ISCHR(mode)
 
 
 def _check_outputs(args) -> None:
-    """Refuse, before anything runs, an output that would overwrite the run's own inputs: the
-    model's .xml or .bin, an --input file, or (with --output-dir) the --input-dir files."""
-    model = args.model
-    weights = args.weights or os.path.splitext(model)[0] + ".bin"
-    inputs = [spec.partition("=")[2] for spec in args.input]
+    """Refuse, before anything runs, an output that cannot be written or would overwrite the
+    run's own inputs: the model's .xml or .bin, an --input file, or (with --output-dir) the
+    --input-dir files."""
     if args.output:
-        for what, path in [("the model", model), ("the model's weights", weights),
-                           *(("an --input file", p) for p in inputs if p)]:
-            if _same_file(args.output, path):
-                raise UsageError(f"argument --output: '{args.output}' is {what}; irexec never "
-                                 f"writes over its inputs, choose another file")
-    if args.output_dir and args.input_dir and _same_file(args.output_dir, args.input_dir):
+        common.check_output("--output", args.output, args)
+        if not args.output.lower().endswith(".npz") and not _is_stream(args.output):
+            raise UsageError(f"argument --output: '{args.output}': irexec saves the outputs as "
+                             f"an .npz archive (one array per output); give a name ending in "
+                             f".npz")
+    if args.output_dir and args.input_dir and \
+            safe_write.same_file(args.output_dir, args.input_dir):
         raise UsageError("argument --output-dir: it is the --input-dir, whose files the outputs "
                          "would overwrite; choose another folder")
 
@@ -106,13 +101,6 @@ def checksum(array: np.ndarray) -> str:
             crc = zlib.crc32(data, zlib.crc32(len(data).to_bytes(4, "little"), crc))
         return f"{crc:08x}"
     return f"{zlib.crc32(np.ascontiguousarray(array).tobytes()):08x}"
-
-
-def _type_name(array: np.ndarray) -> str:
-    try:
-        return et_table.from_dtype(array.dtype).name
-    except KeyError:
-        return str(array.dtype)
 
 
 def _preview(array: np.ndarray) -> str:
@@ -136,44 +124,11 @@ def _preview(array: np.ndarray) -> str:
 
 def table(rows: dict[str, np.ndarray]) -> list[str]:
     header = ("name", "type", "shape", "crc32", "values")
-    cells = [(name, _type_name(a), str(list(a.shape)).replace(" ", ""), checksum(a), _preview(a))
+    cells = [(name, common.type_name(a), str(list(a.shape)).replace(" ", ""), checksum(a), _preview(a))
              for name, a in rows.items()]
     widths = [max(len(r[i]) for r in [header, *cells]) for i in range(4)]
     return ["  ".join(c.ljust(w) for c, w in zip(row[:4], widths)) + "  " + row[4]
             for row in [header, *cells]]
-
-
-def _load_inputs(specs: list[str], compiled, model_path: str) -> dict[str, np.ndarray]:
-    loaded: dict[str, np.ndarray] = {}
-    for spec in specs:
-        name, sep, path = spec.partition("=")
-        if not sep or not name or not path:
-            raise UsageError(f"argument --input: '{spec}' is not NAME=FILE.npy")
-        layer = compiled.input_name(name)
-        if layer is None:
-            raise IRError.make("IR601", f"--input {name}: the model has no input named {name!r} "
-                                        f"(inputs: {', '.join(compiled.input_names())})",
-                               Location(model_path))
-        if layer in loaded:
-            raise IRError.make("IR601", f"--input {name}: input '{layer}' is given twice",
-                               Location(model_path))
-        try:
-            loaded[layer] = npy.load(path)
-        except OSError as e:
-            raise IRError.make("IR606", f"--input {name}: cannot read the file: "
-                                        f"{e.strerror or e}", Location(path)) from None
-        except npy.NpyError as e:
-            raise IRError.make("IR606", f"--input {name}: {e}", Location(path)) from None
-        if not isinstance(loaded[layer], np.ndarray):
-            raise IRError.make("IR606", f"--input {name}: '{path}' holds several arrays (.npz); "
-                                        f"give one .npy file per input", Location(path))
-        try:
-            loaded[layer] = from_file(loaded[layer], compiled.input_element_type(layer))
-        except ValueError as e:
-            raise IRError.make("IR603", f"--input {name}: the array {e}", Location(path)) from None
-        # Check type and shape now: the inputs made from the seed are sized from these.
-        loaded[layer] = compiled.check_input(layer, loaded[layer])
-    return loaded
 
 
 def _write_npz(f, arrays: dict[str, np.ndarray]) -> None:
@@ -186,31 +141,9 @@ def _write_npz(f, arrays: dict[str, np.ndarray]) -> None:
                 np.lib.format.write_array(member, array, allow_pickle=False)
 
 
-def save_npz(path: str, arrays: dict[str, np.ndarray]) -> None:
-    """Write atomically: a temporary file in the same folder, renamed over the target."""
-    folder = os.path.dirname(os.path.abspath(path))
-    try:
-        fd, tmp = tempfile.mkstemp(prefix=".irexec-", suffix=".npz", dir=folder)
-    except OSError as e:
-        raise IRError.make("IR001", f"cannot write '{path}': {e.strerror or e}",
-                           Location(path)) from None
-    try:
-        with os.fdopen(fd, "wb") as f:
-            _write_npz(f, arrays)
-        os.chmod(tmp, 0o666 & ~_umask())  # mkstemp makes it private; a saved file is not
-        os.replace(tmp, path)
-    except OSError as e:
-        raise IRError.make("IR001", f"cannot write '{path}': {e.strerror or e}",
-                           Location(path)) from None
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-
-
-def _umask() -> int:
-    mask = os.umask(0)
-    os.umask(mask)
-    return mask
+def save_npz(path: str, arrays: dict[str, np.ndarray], args, option="--output") -> None:
+    """Write the outputs through the one writer: atomically, never over the run's inputs."""
+    common.write_output(option, path, lambda f: _write_npz(f, arrays), args)
 
 
 def _check_usage(args) -> None:
@@ -267,6 +200,29 @@ def _load_npz(path: Path, compiled) -> dict[str, np.ndarray]:
     return loaded
 
 
+def _trace(args, model, folder):
+    """The --trace folder as a trace that never writes over the run's own files."""
+    if folder is None:
+        return None
+    return DirectoryTrace(folder, model, protected=common.protected_files(args))
+
+
+def _run_file(args, model, compiled, path: Path, names: list[str]) -> list[str]:
+    """Run one --input-dir file; the CRC-32 cells of its line."""
+    given = _load_npz(path, compiled)
+    inputs = common.complete_inputs(model, given, args.seed)
+    trace = _trace(args, model, os.path.join(args.trace, path.stem) if args.trace else None)
+    try:
+        outputs = compiled(inputs, trace=trace)
+    except IRError as e:  # say which file's inputs the layer refused
+        raise IRError([dataclasses.replace(d, message=f"{d.message} (inputs from '{path}')")
+                       for d in e.diagnostics]) from None
+    if args.output_dir:
+        save_npz(os.path.join(args.output_dir, path.stem + ".npz"), outputs, args,
+                 "--output-dir")
+    return [checksum(outputs[n]).ljust(max(8, len(n))) for n in names]
+
+
 def _run_dir(args, model, compiled) -> int:
     files = _npz_files(args.input_dir)
     names = compiled.output_names()
@@ -280,27 +236,32 @@ def _run_dir(args, model, compiled) -> int:
                                Location(args.output_dir)) from None
     print(f"crc32 of each output, one line per file in {args.input_dir}:")
     print("  " + header, flush=True)
+    failed = []
     with Progress(len(files)) as progress:
         for path in files:
             progress.start(path.name)
-            given = _load_npz(path, compiled)
-            inputs = {**given, **make_inputs(model, given, args.seed)}
-            trace = os.path.join(args.trace, path.stem) if args.trace else None
-            outputs = compiled(inputs, trace=trace)
-            if args.output_dir:
-                save_npz(os.path.join(args.output_dir, path.stem + ".npz"), outputs)
-            cells = [path.name.ljust(width), *(checksum(outputs[n]).ljust(max(8, len(n)))
-                                                for n in names)]
-            progress.print("  " + "  ".join(cells).rstrip())
+            try:
+                cells = _run_file(args, model, compiled, path, names)
+            except IRError as e:
+                if args.fail_fast:
+                    raise
+                failed.append(path.name)
+                for d in e.diagnostics:
+                    progress.print(f"error: {d}", file=sys.stderr)
+                cells = ["failed"]
+            progress.print("  " + "  ".join([path.name.ljust(width), *cells]).rstrip())
             progress.advance()
     done = f"ran {len(files)} file{'s' * (len(files) != 1)}"
+    if failed:
+        done += (f"; {len(failed)} failed ({', '.join(failed[:5])}"
+                 f"{', ...' * (len(failed) > 5)}; errors on stderr)")
     if args.output_dir:
         done += f"; outputs saved in {args.output_dir}"
     if args.trace:
         done += f"; traces in {args.trace}"
     print(done)
     sys.stdout.flush()
-    return 0
+    return 1 if failed else 0
 
 
 def execute(args) -> int:
@@ -313,18 +274,15 @@ def execute(args) -> int:
 
 
 def _execute(args) -> int:
-    from irexec.cli.common import print_warnings
-
-    model = read_model(args.model, args.weights)
-    print_warnings(model.diagnostics)
+    model = common.load_model(args)
     compiled = compile_model(model, config={"precision": "f64"} if args.precise else None)
     if args.input_dir is not None:
         return _run_dir(args, model, compiled)
-    given = _load_inputs(args.input, compiled, args.model)
-    inputs = {**given, **make_inputs(model, given, args.seed)}
-    outputs = compiled(inputs, trace=args.trace)
+    given = common.load_inputs(args.input, compiled, args.model)
+    inputs = common.complete_inputs(model, given, args.seed)
+    outputs = compiled(inputs, trace=_trace(args, model, args.trace))
     if args.output:
-        save_npz(args.output, outputs)
+        save_npz(args.output, outputs, args)
     generated = [n for n in inputs if n not in given]
     print(f"inputs ({'generated from seed ' + str(args.seed) if generated else 'given'}"
           f"{': ' + ', '.join(generated) if generated and given else ''}):")

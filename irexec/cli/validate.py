@@ -10,11 +10,13 @@ from __future__ import annotations
 import re
 import sys
 
+from irexec.api import validate_file
+from irexec.cli import common
 from irexec.cli.usage import UsageError
 from irexec.diagnostics import codes
-from irexec.ops import registry
-from irexec.api import validate_file
 from irexec.diagnostics.render import RENDERERS
+from irexec.io import safe_write
+from irexec.ops import registry
 
 # A file that could not be checked at all is reported whatever --select says: otherwise a job
 # selecting, say, IR3 would pass a corrupt file. --ignore still removes these on purpose.
@@ -67,19 +69,24 @@ def keep(code: str, select: set[str] | None, ignore: set[str]) -> bool:
     return select is None or code in select or code in UNCHECKED_FILE
 
 
-def write_report(report: str, output: str | None) -> None:
-    if output is None:
+def write_report(report: str, args) -> None:
+    if args.output is None:
         sys.stdout.write(report)
         sys.stdout.flush()
         return
-    try:
-        with open(output, "w", encoding="utf-8") as f:
-            f.write(report)
+    data = report.encode("utf-8")
+    try:  # exit 1 means problems found: a report that cannot be written is a usage error
+        safe_write.write_file(args.output, lambda f: f.write(data), common.protected_files(args))
+    except safe_write.WriteRefused as e:
+        raise UsageError(f"argument --output: {e}") from None
     except OSError as e:
-        raise UsageError(f"argument --output: cannot write '{output}': {e.strerror or e}") from None
+        raise UsageError(f"argument --output: cannot write '{args.output}': "
+                         f"{e.strerror or e}") from None
 
 
 def execute(args) -> int:
+    if args.output is not None:
+        common.check_output("--output", args.output, args)
     select = parse_codes("--select", args.select) if args.select is not None else None
     ignore = parse_codes("--ignore", args.ignore) if args.ignore is not None else set()
     results = []
@@ -88,7 +95,7 @@ def execute(args) -> int:
         if args.skip_non_ir and found and all(d.code == NOT_AN_IR for d in found):
             continue
         results.append((path, [d for d in found if keep(d.code, select, ignore)]))
-    write_report(RENDERERS[args.format](results), args.output)
+    write_report(RENDERERS[args.format](results), args)
     diags = [d for _, ds in results for d in ds]
     failed = any(d.is_error for d in diags) or (args.strict and bool(diags))
     return 1 if failed else 0

@@ -43,13 +43,19 @@ def _dims(port_element, shape) -> None:
 def write_ir(model: Model, xml_path, bin_path=None) -> None:
     xml_path = os.fspath(xml_path)
     bin_path = os.fspath(bin_path) if bin_path else os.path.splitext(xml_path)[0] + ".bin"
+    xml, weights = ir_bytes(model)
+    _atomic_write(xml_path, xml)
+    _atomic_write(bin_path, weights)
+
+
+def ir_bytes(model: Model) -> tuple[bytes, bytes]:
+    """The model as IR v11: the text of its .xml and the bytes of its .bin."""
     net = etree.Element("net", name=model.name, version="11")
     blobs = _Blobs()
     _graph(net, model, blobs)
     _rt_info(net, model.rt_info)
     xml = etree.tostring(net, pretty_print=True, xml_declaration=True, encoding="utf-8")
-    _atomic_write(xml_path, xml)
-    _atomic_write(bin_path, b"".join(blobs.parts))
+    return xml, b"".join(blobs.parts)
 
 
 class _Blobs:

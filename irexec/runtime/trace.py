@@ -23,6 +23,7 @@ from pathlib import Path
 import numpy as np
 
 from irexec.errors import IRError
+from irexec.io import safe_write
 from irexec.io.arrays import from_file, to_file
 from irexec.ir import element_type as et_table
 from irexec.ir.model import Model, Node
@@ -86,49 +87,107 @@ class Tracer:
             close()
 
 
+# Names Windows reserves for devices, whatever the extension ("con.npy" opens the console).
+_RESERVED = {"con", "prn", "aux", "nul", *(f"com{i}" for i in range(10)),
+             *(f"lpt{i}" for i in range(10))}
+MAX_STEM = 100  # characters (ASCII: also bytes), leaving room for a suffix on any file system
+
+
 def file_stem(name: str) -> str:
-    """A layer name as a file name: runs of characters other than letters, digits, '.', '_' and
-    '-' become '_' (OpenVINO names such as '/encoder/Reverse:0' hold '/' and ':')."""
-    stem = _UNSAFE.sub("_", name).strip(".") or "layer"
-    return stem[:120]
+    """A layer name as a file name safe on every file system: runs of characters other than
+    letters, digits, '.', '_' and '-' become '_' (OpenVINO names such as '/encoder/Reverse:0'
+    hold '/' and ':'); no leading or trailing dot; no name Windows reserves for a device; at
+    most MAX_STEM characters."""
+    stem = _UNSAFE.sub("_", name).strip(".")[:MAX_STEM].rstrip(".") or "layer"
+    if stem.split(".")[0].lower() in _RESERVED:
+        stem = "_" + stem
+    return stem
 
 
 class DirectoryTrace:
     """Writes ``DIR/<layer>.npy`` (``<layer>.<port>.npy`` for a layer of several outputs), and
     ``DIR/index.json`` when the run ends -- also when it fails part-way, listing what it did
-    compute."""
+    compute.
 
-    def __init__(self, folder, model: Model):
+    Each file is written atomically (irexec/io/safe_write.py) and never over a file this trace
+    did not make: not over ``protected`` files (the model, the inputs), nor over any other file
+    already in DIR, except the files an earlier trace's ``index.json`` there lists (a trace run
+    again into its folder replaces itself). A name that is taken gets a suffix (``~<id>``)."""
+
+    def __init__(self, folder, model: Model, protected=()):
         self.folder = Path(folder)
         self.model = model
         self.entries: list[dict] = []
+        self.protected = protected
         self._used: set[str] = set()
         try:
             self.folder.mkdir(parents=True, exist_ok=True)
         except OSError as e:
             raise IRError.make("IR001", f"cannot create the trace folder '{folder}': "
                                         f"{e.strerror or e}", Location(str(folder))) from None
+        if not self.folder.is_dir():
+            raise IRError.make("IR001", f"the trace folder '{folder}' is not a folder",
+                               Location(str(folder)))
+        self._replaceable = self._earlier_trace()
+        self._taken = {p.name.lower() for p in self._listing()} - self._replaceable
+
+    def _listing(self) -> list[Path]:
+        try:
+            return list(self.folder.iterdir())
+        except OSError as e:
+            raise IRError.make("IR001", f"cannot list the trace folder '{self.folder}': "
+                                        f"{e.strerror or e}", Location(str(self.folder))) from None
+
+    def _earlier_trace(self) -> set[str]:
+        """The lower-case names of the files an earlier trace's index.json lists (and the index
+        itself); IRError when DIR holds an index.json that is not a trace's."""
+        index = self.folder / INDEX
+        if not index.exists():
+            return set()
+        try:
+            entries = json.loads(index.read_text(encoding="utf-8"))["layers"]
+            names = {str(e["file"]).lower() for e in entries}
+        except (OSError, ValueError, KeyError, TypeError):
+            raise IRError.make("IR001", f"'{index}' is not the index of an irexec trace; irexec "
+                                        f"never writes over it: trace into another folder",
+                               Location(str(index))) from None
+        return {n for n in names if "/" not in n and "\\" not in n} | {INDEX}
 
     def _file_name(self, node: Node, port: int) -> str:
         stem = file_stem(node.name)
         if len(node.outputs) > 1:
             stem = f"{stem}.{port}"
         name = f"{stem}.npy"
-        if name.lower() in self._used:  # two names that differ only in unsafe characters or case
-            name = f"{stem}~{node.id}.npy"
+        n = 1
+        # Two names that differ only in unsafe characters or case, or a file this run did not
+        # make (a protected one included), get a suffix.
+        while name.lower() in self._used or name.lower() in self._taken \
+                or self._is_protected(name):
+            name = f"{stem}~{node.id}.npy" if n == 1 else f"{stem}~{node.id}~{n}.npy"
+            n += 1
         self._used.add(name.lower())
         return name
+
+    def _is_protected(self, name: str) -> bool:
+        try:
+            safe_write.check_target(self.folder / name, self.protected)
+        except safe_write.WriteRefused:
+            return True
+        return False
+
+    def _write(self, name: str, write) -> None:
+        try:
+            safe_write.write_file(self.folder / name, write, self.protected)
+        except (OSError, safe_write.WriteRefused) as e:
+            reason = e.strerror if isinstance(e, OSError) and e.strerror else e
+            raise IRError.make("IR001", f"cannot write the trace file '{self.folder / name}': "
+                                        f"{reason}", Location(str(self.folder))) from None
 
     def __call__(self, node: Node, port: int, array: np.ndarray) -> None:
         name = self._file_name(node, port)
         array = np.asarray(array)
         saved = to_file(array)  # no pickles; narrow types as docs/element-types.md says
-        try:
-            with open(self.folder / name, "wb") as f:
-                np.lib.format.write_array(f, saved, allow_pickle=False)
-        except OSError as e:
-            raise IRError.make("IR001", f"cannot write the trace file '{self.folder / name}': "
-                                        f"{e.strerror or e}", Location(str(self.folder))) from None
+        self._write(name, lambda f: np.lib.format.write_array(f, saved, allow_pickle=False))
         try:
             type_name = et_table.from_dtype(array.dtype).name
         except KeyError:
@@ -141,9 +200,8 @@ class DirectoryTrace:
 
     def close(self) -> None:
         index = {"model": self.model.path, "layers": self.entries}
-        tmp = self.folder / f".{INDEX}.tmp"
-        tmp.write_text(json.dumps(index, indent=1) + "\n", encoding="utf-8")
-        os.replace(tmp, self.folder / INDEX)
+        text = (json.dumps(index, indent=1) + "\n").encode("utf-8")
+        self._write(INDEX, lambda f: f.write(text))
 
 
 def _crc32(array: np.ndarray) -> str | None:

@@ -232,11 +232,25 @@ def test_input_file_that_is_not_a_npy(chain, tmp_path, content):
     assert str(path) in m.string
 
 
-def test_input_file_that_is_an_npz(chain, tmp_path):
+def test_input_file_that_is_an_npz_of_several_arrays(chain, tmp_path):
     path = tmp_path / "several.npz"
-    np.savez(path, a=np.zeros(3))
+    np.savez(path, a=np.zeros(3), b=np.zeros(3))
     m = one_error(run_cli("run", chain, "--input", f"data={path}"))
-    assert ".npy" in m["message"]
+    assert "archive of 2 arrays" in m["message"] and ".npy" in m["message"]
+
+
+def test_input_file_that_is_an_npz_of_one_array_is_that_array(chain, tmp_path):
+    """An .npz holding one array is not "several arrays": its one array is the input."""
+    data = np.arange(60, dtype=np.int32).reshape(5, 4, 3)
+    np.savez(tmp_path / "one.npz", anything=data)
+    np.save(tmp_path / "one.npy", data)
+    by_npz = run_cli("run", chain, "--input", f"data={tmp_path / 'one.npz'}")
+    by_npy = run_cli("run", chain, "--input", f"data={tmp_path / 'one.npy'}")
+    assert by_npz.returncode == 0, by_npz.stderr
+    assert by_npz.stdout == by_npy.stdout
+    np.savez(tmp_path / "wrong.npz", anything=np.zeros(3))
+    m = one_error(run_cli("run", chain, "--input", f"data={tmp_path / 'wrong.npz'}"))
+    assert "several arrays" not in m["message"] and "expects element type i32" in m["message"]
 
 
 def test_input_file_holding_objects_is_refused(chain, tmp_path):

@@ -216,7 +216,10 @@ def test_output_onto_a_directory_fails_and_leaves_no_temp_file(tmp_path):
     target = tmp_path / "out.npz"
     target.mkdir()
     proc = run_cli("run", CHAIN, "--output", target)
-    one_error(proc)
+    assert proc.returncode == 2 and proc.stdout == ""  # refused before anything runs
+    assert proc.stderr.splitlines() == [
+        f"irexec run: error: argument --output: '{target}' is a folder, not a file; give a "
+        f"file name"]
     assert sorted(p.name for p in tmp_path.iterdir()) == ["out.npz"]
     assert target.is_dir() and not any(target.iterdir())
 

@@ -11,7 +11,7 @@ import pytest
 import irexec
 from irexec.runtime.inputs import make_inputs
 from irexec.runtime.trace import load_trace
-from tests.cli.conftest import SAMPLES, one_error, run_cli, run_on_terminal
+from tests.cli.conftest import SAMPLES, one_error, parse_errors, run_cli, run_on_terminal
 from tests.cli.inproc import SAMPLE_MODELS, irexec_cli, sample_ids
 from tests.cli.ov_converted import ov_converted  # noqa: F401  (fixture)
 from tests.cli.test_run import crc, tables
@@ -148,6 +148,39 @@ def test_input_dir_bad_file_is_one_line(input_dir):
     (input_dir / "case9.npz").write_bytes(b"garbage")
     one_error(run_cli("run", CHAIN, "--input-dir", input_dir), input_dir / "case9.npz", None,
               None, None, "not a .npz archive")
+
+
+def test_input_dir_goes_on_after_a_bad_file(input_dir, tmp_path):
+    """A bad file is reported and the others still run and are saved; exit 1 with a count.
+    --fail-fast stops at the first bad file (sorted order), as the batch did before."""
+    np.savez(input_dir / "case1b.npz", nonsense=np.zeros(3))  # sorts between case1 and case2
+    (input_dir / "case1c.npz").write_bytes(b"garbage")
+    out_dir = tmp_path / "out"
+    proc = run_cli("run", CHAIN, "--input-dir", input_dir, "--output-dir", out_dir)
+    assert proc.returncode == 1
+    assert [m["file"] for m in parse_errors(proc)] == [str(input_dir / "case1b.npz"),
+                                                       str(input_dir / "case1c.npz")]
+    rows = {line.split()[0]: line.split()[1:] for line in proc.stdout.splitlines()[2:-1]}
+    assert rows["case1b.npz"] == rows["case1c.npz"] == ["failed"]
+    assert len(rows["case2.npz"]) == 2  # the file after the bad ones ran
+    assert sorted(p.name for p in out_dir.iterdir()) == ["case0.npz", "case1.npz", "case2.npz"]
+    assert proc.stdout.splitlines()[-1].startswith(
+        "ran 5 files; 2 failed (case1b.npz, case1c.npz; errors on stderr)")
+
+    fast_out = tmp_path / "fast"
+    proc = run_cli("run", CHAIN, "--input-dir", input_dir, "--output-dir", fast_out,
+                   "--fail-fast")
+    one_error(proc, input_dir / "case1b.npz")
+    assert sorted(p.name for p in fast_out.iterdir()) == ["case0.npz", "case1.npz"]
+
+
+def test_input_dir_run_time_error_names_the_file(input_dir):
+    np.savez(input_dir / "case7.npz", data=np.zeros((5, 4, 3), np.int32),
+             seq_lengths=np.array([1, 9, 1, 1], np.int64))  # 9 > the 5 steps of the data
+    proc = run_cli("run", CHAIN, "--input-dir", input_dir)
+    (m,) = parse_errors(proc)
+    assert proc.returncode == 1 and m["layer"] == "reversed_sequences"
+    assert m["message"].endswith(f"(inputs from '{input_dir / 'case7.npz'}')")
 
 
 def test_input_dir_wrong_dtype_names_the_file(input_dir):
