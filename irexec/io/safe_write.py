@@ -131,10 +131,10 @@ def _create_temporary(folder: str, target: str) -> tuple[int, str]:
         try:
             return os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0),
                            0o600), tmp
-        except FileExistsError:
+        except FileExistsError:  # someone else's file: try another name
             _forget(tmp)
-        except BaseException:
-            _forget(tmp)
+        except BaseException:  # also a signal just after the file was made: remove it
+            _remove(tmp)
             raise
 
 
@@ -163,6 +163,29 @@ def _umask() -> int:
     return mask
 
 
+class _Stream:
+    """A pipe or device as a file that cannot seek, whatever the device claims (/dev/null
+    seeks, but always tells 0): writers such as zipfile then write strictly forward."""
+
+    def __init__(self, f):
+        self._f = f
+
+    def write(self, data) -> int:
+        return self._f.write(data)
+
+    def flush(self) -> None:
+        self._f.flush()
+
+    def seekable(self) -> bool:
+        return False
+
+    def tell(self) -> int:
+        raise OSError("a stream cannot tell its position")
+
+    def seek(self, *args) -> int:
+        raise OSError("a stream cannot seek")
+
+
 def write_file(path, write: Callable[[BinaryIO], None], protected: Protected = ()) -> None:
     """Call ``write(f)`` with a binary file whose bytes end up at ``path`` (see the module's
     rules). WriteRefused or OSError when it cannot be written; ``path`` is then unchanged."""
@@ -174,7 +197,7 @@ def write_file(path, write: Callable[[BinaryIO], None], protected: Protected = (
         mode = None
     if mode is not None and (stat.S_ISFIFO(mode) or stat.S_ISCHR(mode)):
         with open(path, "wb") as f:  # a pipe or a device takes the bytes as they come
-            write(f)
+            write(_Stream(f))
         return
     target = os.path.realpath(path)  # a symlink stays; the file it points at is replaced
     if mode is not None and not os.access(target, os.W_OK):
