@@ -92,19 +92,27 @@ def describe(nbytes: int) -> str:
     return f"{nbytes} bytes"
 
 
-def shape_problem(shape, itemsize: int, budget: int | None = None) -> str | None:
+def shape_problem(shape, itemsize: int, budget: int | None = None,
+                  element_type=None) -> str | None:
     """Why a tensor of ``shape`` (sizes) and ``itemsize`` bytes per element may not be made, or
-    None if it may."""
+    None if it may. An itemsize of None checks only that the element count fits int64 (the
+    dims of a port whose tensor is costed elsewhere)."""
     count = math.prod(shape)
     if count > INT64_MAX:
         return (f"shape {list(shape)} holds {count} elements, more than a 64-bit size can count "
                 f"(the dims overflow int64 when multiplied)")
+    if itemsize is None:
+        return None
     nbytes = count * max(int(itemsize), 1)
     budget = current() if budget is None else budget
     if nbytes > budget:
-        return (f"shape {list(shape)} needs {describe(nbytes)} ({nbytes} bytes), more than the "
-                f"memory budget of {describe(budget)}; raise the budget with --memory-budget or "
-                f"{ENV} if the machine has the memory")
+        size = describe(nbytes)
+        if not size.endswith(" bytes"):
+            size += f" ({nbytes} bytes)"
+        of = f" of {element_type}" if element_type is not None else ""
+        return (f"shape {list(shape)}{of} needs {size}, more than the memory budget of "
+                f"{describe(budget)}; raise the budget with --memory-budget or {ENV} if the "
+                f"machine has the memory")
     return None
 
 

@@ -75,6 +75,10 @@ class _Reader:
         self._over_budget: list = []  # the current layer's ports too large for the budget
         self._attr_over_budget = False  # whether its attributes were reported so
         self.budget = budget.current()  # bytes one tensor may take (irexec/budget.py)
+        # Every tensor over the budget, (message, location, layer name): said in one line.
+        self.over_budget: list = []
+        self._weights_reported = False  # a weights file unusable for every Const: said once
+        self.beyond_end: list = []  # (message, location, layer, end) of Consts past the .bin
         self._data = b""
         self._lines: list[bytes] | None = None
         self._marks: dict[str, bytes] = {}
@@ -255,8 +259,8 @@ class _Reader:
             # A port declares a tensor too large, and no attribute of the layer (a Const's
             # shape, the cause when there is one) was reported for it: report the port.
             node.broken = True
-            for problem in over_budget:
-                self.diags.add("IR109", *problem)
+            for message, location in over_budget:
+                self.over_budget.append((message, location, node.name))
         if op is not None and op.spec.bodies:
             self.read_bodies(node, layer, first)
         return node
@@ -428,10 +432,13 @@ class _Reader:
                             self.diags.add("IR106", f"output port {port_id}: {e}",
                                            self.loc(port, node))
                 if declared is not None:
-                    itemsize = precision.dtype.itemsize if precision and precision.dtype else 1
+                    # An input port's tensor is its source's output, costed there: here only
+                    # its dims are checked (no bytes: the int64 overflow check alone).
+                    itemsize = None if is_input else (
+                        precision.dtype.itemsize if precision and precision.dtype else 1)
                     if (texts, itemsize) not in self._fits and declared.is_static:
                         problem = budget.shape_problem(declared.to_shape(), itemsize,
-                                                       self.budget)
+                                                       self.budget, precision)
                         if problem is None:
                             self._fits.add((texts, itemsize))
                         else:  # reported after the attributes, unless they report it first
@@ -555,7 +562,7 @@ class _Reader:
             itemsize = et.dtype.itemsize if et.dtype else 1
             if (shape, itemsize) not in self._fits:
                 if not self.check_budget(shape, itemsize, "the constant",
-                                         data if data is not None else layer, node):
+                                         data if data is not None else layer, node, et):
                     return
                 self._fits.add((shape, itemsize))
             try:
@@ -566,8 +573,12 @@ class _Reader:
                 else:
                     node.value = self.weights.tensor(et, shape, offset, size)
             except WeightsError as e:
-                self.diags.add(e.code, str(e), where())
                 node.broken = True
+                if e.code == "IR502":  # several beyond the end: the wrong file, said once
+                    self.beyond_end.append((str(e), where(), node.name, offset + size))
+                elif e is not self.weights.failure or not self._weights_reported:
+                    self.diags.add(e.code, str(e), where())  # a file unusable for all: once
+                    self._weights_reported = e is self.weights.failure
                 return
             count = 1
             for d in shape:
@@ -578,16 +589,48 @@ class _Reader:
                                         f"shape {list(a['shape'])} of {a['element_type']} needs",
                                where())
 
-    def check_budget(self, shape, itemsize: int, what: str, element, node: Node) -> bool:
-        """IR109 (and the layer marked broken) if a tensor an attribute declares would exceed
-        the memory budget or overflow int64 (see irexec/budget.py)."""
-        problem = budget.shape_problem(shape, itemsize, self.budget)
+    def check_budget(self, shape, itemsize: int, what: str, element, node: Node,
+                     element_type=None) -> bool:
+        """The layer marked broken if a tensor an attribute declares would exceed the memory
+        budget or overflow int64 (see irexec/budget.py); reported with the model's other
+        tensors over it, in one line, when reading ends (``report_budget``)."""
+        problem = budget.shape_problem(shape, itemsize, self.budget, element_type)
         if problem is None:
             return True
-        self.diags.add("IR109", f"{what}: {problem}", self.loc(element, node))
+        self.over_budget.append((f"{what}: {problem}", self.loc(element, node), node.name))
         node.broken = True
         self._attr_over_budget = True
         return False
+
+    def report_beyond_end(self) -> None:
+        """One Const past the end of the .bin is that Const's problem; several mean the .bin
+        is not this model's (or is cut short): one line says so."""
+        if len(self.beyond_end) == 1:
+            message, location, _, _ = self.beyond_end[0]
+            self.diags.add("IR502", message, location)
+        elif self.beyond_end:
+            _, location, _, _ = self.beyond_end[0]
+            names = [name for _, _, name, _ in self.beyond_end]
+            shown = ", ".join(f"'{n}'" for n in names[:3]) + (", ..." if len(names) > 3 else "")
+            needed = max(end for _, _, _, end in self.beyond_end)
+            self.diags.add("IR502", f"the weights file '{self.weights.path}' holds "
+                                    f"{self.weights.size} bytes, but {len(names)} Consts lie "
+                                    f"beyond its end ({shown}; they need {needed} bytes): it is "
+                                    f"cut short, or not this model's .bin", location)
+
+    def report_budget(self) -> None:
+        if not self.over_budget:
+            return
+        message, location, first = self.over_budget[0]
+        others = list(dict.fromkeys(n for _, _, n in self.over_budget[1:] if n != first))
+        if len(self.over_budget) > 1:
+            shown = ", ".join(f"'{n}'" for n in others[:3]) + (", ..." if len(others) > 3 else "")
+            count = len(self.over_budget) - 1
+            more = (f" ({count} more tensor{'s' * (count > 1)} of this model "
+                    f"{'are' if count > 1 else 'is'} over it too{': ' + shown if others else ''})")
+            head, sep, advice = message.partition("; raise")
+            message = head + more + sep + advice
+        self.diags.add("IR109", message, location)
 
     # --- edges and graph --------------------------------------------------------------------
 
@@ -633,6 +676,9 @@ class _Reader:
         root, version = self.parse_xml()
         model = self.read_graph(root, root.get("name", "model"), version)
         model.rt_info = read_rt_info(_child(root, "rt_info"))
+        # What is said once for the whole file (bodies included):
+        self.report_budget()
+        self.report_beyond_end()
         return model, self.diags
 
     def read_graph(self, root, name: str, version: int = 11) -> Model:
