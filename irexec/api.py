@@ -5,11 +5,12 @@ from __future__ import annotations
 import os
 
 from irexec import gc_pause
+from irexec.diagnostics.diagnostic import Diagnostic, Location
 from irexec.errors import IRError
 from irexec.infer import infer_model
 from irexec.ir.model import Model
+from irexec.ops.availability import cannot_run_message
 from irexec.runtime.compiled_model import CompiledModel
-from irexec.diagnostics.diagnostic import Diagnostic
 
 
 def check_model(model, weights=None) -> tuple[Model | None, list[Diagnostic]]:
@@ -73,10 +74,28 @@ def compile_model(model, device: str = "CPU", config: dict | None = None) -> Com
     """Plan a model (or read one from a path) for running. ``device`` is accepted for OpenVINO
     compatibility; irexec always runs with numpy. ``config={"precision": "f64"}`` selects
     precise mode: every float layer computes in float64 and rounds once to its output type
-    (docs/numerics.md)."""
+    (docs/numerics.md). IRError (IR103) naming every op type of the model irexec cannot run
+    yet, in one line, if there is any."""
     if isinstance(model, (str, os.PathLike)):
         model = read_model(model)
+    check_runnable(model)
     return CompiledModel(model, config)
+
+
+def check_runnable(model: Model) -> None:
+    """IRError, one diagnostic for the whole model, if any layer's op (bodies' included)
+    cannot run."""
+    missing = [n for n in _layers(model) if n.op is None]
+    if missing:
+        raise IRError.make("IR103", cannot_run_message(missing), Location(model.path))
+
+
+def _layers(model: Model):
+    """Every layer of the model and, depth first, of its layers' bodies."""
+    for node in model.nodes:
+        yield node
+        for body in node.bodies.values():
+            yield from _layers(body.model)
 
 
 def save_model(model: Model, path, weights=None) -> None:

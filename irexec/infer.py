@@ -506,6 +506,14 @@ def _compare_declared(node: Node, types: dict, diags: Diagnostics) -> None:
                                f"inference gives {t.shape}", _port_location(node, port))
 
 
+def declared_type(port: OutputPort) -> TensorType:
+    """An output port's type as the XML declares it (precision and dims; dynamic where it
+    says nothing): all irexec knows of a layer whose op it lacks."""
+    et = port.precision if port.precision is not None else et_table.from_name("dynamic")
+    shape = port.declared if port.declared is not None else PartialShape.dynamic()
+    return TensorType(et, shape)
+
+
 def infer_types(model: Model, diags: Diagnostics,
                 parameter_types: dict[str, TensorType | PartialShape] | None = None,
                 check_declared: bool = True) -> dict[OutputPort, TensorType]:
@@ -516,8 +524,14 @@ def infer_types(model: Model, diags: Diagnostics,
     bounds: dict[OutputPort, tuple] = {}  # known bounds of ports whose values are not known
     overrides = parameter_types or {}
     for node in model.topological_order():
-        if node.op is None or node.broken:
+        if node.broken:
             continue  # already reported by the reader
+        if node.op is None:  # an op irexec lacks: its outputs are what its ports declare
+            for port in node.outputs:
+                types[port] = declared_type(port)
+            if check_declared:
+                _compare_declared(node, types, diags)
+            continue
         sources = [p.source for p in node.inputs]
         try:
             input_types = [types[s] for s in sources]

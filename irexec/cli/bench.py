@@ -63,7 +63,7 @@ def execute(args) -> int:
     start = time.perf_counter()
     model = read_model(args.model, args.weights)
     read_time = time.perf_counter() - start
-    common.print_warnings(model.diagnostics)
+    common.print_warnings([d for d in model.diagnostics if d.code != common.NOT_IMPLEMENTED])
     start = time.perf_counter()
     compiled = compile_model(model)
     compile_time = time.perf_counter() - start

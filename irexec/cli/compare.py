@@ -26,7 +26,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from irexec import numerics
-from irexec.api import compile_model
+from irexec.api import check_runnable, compile_model
 from irexec.cli import common
 from irexec.cli.columns import aligned
 from irexec.cli.usage import UsageError
@@ -375,7 +375,8 @@ def _describe_tolerances(args) -> str:
 
 
 def execute(args) -> int:
-    model = common.load_model(args)
+    model = common.load_model(args, runs=True)
+    check_runnable(model)  # before asking for OpenVINO: irexec's side cannot run either way
     if model.path is None or not str(model.path).lower().endswith(".xml"):
         raise UsageError("irexec compare takes an IR .xml file (convert an ONNX model with "
                          "irexec convert first)")

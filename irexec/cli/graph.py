@@ -3,8 +3,10 @@ SVG/PNG drawn by Graphviz's ``dot`` program.
 
 DOT and Mermaid are written by irexec itself and need nothing installed. SVG and PNG are drawn by
 ``dot``, a program of the Graphviz package (not a Python package): when it is missing, the command
-says how to install it and writes nothing. Each node shows the layer's type, name and output
-shapes; each edge the element type and shape it carries.
+says how to install it and writes nothing. Each node shows the layer's type, name, output types
+and shapes, attributes and (a constant) first values; each edge the element type and shape it
+carries and the port numbers at its ends. A layer whose op irexec cannot run yet is drawn
+dashed: drawing needs no kernel.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ import shutil
 import subprocess
 import sys
 
-from irexec.cli import common
+from irexec.cli import common, describe
 from irexec.cli.usage import UsageError
 from irexec.ir.model import Model, OutputPort
 
@@ -49,10 +51,26 @@ def _dot_string(text: str) -> str:
     return '"' + text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n") + '"'
 
 
+MAX_ATTRIBUTES = 8  # lines of attributes in a node's label; the rest is "..."
+NOT_RUN = "(irexec cannot run it yet)"
+
+
 def _label_lines(node) -> list[str]:
+    """Type, name, each output's type and shape, the attributes (name=value), a constant's
+    first values, and a mark on a layer whose op irexec cannot run."""
     lines = [node.type, node.name]
     if node.type != "Result":
         lines += [_port_text(p) for p in node.outputs]
+    attrs = describe.attributes(node)
+    if node.type in ("Parameter", "Constant"):  # their type and shape: the output line above
+        attrs = {k: v for k, v in attrs.items() if k not in ("element_type", "shape")}
+    attrs = describe.attribute_text(attrs)
+    lines += attrs[:MAX_ATTRIBUTES] + (["..."] if len(attrs) > MAX_ATTRIBUTES else [])
+    if node.type == "Constant" and node.op is not None and not node.broken \
+            and node.value is not None:
+        lines.append("= " + describe.preview(node.value, 4))
+    if node.op is None:
+        lines.append(NOT_RUN)
     return lines
 
 
@@ -73,10 +91,13 @@ def to_dot(model: Model) -> str:
     fills = {"Parameter": "#d7ecff", "Result": "#ffe2c6", "Constant": "#eeeeee"}
     for node in model.nodes:
         fill = f', fillcolor="{fills[node.type]}"' if node.type in fills else ""
+        if node.op is None:  # drawn dashed: irexec cannot run it
+            fill = ', style="rounded,filled,dashed", fillcolor="#fff4d6"'
         label = "\\n".join(_dot_string(s)[1:-1] for s in _label_lines(node))
         lines.append(f'  n{node.id} [label="{label}"{fill}];')
-    for src, dst, out, inp in _edges(model):
-        lines.append(f"  n{src.id} -> n{dst.id} [label={_dot_string(_port_text(out))}];")
+    for src, dst, out, inp in _edges(model):  # port numbers at the ends of the edge
+        lines.append(f"  n{src.id} -> n{dst.id} [label={_dot_string(_port_text(out))}, "
+                     f'taillabel="{out.port_id}", headlabel="{inp.port_id}"];')
     lines.append("}")
     return "\n".join(lines) + "\n"
 
@@ -93,8 +114,13 @@ def to_mermaid(model: Model) -> str:
         label = "<br/>".join(_mermaid_text(s) for s in _label_lines(node))
         shape = ('(["', '"])') if node.type in ("Parameter", "Result") else ('["', '"]')
         lines.append(f"  n{node.id}{shape[0]}{label}{shape[1]}")
-    for src, dst, out, _ in _edges(model):
-        lines.append(f'  n{src.id} -->|"{_mermaid_text(_port_text(out))}"| n{dst.id}')
+    for src, dst, out, inp in _edges(model):
+        text = f"{_port_text(out)} ({out.port_id}→{inp.port_id})"
+        lines.append(f'  n{src.id} -->|"{_mermaid_text(text)}"| n{dst.id}')
+    not_run = [f"n{n.id}" for n in model.nodes if n.op is None]
+    if not_run:  # drawn dashed: irexec cannot run them
+        lines.append("  classDef notrun stroke-dasharray: 5 5, fill:#fff4d6")
+        lines.append(f"  class {','.join(not_run)} notrun")
     return "\n".join(lines) + "\n"
 
 

@@ -1,5 +1,10 @@
 """``irexec info MODEL``: what a model holds — IR version, opsets, layer counts, inputs, outputs,
-weights, and every layer's inferred output types and shapes; text or ``--format json``."""
+weights, and every layer with its attributes, ports (numbers, types, shapes), edges and, for a
+constant, its shape and first values; text or ``--format json`` (which carries all of it).
+
+It needs no kernel: a model whose ops irexec cannot run yet is described all the same, those
+layers marked (their outputs are what their ports declare).
+"""
 
 from __future__ import annotations
 
@@ -8,41 +13,50 @@ import os
 import sys
 from collections import Counter
 
-from irexec.cli import common
+from irexec.cli import common, describe
 from irexec.cli.columns import aligned
 from irexec.ir.model import Model, OutputPort
+from irexec.ops.availability import not_run_summary
 from irexec.runtime.plan import output_names
+
+SHOWN_VALUES = 6  # a constant's first values in the text
 
 
 def add_parser(sub) -> None:
     p = sub.add_parser("info", help="describe a model: opsets, inputs, outputs, layers",
                        description="Describe a model: IR version, opsets used, layer counts by "
                                    "type, inputs and outputs with their element types and partial "
-                                   "shapes, the weights, and every layer's inferred outputs.")
+                                   "shapes, the weights, and every layer with its attributes, "
+                                   "ports, edges and constant values.")
     common.add_model_arguments(p)
     p.add_argument("--format", choices=("text", "json"), default="text",
-                   help="output format (default: text)")
+                   help="output format (default: text; json carries everything)")
 
 
 def _port(port: OutputPort | None) -> dict:
     if port is None:
         return {"element_type": None, "shape": None}
-    return {"element_type": str(port.element_type), "shape": str(port.partial_shape)}
+    return {"element_type": describe._str(port.element_type),
+            "shape": describe._str(port.partial_shape)}
 
 
-def describe(model: Model) -> dict:
+def describe_model(model: Model) -> dict:
     """Everything ``irexec info`` shows, as plain data (what ``--format json`` prints)."""
-    constants = [n for n in model.nodes if n.type == "Constant" and n.value is not None]
+    constants = [n for n in model.nodes if n.type == "Constant" and not n.broken
+                 and n.op is not None and n.value is not None]
     weights_path = getattr(model.weights, "path", None)
+    not_run = [n for n in model.nodes if n.op is None]
     return {
         "model": model.path,
         "name": model.name,
         "ir_version": model.ir_version,
         "opsets": sorted({n.version for n in model.nodes}),
         "layer_counts": dict(sorted(Counter(n.type for n in model.nodes).items())),
+        "not_run": not_run_summary(not_run) if not_run else None,
         "inputs": [{"name": p.name, "tensor_names": list(p.outputs[0].names),
                     **_port(p.outputs[0])} for p in model.parameters],
-        "outputs": [{"name": name, "result": r.name, **_port(r.inputs[0].source)}
+        "outputs": [{"name": name, "result": r.name,
+                     **_port(r.inputs[0].source if r.inputs else None)}
                     for r, name in zip(model.results, output_names(model))],
         "weights": {
             "file": weights_path,
@@ -51,13 +65,47 @@ def describe(model: Model) -> dict:
             "constants": len(constants),
             "constant_bytes": sum(int(n.value.nbytes) for n in constants),
         },
-        "layers": [{"id": n.id, "name": n.name, "type": n.type, "version": n.version,
-                    "outputs": [_port(p) for p in n.outputs]} for n in model.nodes],
+        "layers": [describe.layer(n, runs=n.op is not None) for n in model.nodes],
+        "edges": describe.edges(model),
     }
 
 
-def _shape_type(port: dict) -> str:
-    return f"{port['element_type']} {port['shape']}"
+def _ends(links: list[dict]) -> str:
+    return ", ".join(f"{e['layer']}:{e['port']} {e['name']}" for e in links)
+
+
+def _layer_lines(entry: dict) -> list[str]:
+    head = f"  {entry['id']} {entry['name']}: {entry['type']}-{entry['version']}"
+    if not entry["runs"]:
+        head += "  (irexec cannot run it yet)"
+    lines = [head]
+    attrs = describe.attribute_text(entry["attributes"])
+    if attrs:
+        lines.append("      attributes: " + ", ".join(attrs))
+    for port in entry["inputs"]:
+        source = port["from"]
+        where = f" <- {source['layer']}:{source['port']} {source['name']}" if source else \
+            " <- nothing"
+        lines.append(f"      input {port['port']}: "
+                     f"{describe.type_text(port['element_type'], port['shape'])}{where}")
+    for port in entry["outputs"]:
+        text = f"      output {port['port']}: " \
+               f"{describe.type_text(port['element_type'], port['shape'])}"
+        if "declared_precision" in port:
+            text += f" (declared {port['declared_precision']})"
+        if port["names"] and port["names"] != [entry["name"]]:
+            text += f" names {', '.join(port['names'])}"
+        if port["to"]:
+            text += f" -> {_ends(port['to'])}"
+        lines.append(text)
+    constant = entry.get("constant")
+    if constant is not None:
+        shown = constant["values"][:SHOWN_VALUES]
+        more = ", ..." if constant["elements"] > len(shown) else ""
+        items = ", ".join(json.dumps(v) if isinstance(v, str) else str(v) for v in shown)
+        lines.append(f"      value: {constant['element_type']} "
+                     f"[{','.join(map(str, constant['shape']))}] = [{items}{more}]")
+    return lines
 
 
 def render_text(info: dict) -> list[str]:
@@ -65,8 +113,10 @@ def render_text(info: dict) -> list[str]:
     counts = ", ".join(f"{t} {c}" for t, c in info["layer_counts"].items())
     weights = f"{w['constant_bytes']} bytes in {w['constants']} constant" \
               f"{'s' * (w['constants'] != 1)}"
-    if w["file"]:
+    if w["file"] and w["file_bytes"] is not None:
         weights += f" ({w['file']}, {w['file_bytes']} bytes)"
+    elif w["file"]:
+        weights += f" (no file {w['file']})"
     lines = [
         f"model:      {info['model']}",
         f"name:       {info['name']}",
@@ -74,26 +124,29 @@ def render_text(info: dict) -> list[str]:
         f"opsets:     {', '.join(info['opsets'])}",
         f"layers:     {len(info['layers'])} ({counts})",
         f"weights:    {weights}",
+    ]
+    if info["not_run"]:
+        lines.append(f"not run:    {info['not_run']} (irexec cannot run these yet)")
+    lines += [
         "inputs:",
         *aligned([("name", "type", "shape", "tensor names"),
-                  *((i["name"], i["element_type"], i["shape"], ", ".join(i["tensor_names"]))
-                    for i in info["inputs"])]),
+                  *((i["name"], str(i["element_type"]), str(i["shape"]),
+                     ", ".join(i["tensor_names"])) for i in info["inputs"])]),
         "outputs:",
         *aligned([("name", "type", "shape", "result"),
                   *((o["name"], str(o["element_type"]), str(o["shape"]), o["result"])
                     for o in info["outputs"])]),
-        "layers:",
-        *aligned([("id", "name", "type", "version", "outputs"),
-                  *((str(n["id"]), n["name"], n["type"], n["version"],
-                     ", ".join(map(_shape_type, n["outputs"])) or "-")
-                    for n in info["layers"])]),
+        "layers (id name: type-version; ports as number: type shape, <- from and -> to "
+        "layer:port):",
     ]
+    for entry in info["layers"]:
+        lines += _layer_lines(entry)
     return lines
 
 
 def execute(args) -> int:
     model = common.load_model(args)
-    info = describe(model)
+    info = describe_model(model)
     if args.format == "json":
         print(json.dumps(info, indent=2))
     else:

@@ -14,21 +14,17 @@ from pathlib import Path
 import numpy as np
 
 from irexec.api import compile_model
-from irexec.cli import common
+from irexec.cli import common, describe
 from irexec.cli.progress import Progress
 from irexec.cli.usage import UsageError
 from irexec.diagnostics.diagnostic import Location
 from irexec.errors import IRError
 from irexec.io import npy, safe_write
 from irexec.io.arrays import from_file, to_file
-from irexec.ir import element_type as et_table
-from irexec.ir.element_type import plain_values
-from irexec.kernels.convert import NF4_VALUES
 from irexec import budget
 from irexec.runtime.trace import DirectoryTrace
 
 SHOWN_VALUES = 6
-NF4 = et_table.from_name("nf4").dtype
 
 
 def add_parser(sub) -> None:
@@ -103,29 +99,10 @@ def checksum(array: np.ndarray) -> str:
     return f"{zlib.crc32(np.ascontiguousarray(array).tobytes()):08x}"
 
 
-def _preview(array: np.ndarray) -> str:
-    shown = array.reshape(-1)[:SHOWN_VALUES]
-    if shown.dtype == NF4:  # the codebook values the codes stand for
-        shown = NF4_VALUES[shown.view(np.uint8)]
-    flat = plain_values(shown)  # i4/u1..u6 as integers, f8/f4 as floats
-    if flat.dtype == np.bool_:
-        items = ["true" if v else "false" for v in flat.tolist()]
-    elif flat.dtype.kind in "iu":
-        items = [str(v) for v in flat.tolist()]
-    elif flat.dtype.kind == "O":  # strings: quoted, long ones cut
-        items = [repr(v if len(v) <= 20 else v[:20] + "...") for v in map(str, flat.tolist())]
-    elif flat.dtype.kind == "c":
-        items = [f"{v.real:.6g}{v.imag:+.6g}j" for v in flat.tolist()]
-    else:
-        items = [f"{float(v):.6g}" for v in flat]
-    more = ", ..." if array.size > SHOWN_VALUES else ""
-    return "[" + ", ".join(items) + more + "]"
-
-
 def table(rows: dict[str, np.ndarray]) -> list[str]:
     header = ("name", "type", "shape", "crc32", "values")
-    cells = [(name, common.type_name(a), str(list(a.shape)).replace(" ", ""), checksum(a), _preview(a))
-             for name, a in rows.items()]
+    cells = [(name, common.type_name(a), str(list(a.shape)).replace(" ", ""), checksum(a),
+              describe.preview(a, SHOWN_VALUES)) for name, a in rows.items()]
     widths = [max(len(r[i]) for r in [header, *cells]) for i in range(4)]
     return ["  ".join(c.ljust(w) for c, w in zip(row[:4], widths)) + "  " + row[4]
             for row in [header, *cells]]
@@ -274,7 +251,7 @@ def execute(args) -> int:
 
 
 def _execute(args) -> int:
-    model = common.load_model(args)
+    model = common.load_model(args, runs=True)
     compiled = compile_model(model, config={"precision": "f64"} if args.precise else None)
     if args.input_dir is not None:
         return _run_dir(args, model, compiled)

@@ -59,6 +59,9 @@ _CODES = (
          "write the element type (element_type=\"f32\", ...): OpenVINO's CPU plugin cannot "
          "compile an input of dynamic type; irexec runs the model when the input is given and "
          "takes the array's type"),
+    Code("IR113", "op-not-implemented", WARNING,
+         "the layers are OpenVINO's, but irexec cannot run them yet: info, graph and validate "
+         "work; run and compare need every op (`irexec ops` lists those irexec runs)"),
     Code("IR201", "dangling-edge", ERROR, "an edge must name existing layers and ports"),
     Code("IR202", "unconnected-input", ERROR, "connect every input port with exactly one edge"),
     Code("IR203", "multiple-edges-into-input", ERROR, "an input port takes exactly one edge"),

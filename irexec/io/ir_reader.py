@@ -27,8 +27,8 @@ from irexec.ir.checks import Wiring, check_graph
 from irexec.ir.element_type import ElementType
 from irexec.ir.model import Body, InputPort, Model, Node, OutputPort, PortMapping, RtInfo
 from irexec.ir.shape import PartialShape
-from irexec.ops import registry
 from irexec import budget
+from irexec.ops import availability, registry
 from irexec.diagnostics.diagnostic import Diagnostics, Location
 
 SUPPORTED_VERSIONS = (10, 11)
@@ -79,6 +79,7 @@ class _Reader:
         self.over_budget: list = []
         self._weights_reported = False  # a weights file unusable for every Const: said once
         self.beyond_end: list = []  # (message, location, layer, end) of Consts past the .bin
+        self.not_implemented: list[Node] = []  # layers of OpenVINO ops irexec cannot run
         self._data = b""
         self._lines: list[bytes] | None = None
         self._marks: dict[str, bytes] = {}
@@ -238,12 +239,20 @@ class _Reader:
             except registry.LookupFailure as e:
                 op = e
             self._ops[type_name, version] = op
+        not_implemented = False
         if isinstance(op, registry.LookupFailure):
-            self.diags.add("IR103", str(op), self.loc(layer, layer=layer))
+            # OpenVINO's op that irexec lacks: read, checked and drawn, not run (one IR113 for
+            # the model). A type or version no opset has: an error naming what OpenVINO has.
+            not_implemented = availability.is_openvino_op(type_name, version)
+            if not not_implemented:
+                self.diags.add("IR103", availability.explain(type_name, version, op),
+                               self.loc(layer, layer=layer))
             op = None
         node = Node(id=layer_id, name=name, type=op.spec.type if op else type_name,
                     version=version, op=op, line=layer.sourceline, file=self.path,
                     column=self.column(layer), scope=self.scope)
+        if not_implemented:
+            self.not_implemented.append(node)
         first = {}  # the first child element of each tag (one pass over the children)
         for child in layer:
             first.setdefault(child.tag, child)
@@ -255,6 +264,8 @@ class _Reader:
         self.read_ports(node, layer, first)
         if op is not None:
             self.read_attrs(node, layer, first.get("data"))
+        elif first.get("data") is not None:  # no spec to parse them by: kept as written
+            node.extra_attrs = dict(first["data"].attrib)
         if over_budget and not self._attr_over_budget:
             # A port declares a tensor too large, and no attribute of the layer (a Const's
             # shape, the cause when there is one) was reported for it: report the port.
@@ -679,6 +690,10 @@ class _Reader:
         # What is said once for the whole file (bodies included):
         self.report_budget()
         self.report_beyond_end()
+        if self.not_implemented:
+            self.diags.add("IR113", availability.cannot_run_message(self.not_implemented) +
+                           "; the rest is checked, and their outputs are taken as their ports "
+                           "declare", self.not_implemented[0].location)
         return model, self.diags
 
     def read_graph(self, root, name: str, version: int = 11) -> Model:

@@ -79,7 +79,8 @@ def _graph(parent, model: Model, blobs: _Blobs) -> None:
                                  type=_IR_TYPE_NAMES.get(node.type, node.type),
                                  version=node.version)
         attrs = {}
-        for attr in node.op.spec.attrs:
+        # A layer whose op irexec lacks keeps its attributes as written (in extra_attrs).
+        for attr in node.op.spec.attrs if node.op is not None else ():
             if (attr.kind == "element_type" and attr.name in node.attrs
                     and not node.attrs[attr.name].in_ir and not node.attrs[attr.name].is_dynamic):
                 raise IRError.make("IR505", f"{node.type} '{node.name}': element type "

@@ -242,5 +242,5 @@ def signals_as_exceptions(signums=(signal.SIGTERM, signal.SIGHUP)):
                 signal.signal(s, old if old is not None else signal.SIG_DFL)
 
 
-__all__ = ["Guard", "Terminated", "WriteRefused", "check_target", "remove_temporaries", "same_file", "signals_as_exceptions", "write_bytes",
-           "write_file"]
+__all__ = ["Guard", "Terminated", "WriteRefused", "check_target", "remove_temporaries",
+           "same_file", "signals_as_exceptions", "write_bytes", "write_file"]

@@ -16,6 +16,7 @@ import sys
 import warnings
 from pathlib import Path
 
+import numpy as np
 import pytest
 from lxml import etree
 
@@ -47,12 +48,34 @@ def _check_dot(path) -> None:
     for node in model.nodes:
         label = nodes[f"n{node.id}"].split("\\n")
         assert label[:2] == [node.type, node.name]
-        if node.type != "Result":
-            assert label[2:] == [f"{p.element_type} {p.partial_shape}" for p in node.outputs]
-    edges = sorted((e.get_source(), e.get_destination()) for e in graph.get_edges())
-    expected = sorted((f"n{p.source.node.id}", f"n{n.id}") for n in model.nodes
-                      for p in n.inputs)
+        outputs = [f"{p.element_type} {p.partial_shape}" for p in node.outputs] \
+            if node.type != "Result" else []
+        assert label[2:2 + len(outputs)] == outputs
+        # then every attribute as the XML writes it (a Parameter's and a Constant's type and
+        # shape are the output line), and a constant's first values
+        written = _xml_attributes(path, node.id)
+        if node.type in ("Parameter", "Constant"):
+            written = {k: v for k, v in written.items() if k not in ("element_type", "shape")}
+        rest = label[2 + len(outputs):]
+        assert rest[:len(written)] == [f"{k}={v}" for k, v in written.items()] \
+            or sorted(rest[:len(written)]) == sorted(f"{k}={v}" for k, v in written.items())
+        if node.type == "Constant":
+            assert rest[len(written)].startswith("= [")
+            if node.value.dtype in (np.int32, np.int64):  # the sample's axes: exact integers
+                values = ", ".join(str(v) for v in node.value.reshape(-1)[:4].tolist())
+                assert rest[len(written)].startswith(f"= [{values}")
+    edges = sorted((e.get_source(), e.get_destination(), e.get("taillabel"), e.get("headlabel"))
+                   for e in graph.get_edges())
+    expected = sorted((f"n{p.source.node.id}", f"n{n.id}", f'"{p.source.port_id}"',
+                       f'"{p.port_id}"') for n in model.nodes for p in n.inputs)
     assert edges == expected
+
+
+def _xml_attributes(path, layer_id: int) -> dict[str, str]:
+    """The <data> attributes of a layer as the file writes them (empty lists left out)."""
+    layer = etree.parse(str(path)).find(f".//layer[@id='{layer_id}']")
+    data = layer.find("data")
+    return {k: v for k, v in (data.attrib.items() if data is not None else []) if v != ""}
 
 
 @pytest.mark.parametrize("path", SAMPLE_MODELS, ids=sample_ids)
@@ -77,14 +100,15 @@ def _check_mermaid(path, text: str) -> None:
     lines = text.splitlines()
     assert lines[0] == "flowchart TD"
     node_line = re.compile(r'^  n(\d+)(\(\["|\[")(.*)("\]\)|"\])$')
-    edge_line = re.compile(r'^  n(\d+) -->\|"([^"]*)"\| n(\d+)$')
+    edge_line = re.compile(r'^  n(\d+) -->\|"[^"]* \((\d+)→(\d+)\)"\| n(\d+)$')
     nodes = {int(m[1]): m[3] for m in map(node_line.match, lines[1:]) if m}
-    edges = [(int(m[1]), int(m[3])) for m in map(edge_line.match, lines[1:]) if m]
+    edges = [(int(m[1]), int(m[2]), int(m[4]), int(m[3]))
+             for m in map(edge_line.match, lines[1:]) if m]
     assert len(nodes) + len(edges) == len(lines) - 1  # every line is a node or an edge
     for node in model.nodes:
         assert nodes[node.id].split("<br/>")[:2] == [node.type, node.name.replace("&", "&amp;")]
-    assert sorted(edges) == sorted((p.source.node.id, n.id) for n in model.nodes
-                                   for p in n.inputs)
+    assert sorted(edges) == sorted((p.source.node.id, p.source.port_id, n.id, p.port_id)
+                                   for n in model.nodes for p in n.inputs)
 
 
 @pytest.mark.parametrize("path", SAMPLE_MODELS, ids=sample_ids)
