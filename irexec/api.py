@@ -1,8 +1,10 @@
-"""The library's front door: check_model, validate_file, read_model, compile_model, save_model."""
+"""The library's front door: check_model, validate_file, read_model, compile_model, save_model,
+and OpenVINO's Core."""
 
 from __future__ import annotations
 
 import os
+import re
 
 from irexec import gc_pause
 from irexec.diagnostics.diagnostic import Diagnostic, Location
@@ -11,6 +13,7 @@ from irexec.infer import infer_model
 from irexec.ir.model import Model
 from irexec.ops.availability import cannot_run_message
 from irexec.runtime.compiled_model import CompiledModel
+from irexec.runtime.results import DEVICES, check_device
 
 
 def check_model(model, weights=None) -> tuple[Model | None, list[Diagnostic]]:
@@ -53,6 +56,9 @@ def _is_onnx(model) -> bool:
     return is_onnx_file(model)
 
 
+Model.reinfer = staticmethod(infer_model)  # Model.reshape infers again (see ir/model.py)
+
+
 def _file_order(d: Diagnostic):
     return (d.location.line or 0, d.location.column or 0)
 
@@ -71,15 +77,29 @@ def read_model(model, weights=None) -> Model:
 
 
 def compile_model(model, device: str = "CPU", config: dict | None = None) -> CompiledModel:
-    """Plan a model (or read one from a path) for running. ``device`` is accepted for OpenVINO
-    compatibility; irexec always runs with numpy. ``config={"precision": "f64"}`` selects
-    precise mode: every float layer computes in float64 and rounds once to its output type
-    (docs/numerics.md). IRError (IR103) naming every op type of the model irexec cannot run
-    yet, in one line, if there is any."""
+    """Plan a model (or read one from a path) for running. ``device``: "CPU" or "AUTO" (irexec
+    runs with numpy; RuntimeError naming the devices for any other, as OpenVINO's).
+    ``config={"precision": "f64"}`` selects precise mode: every float layer computes in float64
+    and rounds once to its output type (docs/numerics.md); OpenVINO's own properties
+    (``INFERENCE_PRECISION_HINT`` ...) are accepted and ignored. IRError (IR103) naming every op
+    type of the model irexec cannot run yet, in one line, if there is any."""
+    check_device(device)
+    config = _irexec_config(config)
     if isinstance(model, (str, os.PathLike)):
         model = read_model(model)
     check_runnable(model)
     return CompiledModel(model, config)
+
+
+_OPENVINO_PROPERTY = re.compile(r"[A-Z][A-Z0-9_]*")  # INFERENCE_PRECISION_HINT, NUM_STREAMS ...
+
+
+def _irexec_config(config):
+    """``config`` without OpenVINO's properties (upper-case names): code written for OpenVINO
+    passes them, and irexec, computing every type at its own precision, has no use for them."""
+    if config is None:
+        return None
+    return {k: v for k, v in config.items() if not _OPENVINO_PROPERTY.fullmatch(str(k))} or None
 
 
 def check_runnable(model: Model) -> None:
@@ -96,6 +116,24 @@ def _layers(model: Model):
         yield node
         for body in node.bodies.values():
             yield from _layers(body.model)
+
+
+class Core:
+    """OpenVINO's ``Core``: where models are read and compiled."""
+
+    @property
+    def available_devices(self) -> list[str]:
+        return list(DEVICES)
+
+    def get_available_devices(self) -> list[str]:
+        return self.available_devices
+
+    def read_model(self, model, weights=None):
+        return read_model(model, weights)
+
+    def compile_model(self, model, device_name: str | None = None, config: dict | None = None):
+        """As :func:`compile_model`; the device defaults to "AUTO", as OpenVINO's."""
+        return compile_model(model, device_name or "AUTO", config)
 
 
 def save_model(model: Model, path, weights=None) -> None:

@@ -12,19 +12,19 @@ to name the layers of a cycle, and never while running.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import heapq
 
+import numpy as np
+
+from irexec.errors import IRError
 from irexec.ir.element_type import ElementType
 from irexec.ir.shape import PartialShape
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
-
-    import numpy as np
-
     from irexec.diagnostics.diagnostic import Diagnostic, Location
 
 
@@ -93,6 +93,32 @@ class OutputPort:
 
     def get_partial_shape(self) -> PartialShape | None:
         return self.partial_shape
+
+    # OpenVINO's names for the same facts (its Output / ConstOutput).
+    @property
+    def any_name(self) -> str:
+        return self.get_any_name()
+
+    def get_names(self) -> set[str]:
+        return set(self.names)
+
+    def get_index(self) -> int:
+        return self.index
+
+    def get_node(self) -> Node:
+        return self.node
+
+    def get_shape(self) -> list[int]:
+        """The static shape, as OpenVINO's ``get_shape()``: RuntimeError if it is dynamic."""
+        shape = self.partial_shape
+        if shape is None or not shape.is_static:
+            raise RuntimeError(f"output {self.index} of {self.node.name!r} has the dynamic "
+                               f"shape {shape}; use get_partial_shape()")
+        return list(shape.to_shape())
+
+    @property
+    def shape(self) -> list[int]:
+        return self.get_shape()
 
     def __repr__(self) -> str:
         return (f"<output {self.index} of {self.node.name!r}: "
@@ -182,6 +208,25 @@ class Node:
 
     def input_values(self) -> list[OutputPort | None]:
         return [p.source for p in self.inputs]
+
+    # OpenVINO's names for a node's facts (its Node).
+    def get_friendly_name(self) -> str:
+        return self.name
+
+    def get_type_name(self) -> str:
+        return self.type
+
+    def get_output_size(self) -> int:
+        return len(self.outputs)
+
+    def output(self, index: int) -> OutputPort:
+        return self.outputs[index]
+
+    def get_output_partial_shape(self, index: int) -> PartialShape | None:
+        return self.outputs[index].partial_shape
+
+    def get_output_element_type(self, index: int) -> ElementType | None:
+        return self.outputs[index].element_type
 
     def __repr__(self) -> str:
         return f"<layer {self.id} {self.name!r} ({self.type}-{self.version})>"
@@ -348,5 +393,101 @@ class Model:
             return source.names[0]
         return result.name
 
+    # --- OpenVINO's Model API -----------------------------------------------------------------
+
+    # Inference lives above ir/ (it needs the ops): irexec/api.py sets this hook to
+    # ``infer_model`` when imported, so reshape re-infers without ir/ importing upward.
+    reinfer: ClassVar[Callable[[Model], list] | None] = None
+
+    def get_parameters(self) -> list[Node]:
+        return self.parameters
+
+    def get_results(self) -> list[Node]:
+        return self.results
+
+    def get_ops(self) -> list[Node]:
+        return list(self.nodes)
+
+    def input(self, key=None, out_of_range: type[Exception] = IndexError) -> OutputPort:
+        return _port_by(self.inputs, key, "input", self._input_names, out_of_range)
+
+    def output(self, key=None, out_of_range: type[Exception] = IndexError) -> OutputPort:
+        return _port_by(self.outputs, key, "output", lambda p: set(p.names), out_of_range)
+
+    @staticmethod
+    def _input_names(port: OutputPort) -> set[str]:
+        return {port.node.name, *port.names}  # irexec also takes a Parameter's layer name
+
+    def is_dynamic(self) -> bool:
+        """Whether any layer's output has a dynamic (or unknown) shape, as OpenVINO's."""
+        return any(p.partial_shape is None or not p.partial_shape.is_static
+                   for n in self.nodes for p in n.outputs)
+
+    def reshape(self, shapes) -> None:
+        """New shapes for the inputs, and every tensor's type and shape inferred again (as
+        OpenVINO's ``Model.reshape``). ``shapes``: one shape (a list, tuple or PartialShape;
+        -1 or None for a dynamic dim) for a model of one input, or a dict keyed by input index,
+        name or port. The dims the file declared are dropped (they describe the old shapes).
+        IRError, the model unchanged, if the new shapes break an op's rules."""
+        if not isinstance(shapes, dict):
+            shapes = {None: shapes}
+        new = {}
+        for key, shape in shapes.items():
+            port = self.input(key)
+            if isinstance(shape, str):
+                raise TypeError("give a shape as a list, a tuple or a PartialShape, not text")
+            new[port.node] = shape if isinstance(shape, PartialShape) else PartialShape(shape)
+        saved = [(p, p.declared, getattr(p, "element_type", None),
+                  getattr(p, "partial_shape", None))
+                 for n in self.nodes for p in (*n.inputs, *n.outputs)]
+        old_attrs = {param: param.attrs.get("shape") for param in new}
+        for param, shape in new.items():
+            param.attrs["shape"] = shape
+        for node in self.nodes:  # what the file declared no longer holds; a layer whose op
+            for port in node.inputs:  # irexec lacks keeps its outputs' (all it is known by)
+                port.declared = None
+            if node.op is not None:
+                for port in node.outputs:
+                    port.declared = None
+        errors = [d for d in Model.reinfer(self) if d.is_error]
+        if errors:
+            for port, declared, et, shape in saved:
+                port.declared = declared
+                if isinstance(port, OutputPort):
+                    port.element_type, port.partial_shape = et, shape
+            for param, shape in old_attrs.items():
+                param.attrs["shape"] = shape
+            raise IRError(errors)
+
     def __repr__(self) -> str:
         return f"<Model {self.name!r}: {len(self.nodes)} layers>"
+
+
+def _port_by(ports: list[OutputPort], key, what: str, names,
+             out_of_range: type[Exception] = IndexError) -> OutputPort:
+    """OpenVINO's ``input()``/``output()``: no key for the only one (RuntimeError if there are
+    several), an index (``out_of_range`` past the end: OpenVINO's Model raises IndexError, its
+    CompiledModel RuntimeError), a name (RuntimeError if none has it), or a port."""
+    if key is None:
+        if len(ports) != 1:
+            raise RuntimeError(f"{what}() without an index or name needs a model with exactly "
+                               f"one {what}; this one has {len(ports)}")
+        return ports[0]
+    if isinstance(key, OutputPort):
+        if any(key is p for p in ports):
+            return key
+        raise RuntimeError(f"{key!r} is not an {what} of this model")
+    if isinstance(key, (int, np.integer)) and not isinstance(key, bool):
+        if key < 0:  # OpenVINO's indices are unsigned
+            raise TypeError(f"an {what} index is 0 or more, not {key}")
+        if key >= len(ports):
+            raise out_of_range(f"{what} index {key} is out of range: the model has "
+                               f"{len(ports)} {what}{'s' * (len(ports) != 1)}")
+        return ports[key]
+    if isinstance(key, str):
+        for port in ports:
+            if key in names(port):
+                return port
+        raise RuntimeError(f"the model has no {what} named {key!r} ({what}s: "
+                           f"{', '.join(p.get_any_name() for p in ports) or 'none'})")
+    raise TypeError(f"an {what} is chosen by index, name or port, not {type(key).__name__}")

@@ -9,11 +9,12 @@ import numpy as np
 
 from irexec.errors import IRError, OpError
 from irexec.ir import element_type as et_table
-from irexec.ir.model import Model
+from irexec.ir.model import Model, OutputPort
 from irexec.ir.shape import PartialShape
 from irexec.kernels import buffers, state
 from irexec.runtime.plan import InputSlot, Plan, compile_plan, remember
 from irexec.runtime.precise import precision_of
+from irexec.runtime.results import Results, Tensor
 from irexec.runtime.trace import Tracer
 from irexec.diagnostics.diagnostic import Location
 
@@ -187,7 +188,7 @@ class CompiledModel:
         with self._lock:
             self._returned = [a for a in outputs.values() if a.nbytes >= buffers.MIN_BYTES]
             self._pool = pool
-        return outputs
+        return Results(outputs, self.model.outputs)
 
     def release_memory(self) -> None:
         """Drop the spare arrays kept for reuse by the next call (as OpenVINO's
@@ -289,6 +290,20 @@ class CompiledModel:
     def create_infer_request(self) -> InferRequest:
         return InferRequest(self)
 
+    # --- OpenVINO's names ---------------------------------------------------------------------
+
+    def input(self, key=None):
+        """An input port: the only one (no key), by index, or by name (as OpenVINO's)."""
+        return self.model.input(key, out_of_range=RuntimeError)
+
+    def output(self, key=None):
+        """An output port: the only one (no key), by index, or by name (as OpenVINO's)."""
+        return self.model.output(key, out_of_range=RuntimeError)
+
+    def infer_new_request(self, inputs=None) -> Results:
+        """Run once in a new request (OpenVINO's name for a call)."""
+        return self.create_infer_request().infer(inputs)
+
 
 class BodyRunner:
     """One body of a layer with sub-graphs, compiled once into a plan of its own, and what its
@@ -347,15 +362,27 @@ class VariableState:
 
 
 class InferRequest:
-    """OpenVINO's request-style interface: ``request.infer(inputs)``, then ``request.results``.
-    A request keeps its own variables of a stateful model (ReadValue/Assign) between calls."""
+    """OpenVINO's request-style interface: ``request.infer(inputs)``, then ``request.results``;
+    or tensors set one by one (``set_tensor``, or writing into ``get_tensor(name).data``), then
+    ``infer()``; ``start_async``/``wait`` run it on another thread. A request keeps its own
+    variables of a stateful model (ReadValue/Assign) between calls."""
 
     def __init__(self, compiled: CompiledModel):
         self.compiled = compiled
-        self.results: dict[str, np.ndarray] = {}
+        self.results: Results = Results({}, [])
+        self._inputs: dict[str, Tensor] = {}  # by Parameter layer name
+        self._thread: threading.Thread | None = None
+        self._error: BaseException | None = None
         self._variables: dict[str, np.ndarray] = {}
 
-    def infer(self, inputs=None) -> dict[str, np.ndarray]:
+    def infer(self, inputs=None) -> Results:
+        """Run on ``inputs`` (remembered as this request's input tensors), or, without them,
+        on the tensors set before."""
+        if inputs is None:
+            inputs = {name: t.data for name, t in self._inputs.items()}
+        elif isinstance(inputs, Mapping):
+            for key, value in inputs.items():
+                self._remember(key, value)
         self.results = self.compiled(inputs, variables=self._variables)
         return self.results
 
@@ -368,3 +395,73 @@ class InferRequest:
     def reset_state(self) -> None:
         """Every variable back to its initial value."""
         self._variables.clear()
+
+    def _remember(self, key, value) -> None:
+        name = self._input_layer(key)
+        if name is not None:
+            self._inputs[name] = value if isinstance(value, Tensor) else \
+                Tensor(value, shared_memory=True)
+
+    def _input_layer(self, key) -> str | None:
+        if isinstance(key, OutputPort):
+            key = key.node.name if key.node.type == "Parameter" else None
+        if isinstance(key, (int, np.integer)) and not isinstance(key, bool):
+            names = self.compiled.input_names()
+            return names[key] if -len(names) <= key < len(names) else None
+        return self.compiled.input_name(key) if isinstance(key, str) else None
+
+    def set_tensor(self, key, tensor) -> None:
+        """The value of an input (by name or port) for the next ``infer()``: a Tensor (or a
+        numpy array), checked now against the input's element type and shape."""
+        name = self._input_layer(key)
+        if name is None:
+            raise RuntimeError(f"set_tensor: the model has no input {key!r} (irexec makes new "
+                               f"output arrays; an output's tensor cannot be set)")
+        array = tensor.data if isinstance(tensor, Tensor) else tensor
+        self.compiled.check_input(name, array)
+        self._inputs[name] = tensor if isinstance(tensor, Tensor) else \
+            Tensor(array, shared_memory=True)
+
+    def get_tensor(self, key) -> Tensor:
+        """An input's tensor (the one set; for a static shape not set yet, one of zeros that
+        the next ``infer()`` reads, so writing into its ``.data`` gives the input) or an
+        output's from the last inference, by name or port."""
+        name = self._input_layer(key)
+        if name is not None:
+            if name not in self._inputs:
+                port = self.compiled.model.input(name)
+                if port.partial_shape is None or not port.partial_shape.is_static:
+                    raise RuntimeError(f"input {name!r} has the dynamic shape "
+                                       f"{port.partial_shape} and no tensor yet: set_tensor it")
+                self._inputs[name] = Tensor(port.element_type, port.get_shape())
+            return self._inputs[name]
+        if key in self.results:
+            return Tensor(self.results[key], shared_memory=True)
+        port = self.compiled.model.output(key)  # raises if there is no such output
+        raise RuntimeError(f"output {port.get_any_name()!r} has no tensor yet: call infer() "
+                           f"first")
+
+    def start_async(self, inputs=None, userdata=None) -> None:
+        """Start ``infer(inputs)`` on another thread; ``wait()`` for it. RuntimeError if the
+        request is still busy with the last one."""
+        if self._thread is not None and self._thread.is_alive():
+            raise RuntimeError("the request is busy: wait() for it first")
+        self._error = None
+
+        def run():
+            try:
+                self.infer(inputs)
+            except BaseException as e:  # handed to wait()
+                self._error = e
+
+        self._thread = threading.Thread(target=run, name="irexec-infer", daemon=True)
+        self._thread.start()
+
+    def wait(self) -> None:
+        """Wait for ``start_async``'s inference; raise what it raised."""
+        if self._thread is not None:
+            self._thread.join()
+            self._thread = None
+        error, self._error = self._error, None
+        if error is not None:
+            raise error
