@@ -36,7 +36,8 @@ from irexec.ir.model import Model, Node
 
 OV_CONFIG = {"INFERENCE_PRECISION_HINT": "f32"}
 INSTALL_OPENVINO = ("irexec compare --with openvino needs OpenVINO, which is not installed here; "
-                    "install it with: pip install openvino (or pip install 'irexec[oracle]')")
+                    "install it with: pip install openvino (in a clone of irexec: pip install "
+                    "'.[oracle]')")
 
 
 def add_parser(sub) -> None:

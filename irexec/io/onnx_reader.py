@@ -66,8 +66,8 @@ def _import_onnx():
         import onnx
         import onnx.numpy_helper  # noqa: F401
     except ImportError:
-        raise IRError.make("IR001", "reading ONNX models needs the 'onnx' package: "
-                                    "pip install 'irexec[onnx]'") from None
+        raise IRError.make("IR001", "reading ONNX models needs the 'onnx' package: pip install "
+                                    "onnx (in a clone of irexec: pip install '.[onnx]')") from None
     return onnx
 
 
