@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import os
 
+from irexec.builder import ModelBuilder
 from irexec.cli import common
 from irexec.cli.usage import UsageError
 from irexec.errors import IRError
-from irexec.builder import ModelBuilder
 from irexec.ir.model import Model
 
 

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import numpy as np
 
+from irexec import budget
 from irexec.api import compile_model
 from irexec.cli import common, describe
 from irexec.cli.progress import Progress
@@ -21,7 +22,6 @@ from irexec.diagnostics.diagnostic import Location
 from irexec.errors import IRError
 from irexec.io import npy, safe_write
 from irexec.io.arrays import from_file, to_file
-from irexec import budget
 from irexec.runtime.trace import DirectoryTrace
 
 SHOWN_VALUES = 6

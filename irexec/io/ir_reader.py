@@ -18,18 +18,17 @@ import re
 
 from lxml import etree
 
-from irexec import gc_pause
+from irexec import budget, gc_pause
+from irexec.diagnostics.diagnostic import Diagnostics, Location
 from irexec.errors import IRError, raise_if_errors
 from irexec.io import limits
-from irexec.ir import text as ir_text
 from irexec.io.weights import Weights, WeightsError
+from irexec.ir import text as ir_text
 from irexec.ir.checks import Wiring, check_graph
 from irexec.ir.element_type import ElementType
 from irexec.ir.model import Body, InputPort, Model, Node, OutputPort, PortMapping, RtInfo
 from irexec.ir.shape import PartialShape
-from irexec import budget
 from irexec.ops import availability, registry
-from irexec.diagnostics.diagnostic import Diagnostics, Location
 
 SUPPORTED_VERSIONS = (10, 11)
 # libxml2 keeps an element's line in 16 bits: from line 65535 on, every element claims 65535, so

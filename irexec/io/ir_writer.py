@@ -80,7 +80,8 @@ def _graph(parent, model: Model, blobs: _Blobs) -> None:
                                  version=node.version)
         attrs = {}
         # A layer whose op irexec lacks keeps its attributes as written (in extra_attrs).
-        for attr in node.op.spec.attrs if node.op is not None else ():
+        spec_attrs = node.op.spec.attrs if node.op is not None else ()
+        for attr in spec_attrs:
             if (attr.kind == "element_type" and attr.name in node.attrs
                     and not node.attrs[attr.name].in_ir and not node.attrs[attr.name].is_dynamic):
                 raise IRError.make("IR505", f"{node.type} '{node.name}': element type "
@@ -89,14 +90,14 @@ def _graph(parent, model: Model, blobs: _Blobs) -> None:
             if attr.name in node.attrs and not (attr.kind == "string_list"
                                                 and not node.attrs[attr.name]):
                 attrs[attr.name] = attr.format(node.attrs[attr.name])
-        if node.op.spec.role == "constant":
+        if node.op is not None and node.op.spec.role == "constant":
             try:
                 blob = bin_layout.encode(node.attrs["element_type"], node.value)
             except bin_layout.LayoutError as e:
                 raise IRError.make("IR506", f"Const '{node.name}': {e}") from None
             attrs["offset"], attrs["size"] = str(blobs.size), str(len(blob))
             blobs.add(blob)
-        for attr in node.op.spec.attrs:
+        for attr in spec_attrs:
             if attr.on_layer and attr.name in attrs:
                 layer.set(attr.name, attrs.pop(attr.name))  # where OpenVINO reads it
         attrs.update(node.extra_attrs)

@@ -11,23 +11,23 @@ import pytest
 
 import irexec
 from tests.cli.conftest import one_error, parse_errors, run_cli
-from tests.cli.foreign_ops import add_relu_model
+from tests.cli.foreign_ops import foreign_model
 from tests.cli.inproc import irexec_cli
 
-CANNOT_RUN = "irexec cannot run 2 op types of this model yet: Add (opset1, 100 layers), " \
-             "Relu (opset1, 100 layers)"
+CANNOT_RUN = "irexec cannot run 2 op types of this model yet: GRN (opset1, 100 layers), " \
+             "MVN (opset2, 100 layers)"
 
 
 @pytest.fixture
 def blocks(tmp_path):
-    return add_relu_model(tmp_path / "add_relu.xml")
+    return foreign_model(tmp_path / "foreign.xml")
 
 
 def test_openvino_reads_and_runs_the_model(blocks):
     ov = pytest.importorskip("openvino")
     compiled = ov.Core().compile_model(ov.Core().read_model(blocks), "CPU")
-    out = compiled({0: np.full((2, 3), 1e-30, np.float32)})[0]
-    np.testing.assert_allclose(out, np.full((2, 3), 1e-30 * 2.0**100, np.float32), rtol=1e-6)
+    out = compiled({0: np.arange(16, dtype=np.float32).reshape(1, 4, 2, 2)})[0]
+    assert out.shape == (1, 4, 2, 2) and np.isfinite(out).all()
 
 
 def _one_warning(err: str) -> str:
@@ -41,20 +41,21 @@ def test_info_describes_every_layer_and_marks_those_it_cannot_run(blocks):
     assert status == 0
     _one_warning(err)
     lines = out.splitlines()
-    assert "not run:    Add (opset1, 100 layers), Relu (opset1, 100 layers) (irexec cannot " \
+    assert "not run:    GRN (opset1, 100 layers), MVN (opset2, 100 layers) (irexec cannot " \
            "run these yet)" in lines
-    assert "  1 add0: Add-opset1  (irexec cannot run it yet)" in lines
-    assert "  200 relu99: Relu-opset1  (irexec cannot run it yet)" in lines
-    assert "      attributes: auto_broadcast=numpy" in lines
+    assert "  1 grn0: GRN-opset1  (irexec cannot run it yet)" in lines
+    assert "  200 mvn99: MVN-opset2  (irexec cannot run it yet)" in lines
+    assert "      attributes: bias=1e-06" in lines
+    assert "      attributes: eps=1e-09, normalize_variance=true, across_channels=false" in lines
     assert "  0 x: Parameter-opset1" in lines  # the ops it runs are not marked
     status, out, _ = irexec_cli("info", blocks, "--format", "json")
     info = json.loads(out)
-    assert info["layer_counts"] == {"Add": 100, "Parameter": 1, "Relu": 100, "Result": 1}
+    assert info["layer_counts"] == {"GRN": 100, "MVN": 100, "Parameter": 1, "Result": 1}
     assert [e["runs"] for e in info["layers"]] == [True] + [False] * 200 + [True]
-    assert info["layers"][1]["attributes"] == {"auto_broadcast": "numpy"}
+    assert info["layers"][1]["attributes"] == {"bias": "1e-06"}
     assert info["outputs"] == [{"name": "y", "result": "y", "element_type": "f32",
-                                "shape": "[2,3]"}]
-    assert len(info["edges"]) == 301
+                                "shape": "[1,4,2,2]"}]
+    assert len(info["edges"]) == 201
 
 
 def test_graph_draws_it_and_marks_those_it_cannot_run(blocks, tmp_path):
@@ -74,7 +75,7 @@ def test_validate_checks_the_structure_and_warns_once(blocks):
     assert status == 0, out
     (diagnostic,) = json.loads(out)
     assert diagnostic["code"] == "IR113" and diagnostic["severity"] == "warning"
-    assert CANNOT_RUN in diagnostic["message"] and diagnostic["layer"]["name"] == "add0"
+    assert CANNOT_RUN in diagnostic["message"] and diagnostic["layer"]["name"] == "grn0"
     status, _, _ = irexec_cli("validate", blocks, "--strict")
     assert status == 1
 
@@ -82,17 +83,17 @@ def test_validate_checks_the_structure_and_warns_once(blocks):
 def test_validate_still_finds_structural_errors_among_them(tmp_path):
     """A mistake after the layers irexec cannot run is found: their outputs are taken as their
     ports declare, so the Convert after them is inferred and checked."""
-    path = add_relu_model(tmp_path / "m.xml", blocks=2, tail="convert")
+    path = foreign_model(tmp_path / "m.xml", blocks=2, tail="convert")
     text = path.read_text()
     convert = text.index('name="to_f16"')
-    output = text.index('<port id="1" precision="FP16"><dim>2</dim><dim>3</dim>', convert)
-    path.write_text(text[:output] + text[output:].replace("<dim>3</dim>", "<dim>7</dim>", 1))
+    output = text.index('<port id="1" precision="FP16">', convert)
+    path.write_text(text[:output] + text[output:].replace("<dim>4</dim>", "<dim>7</dim>", 1))
     status, out, _ = irexec_cli("validate", path, "--format", "json")
     codes = sorted(d["code"] for d in json.loads(out))
     assert status == 1 and codes == ["IR113", "IR401"]
     (mismatch,) = [d for d in json.loads(out) if d["code"] == "IR401"]
-    assert mismatch["layer"]["name"] == "to_f16" and "[2,7]" in mismatch["message"] \
-        and "[2,3]" in mismatch["message"]
+    assert mismatch["layer"]["name"] == "to_f16" and "[1,7,2,2]" in mismatch["message"] \
+        and "[1,4,2,2]" in mismatch["message"]
 
 
 @pytest.mark.parametrize("command", ["run", "compare", "bench"])
@@ -105,7 +106,7 @@ def test_commands_that_run_name_every_op_type_in_one_line(blocks, command):
 def test_the_python_api_reads_it_and_refuses_to_compile_it(blocks):
     model = irexec.read_model(blocks)
     assert [d.code for d in model.diagnostics] == ["IR113"]
-    assert model.outputs[0].get_partial_shape() == irexec.PartialShape([2, 3])
+    assert model.outputs[0].get_partial_shape() == irexec.PartialShape([1, 4, 2, 2])
     with pytest.raises(irexec.IRError) as caught:
         irexec.compile_model(model)
     (d,) = caught.value.diagnostics
@@ -121,21 +122,21 @@ def test_save_model_keeps_the_layers_it_cannot_run(blocks, tmp_path):
 
 
 def test_a_type_no_opset_has_is_an_error_with_the_closest_name(tmp_path):
-    path = add_relu_model(tmp_path / "typo.xml", blocks=1, relu_type="Reluu")
+    path = foreign_model(tmp_path / "typo.xml", blocks=1, second_type="MVNN")
     (m,) = parse_errors(run_cli("run", path))
-    assert m["layer"] == "relu0" and m["type"] == "Reluu"
-    assert "no OpenVINO opset has it either; did you mean 'Relu'?" in m["message"]
+    assert m["layer"] == "mvn0" and m["type"] == "MVNN"
+    assert "no OpenVINO opset has it either; did you mean 'MVN'?" in m["message"]
 
 
 def test_a_type_in_other_opsets_says_which(tmp_path):
-    path = add_relu_model(tmp_path / "v17.xml", blocks=1, version="opset17")
+    path = foreign_model(tmp_path / "v17.xml", blocks=1, second_version="opset17")
     m = one_error(run_cli("run", path))
-    assert m["message"] == ("operation type 'Relu' is not in opset17: OpenVINO has it in opset1 "
+    assert m["message"] == ("operation type 'MVN' is not in opset17: OpenVINO has it in opset2 "
                             "to opset16 (irexec does not run it yet)")
 
 
 def test_an_opset_openvino_does_not_have(tmp_path):
-    path = add_relu_model(tmp_path / "v18.xml", blocks=1, version="opset18")
+    path = foreign_model(tmp_path / "v18.xml", blocks=1, second_version="opset18")
     m = one_error(run_cli("run", path))
     assert "has opset1 to opset17 only, no opset18" in m["message"]
 
