@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+import irexec
 from irexec.api import check_model
 from tests.cli.inproc import irexec_cli
 from tests.validate.fixture_files import (all_codes, inputs_path, is_runtime, run_cli,
@@ -50,6 +51,12 @@ def test_fixture_gives_one_line(code, tmp_path):
     # A model that runs only when given its inputs (IR112) has them beside it.
     given = write_inputs(inputs_path(code), tmp_path) if inputs_path(code).is_file() else []
     status, _, err = irexec_cli("run", path, *given)
+    if code == "IR113":  # read and checked, but irexec cannot run it: run's one line says so
+        model = irexec.read_model(path)
+        with pytest.raises(irexec.IRError) as cannot:
+            irexec.compile_model(model)
+        assert err.splitlines() == [f"error: {cannot.value.diagnostics[0]}"] and status == 1
+        return
     assert err.splitlines() == [f"{diag.severity}: {diag}"]
     assert status == (1 if diag.is_error else 0)
 
