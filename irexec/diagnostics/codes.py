@@ -83,6 +83,17 @@ _CODES = (
     Code("IR315", "axis-needs-static-rank", ERROR,
          "give the data a static rank, or name the axis by a non-negative number: a negative "
          "axis cannot be resolved without the rank, and OpenVINO refuses the model"),
+    Code("IR345", "window-attribute-length", ERROR,
+         "give strides, dilations, pads (and a pooling kernel) one value per spatial axis of "
+         "the data (its rank minus 2)"),
+    Code("IR346", "window-larger-than-input", ERROR,
+         "the dilated kernel must fit in the padded input on every spatial axis: pad more, "
+         "dilate less, or use a smaller kernel"),
+    Code("IR347", "bad-window-attribute", ERROR,
+         "strides, dilations and kernel sizes are at least 1; pads are at least 0"),
+    Code("IR348", "channel-mismatch", ERROR,
+         "the weights (or per-channel inputs) must be made for the data's channel count "
+         "(dim 1)"),
     Code("IR310", "unknown-attribute", WARNING, "remove the attribute; the operation ignores it"),
     Code("IR401", "port-dims-mismatch", ERROR, "write the inferred dims on the port (or -1 for any)"),
     Code("IR402", "precision-mismatch", WARNING,

@@ -166,3 +166,80 @@ def concat(shapes: Sequence[PartialShape], axis: int) -> PartialShape:
         hi = None if hi is None or s[a].max is None else hi + s[a].max
     out[a] = Dimension(lo, hi)
     return PartialShape(out)
+
+
+# --- sliding windows (convolution and pooling) --------------------------------------------------
+#
+# One axis of a sliding window: ``size`` input elements, padded by ``pad_begin`` and ``pad_end``,
+# a kernel of ``kernel`` taps ``dilation`` apart (so it spans (kernel-1)*dilation+1 elements),
+# moved ``stride`` elements at a time. Convolution and pooling share these rules; they take
+# plain integers so kernels reuse them at run time, and ``window_dim`` lifts them to intervals.
+
+def dilated(kernel: int, dilation: int) -> int:
+    """The number of input elements one kernel spans."""
+    return (kernel - 1) * dilation + 1
+
+
+def same_padding(size: int, kernel: int, stride: int, dilation: int, upper: bool) \
+        -> tuple[int, int]:
+    """(pad_begin, pad_end) for ``auto_pad`` same_upper (``upper``) or same_lower: enough padding
+    that ceil(size / stride) windows fit; an odd total puts the extra element at the end
+    (same_upper) or at the beginning (same_lower)."""
+    out = -(-size // stride)
+    total = max((out - 1) * stride + dilated(kernel, dilation) - size, 0)
+    small = total // 2
+    return (small, total - small) if upper else (total - small, small)
+
+
+def window_pads(sizes: Sequence[int | None], kernel: Sequence[int], strides: Sequence[int],
+                dilations: Sequence[int], pads_begin: Sequence[int], pads_end: Sequence[int],
+                auto_pad: str) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """The padding actually applied on each spatial axis under ``auto_pad`` (explicit: the
+    attributes; valid: none; same_upper/same_lower: computed from the size, 0 where the size is
+    not known)."""
+    n = len(kernel)
+    if auto_pad == "valid":
+        return (0,) * n, (0,) * n
+    if auto_pad in ("same_upper", "same_lower"):
+        pairs = [same_padding(s, k, st, d, auto_pad == "same_upper") if s is not None else (0, 0)
+                 for s, k, st, d in zip(sizes, kernel, strides, dilations)]
+        return tuple(p[0] for p in pairs), tuple(p[1] for p in pairs)
+    return tuple(pads_begin), tuple(pads_end)
+
+
+def window_count(size: int, span: int, stride: int, pad_begin: int, pad_end: int,
+                 rounding: str = "floor") -> int | None:
+    """How many windows of ``span`` elements fit on one padded axis: ``floor`` keeps only whole
+    windows; ``ceil`` adds a last partial one; ``ceil_torch`` adds it only when it starts before
+    the end padding (PyTorch's rule). None when not even one window fits."""
+    room = size + pad_begin + pad_end - span
+    if room < 0:
+        return None
+    if rounding == "floor":
+        return room // stride + 1
+    count = -(-room // stride) + 1
+    if rounding == "ceil_torch" and (count - 1) * stride >= size + pad_begin:
+        count -= 1
+    return count
+
+
+def window_dim(dim: Dimension, span: int, stride: int, pad_begin: int, pad_end: int,
+               rounding: str = "floor", axis: int = 0) -> Dimension:
+    """``window_count`` over an interval of sizes. OpError IR346 when the window is longer than
+    the padded axis for every size the dim allows."""
+    hi = None if dim.max is None else window_count(dim.max, span, stride, pad_begin, pad_end,
+                                                   rounding)
+    if dim.max is not None and hi is None:
+        padded = dim.max + pad_begin + pad_end
+        raise OpError(f"the window spans {span} elements on spatial axis {axis} but the input "
+                      f"has only {padded} there after padding ({dim} + {pad_begin} + {pad_end})",
+                      code="IR346")
+    lo = window_count(dim.min, span, stride, pad_begin, pad_end, rounding)
+    if lo is None:  # the smallest sizes fit no window: the first size that fits one
+        lo = 1
+    return Dimension(lo, hi)
+
+
+def ceil_div_dim(dim: Dimension, stride: int) -> Dimension:
+    """ceil(dim / stride) over an interval (the output of a same_* padded window)."""
+    return Dimension(-(-dim.min // stride), None if dim.max is None else -(-dim.max // stride))

@@ -1,0 +1,144 @@
+"""Convolutions as BLAS matrix products over strided windows (Convolution, GroupConvolution and
+their BackpropData forms share these).
+
+Forward, grouped: data [N, G*Ci, *S], weights [G, Co, Ci, *K]. The windows of the padded data
+are a view (kernels/windows.py); one copy lays them out as the columns [N, G, Ci*K, *out] of an
+im2col matrix (converted to the compute type on the way), and one ``np.matmul`` multiplies every
+group's [Co, Ci*K] weights with them: BLAS does the work, and the product comes out already in
+[N, G*Co, *out] order. Special cases skip the copy or the product:
+
+* 1x1 kernels: the (strided) data is the column matrix already;
+* depthwise (Ci = 1 per group): a product per group would be a matrix-vector product of K
+  columns; instead each of the K kernel taps adds ``weight[tap] * data under tap`` over the whole
+  tensor, with no dense weight and no column matrix.
+
+The column matrix grows with the output times the kernel size; it is built a batch item and a
+band of output rows at a time when it would pass ``windows.TILE_BYTES``.
+
+Backward data (transposed convolution): the product [G, Co*K, Ci] x [Ci, S] gives, for every
+input position, what it adds to each output tap; each of the K taps is then added into the
+(strided, dilated) output positions it reaches, and the padding is cut off.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+import numpy as np
+
+from irexec.kernels import windows
+from irexec.kernels.numeric import compute_dtype
+
+
+def forward(x: np.ndarray, w: np.ndarray, strides: Sequence[int], dilations: Sequence[int],
+            pads_begin: Sequence[int], out: Sequence[int]) -> np.ndarray:
+    """Grouped convolution. ``x`` [N, G*Ci, *S], ``w`` [G, Co, Ci, *K] of one dtype; ``out``
+    the output's spatial sizes. Returns [N, G*Co, *out] in the compute dtype."""
+    ct = compute_dtype(x.dtype)
+    n, c = x.shape[:2]
+    g, co, ci = w.shape[:3]
+    kernel = w.shape[3:]
+    ends = windows.reach(out, kernel, strides, dilations)
+    wc = w.astype(ct, copy=False)
+    if ci == 1 and g > 1:
+        xp = windows.pad(x, pads_begin, ends, dtype=ct)
+        y = _depthwise(xp, wc, out, strides, dilations)
+    elif all(k == 1 for k in kernel):
+        xp = windows.pad(x, pads_begin, ends)
+        xs = windows.tap_view(xp, (0,) * len(kernel), out, strides, dilations)
+        cols = _as(xs.reshape(n, g, ci, -1) if xs.flags.c_contiguous else xs, ct)
+        y = np.matmul(wc.reshape(g, co, ci), cols.reshape(n, g, ci, -1))
+    else:
+        xp = windows.pad(x, pads_begin, ends)
+        y = _im2col(xp, wc, out, strides, dilations, ct)
+    return y.reshape((n, g * co) + tuple(out))
+
+
+def _as(a: np.ndarray, dtype) -> np.ndarray:
+    """``a`` as a C-contiguous array of ``dtype`` (one copy at most)."""
+    return np.ascontiguousarray(a, dtype=dtype)
+
+
+def _im2col(xp, wc, out, strides, dilations, ct) -> np.ndarray:
+    n = xp.shape[0]
+    g, co, ci = wc.shape[:3]
+    kernel = wc.shape[3:]
+    nsp = len(kernel)
+    kp = math.prod(kernel)
+    rest = math.prod(out[1:])
+    view = windows.window_view(xp, out, kernel, strides, dilations)  # [N, C, *out, *K]
+    view = view.reshape((n, g, ci) + tuple(out) + tuple(kernel))
+    # columns [N, G, Ci, *K, *out]: axes 0-2, then the kernel's, then the output's
+    order = (0, 1, 2) + tuple(range(3 + nsp, 3 + 2 * nsp)) + tuple(range(3, 3 + nsp))
+    cols_t = view.transpose(order)
+    w2 = wc.reshape(g, co, ci * kp)
+    row_bytes = g * ci * kp * rest * ct.itemsize
+    if n * out[0] * row_bytes <= windows.TILE_BYTES:
+        cols = _as(cols_t, ct).reshape(n, g, ci * kp, -1)
+        return np.matmul(w2, cols)
+    y = np.empty((n, g, co, out[0], rest), ct)
+    for b in range(n):
+        for r0, r1 in windows.bands(out[0], row_bytes):
+            part = cols_t[b:b + 1, ..., r0:r1, *(slice(None),) * (nsp - 1)]
+            cols = _as(part, ct).reshape(1, g, ci * kp, -1)
+            y[b:b + 1, :, :, r0:r1] = np.matmul(w2, cols).reshape(1, g, co, r1 - r0, rest)
+    return y
+
+
+def _depthwise(xp, wc, out, strides, dilations) -> np.ndarray:
+    """One input channel per group: sum over taps of weight[g, m, tap] * data[g] under tap."""
+    n = xp.shape[0]
+    g, co = wc.shape[:2]
+    kernel = wc.shape[3:]
+    nsp = len(kernel)
+    xg = xp.reshape((n, g, 1) + xp.shape[2:])
+    y = np.empty((n, g, co) + tuple(out), xp.dtype)
+    tmp = np.empty_like(y) if math.prod(kernel) > 1 else None
+    for i, tap in enumerate(windows.taps(kernel)):
+        wt = wc[(slice(None), slice(None), 0) + tap].reshape((g, co) + (1,) * nsp)
+        v = windows.tap_view(xg, tap, out, strides, dilations)
+        if i == 0:
+            np.multiply(v, wt, out=y)
+        else:
+            np.multiply(v, wt, out=tmp)
+            y += tmp
+    return y
+
+
+def backward(x: np.ndarray, w: np.ndarray, strides: Sequence[int], dilations: Sequence[int],
+             pads_begin: Sequence[int], out: Sequence[int]) -> np.ndarray:
+    """Grouped transposed convolution. ``x`` [N, G*Ci, *S], ``w`` [G, Ci, Co, *K] of one dtype;
+    output [N, G*Co, *out] in the compute dtype: the full result cut from ``pads_begin`` on,
+    zeros where ``out`` reaches past it."""
+    ct = compute_dtype(x.dtype)
+    n = x.shape[0]
+    spatial = x.shape[2:]
+    g, ci, co = w.shape[:3]
+    kernel = w.shape[3:]
+    nsp = len(kernel)
+    kp = math.prod(kernel)
+    full = windows.reach(spatial, kernel, strides, dilations)
+    ends = tuple(max(f, b + o) for f, b, o in zip(full, pads_begin, out))
+    buf = np.zeros((n, g, co) + ends, ct)
+    wt = np.ascontiguousarray(w.astype(ct, copy=False).reshape(g, ci, co * kp)
+                              .transpose(0, 2, 1))  # [G, Co*K, Ci]
+    rest = math.prod(spatial[1:])
+    xg = x.reshape((n, g, ci, spatial[0], rest))
+    row_bytes = g * co * kp * rest * ct.itemsize
+    one_go = n * spatial[0] * row_bytes <= windows.TILE_BYTES
+    parts = [(slice(None), (0, spatial[0]))] if one_go else \
+        [(slice(b, b + 1), band) for b in range(n) for band in windows.bands(spatial[0],
+                                                                              row_bytes)]
+    for batch, (r0, r1) in parts:
+        cols = np.matmul(wt, _as(xg[batch, :, :, r0:r1], ct).reshape(-1, g, ci,
+                                                                     (r1 - r0) * rest))
+        cols = cols.reshape((-1, g, co) + tuple(kernel) + (r1 - r0,) + spatial[1:])
+        rows = (r1 - r0,) + spatial[1:]
+        for tap in windows.taps(kernel):
+            start = (r0 * strides[0],) + (0,) * (nsp - 1)
+            index = tuple(slice(b + t * d, b + t * d + (r - 1) * s + 1, s)
+                          for b, t, d, r, s in zip(start, tap, dilations, rows, strides))
+            buf[(batch, slice(None), slice(None), *index)] += cols[(slice(None),) * 3 + tap]
+    y = buf[(Ellipsis, *(slice(b, b + o) for b, o in zip(pads_begin, out)))]
+    return y.reshape((n, g * co) + tuple(out))

@@ -1,0 +1,100 @@
+"""Sliding windows over the spatial axes of [N, C, *spatial] data, as numpy views.
+
+Convolution and pooling kernels see their input through :func:`window_view`: for every output
+position the kernel taps under it, with strides and dilations, without copying. Padding is one
+copy into a larger array (:func:`pad`), made only where there is padding. The geometry (how many
+windows, how much ``auto_pad`` pads) is the shape rules' (:mod:`irexec.ir.shape_rules`), so the
+kernels and inference count the same windows.
+
+Temporaries that grow with the output times the kernel size (a convolution's im2col matrix) are
+built a band of output rows at a time: :func:`bands` cuts the first spatial output axis into
+bands whose temporaries stay under ``TILE_BYTES``.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator, Sequence
+
+import numpy as np
+from numpy.lib.stride_tricks import as_strided
+
+from irexec.ir import shape_rules
+
+# Temporaries above this size are built in bands of output rows: small enough to stay far below
+# any memory budget, large enough that each band is one efficient BLAS call.
+TILE_BYTES = 32 << 20
+
+
+def geometry(spatial: Sequence[int], kernel: Sequence[int], strides: Sequence[int],
+             dilations: Sequence[int], pads_begin: Sequence[int], pads_end: Sequence[int],
+             auto_pad: str = "explicit", rounding: str = "floor") \
+        -> tuple[tuple[int, ...], tuple[int, ...], tuple[int, ...]]:
+    """(pads_begin, pads_end, output sizes) of the windows over ``spatial`` sizes. The rules
+    held when the layer was checked, so every axis fits at least one window."""
+    pb, pe = shape_rules.window_pads(spatial, kernel, strides, dilations, pads_begin, pads_end,
+                                     auto_pad)
+    out = tuple(shape_rules.window_count(s, shape_rules.dilated(k, d), st, b, e, rounding)
+                for s, k, d, st, b, e in zip(spatial, kernel, dilations, strides, pb, pe))
+    return pb, pe, out
+
+
+def reach(out: Sequence[int], kernel: Sequence[int], strides: Sequence[int],
+          dilations: Sequence[int]) -> tuple[int, ...]:
+    """How many padded input elements the windows touch on each axis (the last window's end)."""
+    return tuple((o - 1) * s + shape_rules.dilated(k, d)
+                 for o, k, s, d in zip(out, kernel, strides, dilations))
+
+
+def pad(x: np.ndarray, pads_begin: Sequence[int], ends: Sequence[int], value=0,
+        dtype=None) -> np.ndarray:
+    """``x`` placed in a larger array filled with ``value``: ``pads_begin[i]`` elements before
+    spatial axis i, and the axis cut or extended to end at padded index ``ends[i]``. Returns
+    ``x`` itself when nothing changes and no ``dtype`` conversion is asked for."""
+    spatial = x.shape[2:]
+    dtype = x.dtype if dtype is None else np.dtype(dtype)
+    if dtype == x.dtype and not any(pads_begin) and tuple(ends) == tuple(spatial):
+        return x
+    out = np.empty(x.shape[:2] + tuple(ends), dtype)
+    inner = tuple(slice(b, min(b + s, e)) for b, s, e in zip(pads_begin, spatial, ends))
+    src = tuple(slice(0, min(s, e - b)) for b, s, e in zip(pads_begin, spatial, ends))
+    if any(pads_begin) or any(e > b + s for b, s, e in zip(pads_begin, spatial, ends)):
+        out[...] = value
+    out[(Ellipsis, *inner)] = x[(Ellipsis, *src)]
+    return out
+
+
+def window_view(xp: np.ndarray, out: Sequence[int], kernel: Sequence[int],
+                strides: Sequence[int], dilations: Sequence[int]) -> np.ndarray:
+    """A read-only view [N, C, *out, *kernel] of padded data ``xp`` [N, C, *padded]: element
+    (n, c, o..., k...) is ``xp[n, c, o*stride + k*dilation ...]``."""
+    nsp = len(kernel)
+    st = xp.strides
+    shape = xp.shape[:2] + tuple(out) + tuple(kernel)
+    strides_ = st[:2] + tuple(st[2 + i] * strides[i] for i in range(nsp)) \
+        + tuple(st[2 + i] * dilations[i] for i in range(nsp))
+    return as_strided(xp, shape, strides_, writeable=False)
+
+
+def taps(kernel: Sequence[int]) -> Iterator[tuple[int, ...]]:
+    """Every kernel position, in row-major order (the order windows are scanned)."""
+    return np.ndindex(*kernel)
+
+
+def tap_view(xp: np.ndarray, tap: Sequence[int], out: Sequence[int], strides: Sequence[int],
+             dilations: Sequence[int]) -> np.ndarray:
+    """The view [N, C, *out] of the elements under kernel position ``tap`` of every window."""
+    index = tuple(slice(t * d, t * d + (o - 1) * s + 1, s)
+                  for t, o, s, d in zip(tap, out, strides, dilations))
+    return xp[(Ellipsis, *index)]
+
+
+def bands(rows: int, bytes_per_row: int, limit: int = TILE_BYTES) -> list[tuple[int, int]]:
+    """[start, stop) ranges covering ``rows`` output rows, each band's temporaries under
+    ``limit`` bytes (at least one row a band)."""
+    per = max(1, limit // max(bytes_per_row, 1))
+    if per >= rows:
+        return [(0, rows)]
+    count = math.ceil(rows / per)
+    size = math.ceil(rows / count)
+    return [(r, min(r + size, rows)) for r in range(0, rows, size)]

@@ -1,0 +1,1 @@
+"""Convolution (OpenVINO spec category `convolution`): windows of the data times learned weights."""

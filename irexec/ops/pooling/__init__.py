@@ -1,0 +1,1 @@
+"""Pooling (OpenVINO spec category `pooling`): one value per window of the data."""

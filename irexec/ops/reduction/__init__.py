@@ -1,0 +1,1 @@
+"""Reductions (OpenVINO spec category `reduction`): one value per slice along some axes."""
