@@ -231,7 +231,8 @@ def window_dim(dim: Dimension, span: int, stride: int, pad_begin: int, pad_end: 
                                                    rounding)
     if dim.max is not None and hi is None:
         padded = dim.max + pad_begin + pad_end
-        raise OpError(f"the window spans {span} elements on spatial axis {axis} but the input "
+        raise OpError(f"the window spans {span} elements on spatial axis {axis} (dim {axis + 2}) "
+                      f"but the input "
                       f"has only {padded} there after padding ({dim} + {pad_begin} + {pad_end})",
                       code="IR346")
     lo = window_count(dim.min, span, stride, pad_begin, pad_end, rounding)

@@ -1,6 +1,7 @@
 """AdaptiveAvgPool-8 and AdaptiveMaxPool-8: pooling to a given output size, each output element
 covering input elements floor(i*I/O) to ceil((i+1)*I/O) - 1 on every spatial axis."""
 
+from irexec.ir.element_type import ElementType
 from irexec.errors import OpError
 from irexec.ir.shape import Dimension, PartialShape
 from irexec.kernels import adaptive_pool
@@ -66,7 +67,7 @@ class AdaptiveMaxPool(Op):
         type="AdaptiveMaxPool",
         since=8,
         until=16,
-        attrs=(Attr("index_element_type", "element_type", default="i64",
+        attrs=(Attr("index_element_type", "element_type", default=ElementType.i64,
                     doc="the indices' element type: i32 or i64"),),
         inputs=(DATA, OUTPUT_SHAPE),
         outputs=(Output("output", "[N, C, *output_shape]: the largest value of each window",

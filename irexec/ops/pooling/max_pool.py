@@ -1,6 +1,7 @@
 """MaxPool-1, MaxPool-8 and MaxPool-14: the largest value of each window (8 and 14 also give its
 index, and take dilations; 14 adds the ceil_torch rounding)."""
 
+from irexec.ir.element_type import ElementType
 from irexec.kernels import pool
 from irexec.ops import windows
 from irexec.ops.pooling import common
@@ -15,7 +16,7 @@ INDICES = Output("indices", "[N, C, *out]: where each largest value is, as a fla
                             "the data (dims from axis on), the first one in a tie",
                  type="@index_element_type")
 INDEX_ATTRS = (
-    Attr("index_element_type", "element_type", default="i64",
+    Attr("index_element_type", "element_type", default=ElementType.i64,
          doc="the indices' element type: i32 or i64"),
     Attr("axis", "int", default=0,
          doc="indices count the dims from this axis on, in [-rank, rank-1]"),
