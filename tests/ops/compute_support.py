@@ -113,3 +113,52 @@ def ov_type(type_name: str):
     import openvino as ov
     return getattr(ov.Type, {"boolean": "boolean", "f16": "f16", "bf16": "bf16", "f32": "f32",
                              "f64": "f64"}.get(type_name, type_name))
+
+
+# --- running one layer ----------------------------------------------------------------------------
+
+def build_layer(op_type: str, *inputs, version: str = "opset1", consts=(), shapes=None,
+                types=None, **attrs):
+    """A model of one layer: input i is a Constant of ``inputs[i]`` when i is in ``consts``,
+    else a Parameter ``in{i}`` (partial shape ``shapes[i]`` when given, element type
+    ``types[i]`` when given). Returns the model and the feed for its Parameters."""
+    from irexec.ir import element_type as et_table
+    from irexec.ir.builder import ModelBuilder
+
+    b = ModelBuilder(op_type.lower())
+    ports, feed = [], {}
+    for i, a in enumerate(inputs):
+        a = np.asarray(a)
+        et = types[i] if types and types[i] else et_table.from_dtype(a.dtype)
+        if i in consts:
+            ports.append(b.constant(a, et))
+        else:
+            shape = shapes[i] if shapes and shapes[i] is not None else list(a.shape)
+            ports.append(b.parameter(f"in{i}", et, shape))
+            feed[f"in{i}"] = a
+    out = b.op(op_type, *ports, version=version, name="y", **attrs)
+    for i, port in enumerate(out if isinstance(out, tuple) else (out,)):
+        port.names[:] = [f"y{i}"]
+        b.result(port, f"r{i}")
+    return b.build(), feed
+
+
+def run_layer(op_type: str, *inputs, version: str = "opset1", consts=(), shapes=None,
+              types=None, **attrs):
+    """Run one layer (see ``build_layer``): its output, or a tuple of its outputs."""
+    model, feed = build_layer(op_type, *inputs, version=version, consts=consts, shapes=shapes,
+                              types=types, **attrs)
+    out = irexec.compile_model(model)(feed)
+    values = [out[f"y{i}"] for i in range(len(out))]
+    return values[0] if len(values) == 1 else tuple(values)
+
+
+def layer_error(op_type: str, *inputs, version: str = "opset1", consts=(), shapes=None,
+                **attrs):
+    """The IRError building (or, failing that, running) one layer raises; AssertionError if
+    it raises none."""
+    try:
+        run_layer(op_type, *inputs, version=version, consts=consts, shapes=shapes, **attrs)
+    except irexec.IRError as e:
+        return e
+    raise AssertionError(f"{op_type} {attrs} raised no error")
