@@ -40,5 +40,7 @@ def widen(array: np.ndarray) -> np.ndarray:
 
 
 def finish(result: np.ndarray, dtype) -> np.ndarray:
-    """The result rounded once to the layer's element type (no copy when it already is)."""
-    return result.astype(dtype, copy=False)
+    """The result rounded once to the layer's element type (no copy when it already is); values
+    beyond a narrow type's range become infinities, as a cast does."""
+    with np.errstate(over="ignore"):
+        return result.astype(dtype, copy=False)

@@ -9,9 +9,10 @@ Max pooling follows OpenVINO: a window's value is the largest of its elements th
 than the type's lowest finite value, NaN never being greater, and the lowest finite value when
 there is none (a window of -inf, NaN or padding only); its index is that of the first such largest
 element in row-major order over the window, 0 when there is none. Average pooling divides by the
-number of elements the window covers inside the padded data (``exclude_pad``: inside the data
-itself); a window with none gives NaN (0 / 0). With dilations and padding, OpenVINO divides by
-the kernel's size even where a ceil-rounded window reaches past the padding, and so does irexec.
+number of the window's elements inside the data (``exclude_pad``), or, counting padding as zeros,
+by the kernel's size -- OpenVINO's rule, even where a ceil-rounded window reaches past the end
+padding; without padding, a window cut short by ceil rounding divides by what it covers. A window
+with no element to count gives NaN (0 / 0).
 """
 
 from __future__ import annotations
@@ -126,9 +127,9 @@ def _counts(spatial, kernel, strides, dilations, pads_begin, pads_end, out, excl
     """How many elements each window averages: [1, 1, *out], one factor per axis."""
     nsp = len(kernel)
     count = np.ones((1, 1) + (1,) * nsp, np.int64)
-    if not exclude_pad and any(d > 1 for d in dilations) and any(pads_begin + pads_end):
-        # OpenVINO's dilated pooling counts the whole kernel whenever there is padding, even
-        # for a ceil-rounded window that reaches past the end padding.
+    if not exclude_pad and any(pads_begin + pads_end):
+        # OpenVINO counts the whole kernel whenever there is padding, even for a ceil-rounded
+        # window that reaches past the end padding.
         return count * math.prod(kernel)
     for i in range(nsp):
         pos = (np.arange(out[i])[:, None] * strides[i]
