@@ -42,8 +42,7 @@ def forward(x: np.ndarray, w: np.ndarray, strides: Sequence[int], dilations: Seq
     ends = windows.reach(out, kernel, strides, dilations)
     wc = w.astype(ct, copy=False)
     if ci == 1 and g > 1:
-        xp = windows.pad(x, pads_begin, ends, dtype=ct)
-        y = _depthwise(xp, wc, out, strides, dilations)
+        y = _depthwise(x, wc, out, strides, dilations, pads_begin, ct)
     elif all(k == 1 for k in kernel):
         xp = windows.pad(x, pads_begin, ends)
         xs = windows.tap_view(xp, (0,) * len(kernel), out, strides, dilations)
@@ -86,24 +85,61 @@ def _im2col(xp, wc, out, strides, dilations, ct) -> np.ndarray:
     return y
 
 
-def _depthwise(xp, wc, out, strides, dilations) -> np.ndarray:
-    """One input channel per group: sum over taps of weight[g, m, tap] * data[g] under tap."""
-    n = xp.shape[0]
-    g, co = wc.shape[:2]
+def _depthwise(x, wc, out, strides, dilations, pads_begin, ct) -> np.ndarray:
+    """One input channel per group: the sum over taps of weight[g, m, tap] * data[g] under the
+    tap, a block of channels at a time (windows.padded_blocks) so that the K passes stay in
+    cache. With stride 1 each tap's data is one contiguous stretch of the flattened padded
+    block (rows of the padded width, the columns past the output's width computed and
+    dropped): long inner loops instead of one short loop per output row."""
+    n, g = x.shape[:2]
+    co = wc.shape[1]
     kernel = wc.shape[3:]
     nsp = len(kernel)
-    xg = xp.reshape((n, g, 1) + xp.shape[2:])
-    y = np.empty((n, g, co) + tuple(out), xp.dtype)
-    tmp = np.empty_like(y) if math.prod(kernel) > 1 else None
-    for i, tap in enumerate(windows.taps(kernel)):
-        wt = wc[(slice(None), slice(None), 0) + tap].reshape((g, co) + (1,) * nsp)
-        v = windows.tap_view(xg, tap, out, strides, dilations)
-        if i == 0:
-            np.multiply(v, wt, out=y)
+    taps = list(windows.taps(kernel))
+    ends = list(windows.reach(out, kernel, strides, dilations))
+    flat = all(s == 1 for s in strides) and nsp > 1
+    if flat:
+        # rows of the padded block are ``row`` elements apart; one more padded row at the end
+        # keeps the last tap's stretch inside the block
+        row = math.prod(ends[1:])
+        ends[0] += -(-sum((k - 1) * d * math.prod(ends[i + 1:])
+                          for i, (k, d) in enumerate(zip(kernel, dilations))) // row) + 1
+        span = out[0] * row
+    w_rows = np.broadcast_to(wc.reshape(1, g, co, len(taps)), (n, g, co, len(taps))) \
+        .reshape(n * g, co, len(taps))
+    y = np.empty((n * g, co) + tuple(out), ct)
+    buffers = {}
+    # two temporaries as large as the block: half a block keeps all three in cache
+    for r0, r1, block in windows.padded_blocks(x.reshape((n * g,) + x.shape[2:]), pads_begin,
+                                               ends, 0, ct, windows.BLOCK_BYTES // 2):
+        rows = r1 - r0
+        if flat:
+            src = block.reshape(rows, -1)
+            if "acc" not in buffers:
+                buffers["acc"] = np.empty((rows, co, span), ct)
+            acc = buffers["acc"][:rows]
+            offsets = [sum(t * d * math.prod(ends[i + 1:]) for i, (t, d) in
+                           enumerate(zip(tap, dilations))) for tap in taps]
+            views = [src[:, None, o:o + span] for o in offsets]
         else:
-            np.multiply(v, wt, out=tmp)
-            y += tmp
-    return y
+            acc = y[r0:r1]
+            views = [windows.tap_view(block, tap, out, strides, dilations)[:, None]
+                     for tap in taps]
+        if "tmp" not in buffers:  # the first block is the largest
+            buffers["tmp"] = np.empty_like(acc)
+        tmp = buffers["tmp"][:rows]
+        wb = w_rows[r0:r1]
+        for k, v in enumerate(views):
+            wk = wb[:, :, k].reshape((rows, co) + (1,) * (acc.ndim - 2))
+            if k == 0:
+                np.multiply(v, wk, out=acc)
+            else:
+                np.multiply(v, wk, out=tmp)
+                acc += tmp
+        if flat:
+            shaped = acc.reshape((rows, co, out[0]) + tuple(ends[1:]))
+            y[r0:r1] = shaped[(Ellipsis, *(slice(0, o) for o in out[1:]))]
+    return y.reshape((n, g * co) + tuple(out))
 
 
 def backward(x: np.ndarray, w: np.ndarray, strides: Sequence[int], dilations: Sequence[int],

@@ -32,27 +32,61 @@ def lowest(dtype) -> object:
     return np.finfo(ct).min if is_float(ct) else np.iinfo(ct).min
 
 
+def _separable(block, kernel, strides, dilations, out, combine, dtype, final=None):
+    """Reduce every window of ``block`` [B, *padded] with ``combine`` (np.fmax, np.add ...),
+    one spatial axis at a time from the last: each axis is k strided views and k-1 operations
+    over an array that is already reduced along the later axes. ``final``: where the last
+    pass writes (shape [B, *out]). Windows are boxes, so the result is the same as over all
+    taps at once, for any reduction that is associative and commutative."""
+    cur = block
+    nsp = len(kernel)
+    for axis in reversed(range(nsp)):
+        k, s, d, o = kernel[axis], strides[axis], dilations[axis], out[axis]
+
+        def view(t, cur=cur, axis=axis, s=s, d=d, o=o):
+            index = [slice(None)] * cur.ndim
+            index[axis + 1] = slice(t * d, t * d + (o - 1) * s + 1, s)
+            return cur[tuple(index)]
+        if axis == 0 and final is not None:
+            acc = final
+            np.copyto(acc, view(0))
+        else:
+            acc = np.array(view(0), dtype=dtype)
+        for t in range(1, k):
+            combine(acc, view(t), out=acc)
+        cur = acc
+    return cur
+
+
+def _rows(x: np.ndarray) -> np.ndarray:
+    return x.reshape((-1,) + x.shape[2:])
+
+
 def max_pool(x: np.ndarray, kernel: Sequence[int], strides: Sequence[int],
              dilations: Sequence[int], pads_begin: Sequence[int], out: Sequence[int]) \
         -> np.ndarray:
     """The values only."""
+    values, _ = _max_values(x, kernel, strides, dilations, pads_begin, out, None)
+    return finish(values, x.dtype)
+
+
+def _max_values(x, kernel, strides, dilations, pads_begin, out, on_block):
+    """Values [N, C, *out] in the compute type; ``on_block(r0, r1, padded, values)`` is called
+    with each block while its padded data is at hand."""
     ct = compute_dtype(x.dtype)
     low = lowest(x.dtype)
-    ends = windows.reach(out, kernel, strides, dilations)
     floats = is_float(ct)
-    xp = windows.pad(x, pads_begin, ends, -np.inf if floats else low, dtype=ct)
-    acc = None
-    for tap in windows.taps(kernel):
-        v = windows.tap_view(xp, tap, out, strides, dilations)
-        if acc is None:
-            acc = np.array(v, dtype=ct)
-        elif floats:
-            np.fmax(acc, v, out=acc)
-        else:
-            np.maximum(acc, v, out=acc)
-    if floats:
-        acc[~(acc > low)] = low  # NaN (all NaN) and -inf (all -inf or padding)
-    return finish(acc, x.dtype)
+    ends = windows.reach(out, kernel, strides, dilations)
+    values = np.empty((x.shape[0] * x.shape[1],) + tuple(out), ct)
+    combine = np.fmax if floats else np.maximum
+    for r0, r1, block in windows.padded_blocks(_rows(x), pads_begin, ends,
+                                               -np.inf if floats else low, ct):
+        v = _separable(block, kernel, strides, dilations, out, combine, ct, values[r0:r1])
+        if floats:
+            v[~(v > low)] = low  # NaN (all NaN) and -inf (all -inf or padding)
+        if on_block is not None:
+            on_block(r0, r1, block, v)
+    return values.reshape(x.shape[:2] + tuple(out)), low
 
 
 def max_pool_with_indices(x: np.ndarray, kernel: Sequence[int], strides: Sequence[int],
@@ -60,42 +94,63 @@ def max_pool_with_indices(x: np.ndarray, kernel: Sequence[int], strides: Sequenc
                           out: Sequence[int], axis: int, index_dtype) \
         -> tuple[np.ndarray, np.ndarray]:
     """Values and the flat index of each maximum in the data: over the whole tensor, or over
-    the dims from ``axis`` on (the index modulo their size)."""
-    ct = compute_dtype(x.dtype)
+    the dims from ``axis`` on (the index modulo their size).
+
+    Which tap won: after the values, each tap k whose element equals the window's maximum
+    scores K - k (K taps), and the window keeps its highest score, so the first such tap in
+    row-major order wins; 0 means none (no element above the lowest value: index 0 of the
+    channel). Masked writes would say the same with fewer operations, but run several times
+    slower on random masks. The index is made block by block while the block is in cache."""
+    taps = list(windows.taps(kernel))
+    count = len(taps)
+    score_type = np.uint8 if count < 255 else np.uint32
     low = lowest(x.dtype)
-    ends = windows.reach(out, kernel, strides, dilations)
-    xp = windows.pad(x, pads_begin, ends, low, dtype=ct)
-    acc = np.full(x.shape[:2] + tuple(out), low, ct)
-    best = np.full(acc.shape, -1, np.int64)
-    mask = np.empty(acc.shape, bool)
-    for k, tap in enumerate(windows.taps(kernel)):
-        v = windows.tap_view(xp, tap, out, strides, dilations)
-        np.greater(v, acc, out=mask)
-        np.copyto(acc, v, where=mask)
-        np.copyto(best, k, where=mask)
-    index = _flat_index(x.shape, best, kernel, strides, dilations, pads_begin, out)
-    if axis:
-        index %= math.prod(x.shape[axis:])
-    return finish(acc, x.dtype), index.astype(index_dtype)
-
-
-def _flat_index(shape, best, kernel, strides, dilations, pads_begin, out) -> np.ndarray:
-    """The flat data index of tap ``best`` of every window (0 plus the (n, c) offset where no
-    element won: ``best`` -1)."""
     nsp = len(kernel)
-    elem = np.cumprod((1,) + tuple(shape[:2:-1]))[::-1]  # strides of the spatial dims
-    spatial = math.prod(shape[2:])
-    index = (np.arange(shape[0]).reshape((-1, 1) + (1,) * nsp) * shape[1] * spatial
-             + np.arange(shape[1]).reshape((1, -1) + (1,) * nsp) * spatial)
-    base = np.zeros((1, 1) + tuple(out), np.int64)
+    spatial = math.prod(x.shape[2:])
+    # the data index of the taps, from the one scoring 1 (the last) to the first; 0 for none
+    elem = np.cumprod((1,) + tuple(x.shape[:2:-1]))[::-1]  # strides of the spatial dims
+    by_score = np.array([0] + [sum(t * d * int(e) for t, d, e in zip(tap, dilations, elem))
+                               for tap in taps][::-1], index_dtype)
+    base = np.zeros(tuple(out), index_dtype)  # where each window starts, padding included
     for i in range(nsp):
-        o = np.arange(out[i]) * strides[i] - pads_begin[i]
-        base = base + (o * int(elem[i])).reshape((1, 1) + tuple(-1 if j == i else 1
-                                                               for j in range(nsp)))
-    tap_offsets = np.array([sum(t * d * int(e) for t, d, e in zip(tap, dilations, elem))
-                            for tap in windows.taps(kernel)] + [0], np.int64)
-    won = best >= 0
-    return index + np.where(won, base + tap_offsets[best], 0)
+        start = (np.arange(out[i]) * strides[i] - pads_begin[i]) * int(elem[i])
+        base = base + start.reshape(tuple(-1 if j == i else 1 for j in range(nsp)))
+    base = base.astype(index_dtype)
+    # each (n, c) row's own offset: the dims before axis do not count
+    period = math.prod(x.shape[axis:]) if axis < 2 else None
+    index = np.empty((x.shape[0] * x.shape[1],) + tuple(out), index_dtype)
+    scratch = {}
+
+    def on_block(r0, r1, block, v):
+        if scratch.get("shape") != v.shape:
+            scratch.update(shape=v.shape, mask=np.empty(v.shape, bool),
+                           tmp=np.empty(v.shape, score_type), score=np.empty(v.shape,
+                                                                              score_type))
+        m, tmp, b = scratch["mask"], scratch["tmp"], scratch["score"]
+        hit = m.view(np.uint8)
+        b[...] = 0
+        for k, tap in enumerate(taps):
+            np.equal(windows.tap_view(block, tap, out, strides, dilations), v, out=m)
+            np.multiply(hit, score_type(count - k), out=tmp, casting="unsafe")
+            np.maximum(b, tmp, out=b)
+        np.not_equal(v, low, out=m)  # nothing above the lowest value: no winner
+        np.multiply(b, hit, out=b, casting="unsafe")
+        idx = index[r0:r1]
+        idx[...] = by_score[b]
+        idx += base
+        if period is not None:
+            rows = (np.arange(r0, r1, dtype=np.int64) * spatial % period).astype(index_dtype)
+            idx += rows.reshape((-1,) + (1,) * nsp)
+        np.equal(b, 0, out=m)
+        if m.any():  # no winner: the row's first element
+            idx[m] = 0 if period is None else np.broadcast_to(
+                rows.reshape((-1,) + (1,) * nsp), idx.shape)[m]
+
+    values, _ = _max_values(x, kernel, strides, dilations, pads_begin, out, on_block)
+    index = index.reshape(values.shape)
+    if axis > 2:
+        index %= math.prod(x.shape[axis:])
+    return finish(values, x.dtype), index
 
 
 def avg_pool(x: np.ndarray, kernel: Sequence[int], strides: Sequence[int],
@@ -105,21 +160,17 @@ def avg_pool(x: np.ndarray, kernel: Sequence[int], strides: Sequence[int],
     if not is_float(ct):
         ct = np.dtype(np.float64)  # integer sums are exact in f64; rounded at the end
     ends = windows.reach(out, kernel, strides, dilations)
-    xp = windows.pad(x, pads_begin, ends, 0, dtype=ct)
-    acc = None
-    for tap in windows.taps(kernel):
-        v = windows.tap_view(xp, tap, out, strides, dilations)
-        if acc is None:
-            acc = np.array(v, dtype=ct)
-        else:
-            acc += v
     count = _counts(x.shape[2:], kernel, strides, dilations, pads_begin, pads_end, out,
-                    exclude_pad)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        acc /= count.astype(ct)
+                    exclude_pad)[0].astype(ct)
+    sums = np.empty((x.shape[0] * x.shape[1],) + tuple(out), ct)
+    for r0, r1, block in windows.padded_blocks(_rows(x), pads_begin, ends, 0, ct):
+        v = _separable(block, kernel, strides, dilations, out, np.add, ct, sums[r0:r1])
+        with np.errstate(invalid="ignore", divide="ignore"):
+            np.divide(v, count, out=v)
+    sums = sums.reshape(x.shape[:2] + tuple(out))
     if not is_float(x.dtype):
-        acc = np.rint(acc)
-    return finish(acc, x.dtype)
+        sums = np.rint(sums)
+    return finish(sums, x.dtype)
 
 
 def _counts(spatial, kernel, strides, dilations, pads_begin, pads_end, out, exclude_pad) \

@@ -98,3 +98,40 @@ def bands(rows: int, bytes_per_row: int, limit: int = TILE_BYTES) -> list[tuple[
     count = math.ceil(rows / per)
     size = math.ceil(rows / count)
     return [(r, min(r + size, rows)) for r in range(0, rows, size)]
+
+
+# Blocks of channels processed together: small enough that a block's padded data and the
+# temporaries of its per-tap operations stay in the CPU's caches (measured: the 17 passes of a
+# 3x3 depthwise convolution run twice as fast in 256 KiB blocks as over the whole tensor).
+BLOCK_BYTES = 1 << 18
+
+
+def padded_blocks(x: np.ndarray, pads_begin: Sequence[int], ends: Sequence[int], value,
+                  dtype, block_bytes: int | None = None) \
+        -> Iterator[tuple[int, int, np.ndarray]]:
+    """The rows of ``x`` [R, *spatial] a block at a time, each placed in a padded array
+    [rows, *ends] of ``dtype`` (``pads_begin`` before, filled with ``value`` up to ``ends``):
+    yields (start row, stop row, padded block). The padded block is one buffer reused for
+    every block (its padding is filled once): use it before asking for the next.
+    ``block_bytes``: the padded block's size (default ``BLOCK_BYTES``)."""
+    rows = x.shape[0]
+    spatial = x.shape[1:]
+    dtype = np.dtype(dtype)
+    per_row = math.prod(ends) * dtype.itemsize
+    count = max(1, min(rows, (block_bytes or BLOCK_BYTES) // max(per_row, 1)))
+    inner = tuple(slice(b, min(b + s, e)) for b, s, e in zip(pads_begin, spatial, ends))
+    src = tuple(slice(0, min(s, e - b)) for b, s, e in zip(pads_begin, spatial, ends))
+    whole = not any(pads_begin) and tuple(ends) == tuple(spatial)
+    scratch = None
+    for r0 in range(0, rows, count):
+        r1 = min(r0 + count, rows)
+        if whole and dtype == x.dtype:
+            yield r0, r1, x[r0:r1]
+            continue
+        if scratch is None:
+            scratch = np.empty((count,) + tuple(ends), dtype)
+            if not whole:
+                scratch[...] = value
+        block = scratch[:r1 - r0]
+        block[(slice(None), *inner)] = x[(slice(r0, r1), *src)]
+        yield r0, r1, block

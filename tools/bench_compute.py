@@ -1,0 +1,176 @@
+"""Benchmark irexec's compute kernels (MatMul, convolution, pooling, reduction) against numpy and
+OpenVINO's CPU plugin, as ratios measured in one run.
+
+    python tools/bench_compute.py [--runs N] [--case SUBSTRING]... [--no-openvino]
+
+Every case is a one-layer IR model built with irexec's builder, saved to a temporary folder, read
+back by ``irexec.read_model`` and run through ``irexec.compile_model``; OpenVINO reads the same
+files (compiled with ``INFERENCE_PRECISION_HINT=f32``, an infer request with shared inputs and
+outputs). Times are the median of ``--runs`` calls after one warm-up call; irexec and its
+references are timed alternately, so that the noise of a shared machine falls on both. MatMul is
+compared with ``np.matmul`` on the same arrays (its target: at least 0.9x numpy's speed, i.e. a
+time ratio of at most 1/0.9 = 1.11).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import sys
+import tempfile
+import time
+
+import numpy as np
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+
+import irexec  # noqa: E402
+from irexec.ir.builder import ModelBuilder  # noqa: E402
+
+
+def _rng():
+    return np.random.default_rng(0)
+
+
+def matmul_case(sa, sb):
+    def build():
+        a = _rng().standard_normal(sa, dtype=np.float32)
+        b = _rng().standard_normal(sb, dtype=np.float32)
+        m = ModelBuilder("matmul")
+        y = m.op("MatMul", m.parameter("a", "f32", list(sa)), m.constant(b), name="y")
+        m.result(y, "out")
+        return m.build(), {"a": a}, lambda: np.matmul(a, b)
+    return build
+
+
+def conv_case(shape, weights, op="Convolution", strides=(1, 1), pads=(1, 1)):
+    def build():
+        x = _rng().standard_normal(shape, dtype=np.float32)
+        w = _rng().standard_normal(weights, dtype=np.float32)
+        m = ModelBuilder("conv")
+        y = m.op(op, m.parameter("x", "f32", list(shape)), m.constant(w), name="y",
+                 strides=strides, pads_begin=pads, pads_end=pads, dilations=(1, 1))
+        m.result(y, "out")
+        return m.build(), {"x": x}, None
+    return build
+
+
+def pool_case(op, version, shape, **attrs):
+    def build():
+        x = _rng().standard_normal(shape, dtype=np.float32)
+        m = ModelBuilder("pool")
+        y = m.op(op, m.parameter("x", "f32", list(shape)), version=version, name="y", **attrs)
+        m.result(y[0] if isinstance(y, tuple) else y, "out")
+        return m.build(), {"x": x}, None
+    return build
+
+
+def reduce_case(shape, axes):
+    def build():
+        x = _rng().standard_normal(shape, dtype=np.float32)
+        m = ModelBuilder("reduce")
+        y = m.op("ReduceMean", m.parameter("x", "f32", list(shape)),
+                 m.constant(np.array(axes, np.int64)), name="y", keep_dims=True)
+        m.result(y, "out")
+        return m.build(), {"x": x}, lambda: x.mean(axis=tuple(axes), keepdims=True)
+    return build
+
+
+POOL3 = dict(kernel=(3, 3), strides=(2, 2), pads_begin=(1, 1), pads_end=(1, 1),
+             rounding_type="floor", auto_pad="explicit")
+CASES = {
+    "MatMul [512,512]x[512,512]": matmul_case((512, 512), (512, 512)),
+    "MatMul [8,128,768]x[768,768]": matmul_case((8, 128, 768), (768, 768)),
+    "MatMul [1,768]x[768,3072]": matmul_case((1, 768), (768, 3072)),
+    "Convolution 3x3 [1,64,56,56] 64->64": conv_case((1, 64, 56, 56), (64, 64, 3, 3)),
+    "Convolution 3x3/2 [1,64,56,56] 64->128": conv_case((1, 64, 56, 56), (128, 64, 3, 3),
+                                                        strides=(2, 2)),
+    "Convolution 1x1 [1,256,56,56] 256->64": conv_case((1, 256, 56, 56), (64, 256, 1, 1),
+                                                       pads=(0, 0)),
+    "Convolution 7x7/2 [1,3,224,224] 3->64": conv_case((1, 3, 224, 224), (64, 3, 7, 7),
+                                                       strides=(2, 2), pads=(3, 3)),
+    "GroupConvolution depthwise 3x3 [1,64,56,56]": conv_case(
+        (1, 64, 56, 56), (64, 1, 1, 3, 3), op="GroupConvolution"),
+    "GroupConvolution depthwise 3x3/2 [1,96,112,112]": conv_case(
+        (1, 96, 112, 112), (96, 1, 1, 3, 3), op="GroupConvolution", strides=(2, 2)),
+    "MaxPool-14 3x3/2 [1,64,112,112] (values, indices)": pool_case(
+        "MaxPool", "opset14", (1, 64, 112, 112), dilations=(1, 1), **POOL3),
+    "MaxPool-1 3x3/2 [1,64,112,112]": pool_case("MaxPool", "opset1", (1, 64, 112, 112),
+                                                **POOL3),
+    "AvgPool-14 3x3/2 [1,64,112,112]": pool_case("AvgPool", "opset14", (1, 64, 112, 112),
+                                                 **{"exclude-pad": False}, **POOL3),
+    "AvgPool-14 2x2/2 [1,64,112,112]": pool_case(
+        "AvgPool", "opset14", (1, 64, 112, 112), **{"exclude-pad": True},
+        **dict(POOL3, kernel=(2, 2), pads_begin=(0, 0), pads_end=(0, 0))),
+    "ReduceMean [1,512,28,28] axes 2,3": reduce_case((1, 512, 28, 28), [2, 3]),
+}
+
+
+def alternate(fns, runs: int) -> list[float]:
+    """Median time of each function, calling them in turn ``runs`` times after a warm-up."""
+    for fn in fns:
+        fn()
+    times = [[] for _ in fns]
+    for _ in range(runs):
+        for i, fn in enumerate(fns):
+            t0 = time.perf_counter()
+            fn()
+            times[i].append(time.perf_counter() - t0)
+    return [statistics.median(t) for t in times]
+
+
+def openvino_call(xml, inputs, threads: int | None = None):
+    import openvino as ov
+    core = ov.Core()
+    config = {"INFERENCE_PRECISION_HINT": "f32"}
+    if threads:
+        config["INFERENCE_NUM_THREADS"] = threads
+    compiled = core.compile_model(core.read_model(str(xml)), "CPU", config)
+    request = compiled.create_infer_request()
+    feed = {i: v for i, v in enumerate(inputs.values())}
+    return lambda: request.infer(feed, share_inputs=True, share_outputs=True)
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=15)
+    parser.add_argument("--case", action="append", default=[])
+    parser.add_argument("--no-openvino", action="store_true")
+    parser.add_argument("--openvino-threads", type=int, default=None,
+                        help="OpenVINO's CPU threads (default: its own choice)")
+    args = parser.parse_args(argv)
+    try:
+        import openvino  # noqa: F401
+        have_ov = not args.no_openvino
+    except ImportError:
+        have_ov = False
+    print(f"{'case':52} {'irexec ms':>10} {'numpy ms':>9} {'x numpy':>8} {'OpenVINO ms':>12} "
+          f"{'x OpenVINO':>10}")
+    with tempfile.TemporaryDirectory() as tmp:
+        for name, build in CASES.items():
+            if args.case and not any(c.lower() in name.lower() for c in args.case):
+                continue
+            model, inputs, reference = build()
+            xml = os.path.join(tmp, "model.xml")
+            irexec.save_model(model, xml)
+            compiled = irexec.compile_model(irexec.read_model(xml))
+            fns = [lambda: compiled(inputs)]
+            if reference is not None:
+                fns.append(reference)
+            if have_ov:
+                fns.append(openvino_call(xml, inputs, args.openvino_threads))
+            times = alternate(fns, args.runs)
+            ours = times[0]
+            np_t = times[1] if reference is not None else None
+            ov_t = times[-1] if have_ov else None
+            print(f"{name:52} {ours * 1e3:10.2f} "
+                  f"{'' if np_t is None else f'{np_t * 1e3:9.2f}':>9} "
+                  f"{'' if np_t is None else f'{ours / np_t:8.2f}':>8} "
+                  f"{'' if ov_t is None else f'{ov_t * 1e3:12.2f}':>12} "
+                  f"{'' if ov_t is None else f'{ours / ov_t:10.2f}':>10}", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
