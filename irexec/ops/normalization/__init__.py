@@ -1,0 +1,1 @@
+"""Normalization (OpenVINO spec category `normalization`): values scaled by statistics of their neighbours."""

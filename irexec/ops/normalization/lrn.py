@@ -1,0 +1,76 @@
+"""LRN-1: local response normalization over a window along some axes."""
+
+import numpy as np
+
+from irexec.errors import OpError
+from irexec.ir.shape_rules import normalize_axes
+from irexec.kernels.numeric import compute_dtype, finish
+from irexec.ops import windows
+from irexec.ops.domains import AxisIndices, as_int64
+from irexec.ops.registry import register
+from irexec.ops.spec import INTEGER, VECTOR, Attr, Input, Op, OpSpec, Output, TypeVar
+
+T = TypeVar("T", windows.REAL)
+
+
+def window_sums(squares: np.ndarray, axes, size: int) -> np.ndarray:
+    """The sum of each element's window along each axis: (size-1)//2 elements before it and as
+    many after, cut at the edges -- so an even size spans size-1 elements, as in OpenVINO
+    (the scale still divides by size). One axis at a time, one shifted add per position."""
+    half = (size - 1) // 2
+    total = squares
+    for axis in axes:
+        n = total.shape[axis]
+        acc = total.copy()
+        for shift in range(1, half + 1):
+            if shift < n:  # element i + shift adds to i, and i - shift too
+                acc[(slice(None),) * axis + (slice(0, n - shift),)] += \
+                    total[(slice(None),) * axis + (slice(shift, n),)]
+                acc[(slice(None),) * axis + (slice(shift, n),)] += \
+                    total[(slice(None),) * axis + (slice(0, n - shift),)]
+        total = acc
+    return total
+
+
+@register
+class LRN(Op):
+    spec = OpSpec(
+        type="LRN",
+        since=1,
+        until=16,
+        attrs=(
+            Attr("alpha", "float", doc="scales the sum (divided by size^len(axes))"),
+            Attr("beta", "float", doc="the exponent of the divisor"),
+            Attr("bias", "float", doc="added to the scaled sum"),
+            Attr("size", "int", doc="the window's side along each axis (at least 1)"),
+        ),
+        inputs=(
+            Input("data", T, doc="the tensor to normalize"),
+            Input("axes", INTEGER, VECTOR, domain=AxisIndices(0),
+                  doc="the axes the window spans, in [-rank, rank-1]"),
+        ),
+        outputs=(Output("output", "data / (bias + alpha / size^len(axes) * window sum of "
+                                  "squares)^beta, same shape", type=T),),
+        doc="Local response normalization: each element divided by a power of the sum of "
+            "squares of its neighbourhood.",
+    )
+
+    @staticmethod
+    def infer(ctx):
+        if ctx.attrs["size"] < 1:
+            raise OpError(f"size is {ctx.attrs['size']}; the window has at least 1 element",
+                          code="IR347")
+        values = ctx.input_value(1)
+        if values is not None:
+            normalize_axes([int(a) for a in as_int64(values)], ctx.input_shape(0).rank)
+        return ctx.default_outputs()
+
+    @staticmethod
+    def kernel(data, axes, *, alpha, beta, bias, size):
+        ct = compute_dtype(data.dtype)
+        x = data.astype(ct, copy=False)
+        reduce = sorted({int(a) % data.ndim for a in as_int64(axes)})
+        sums = window_sums(x * x, reduce, size)
+        scale = ct.type(alpha / size ** len(reduce))
+        divisor = (ct.type(bias) + scale * sums) ** ct.type(beta)
+        return finish(x / divisor, data.dtype)

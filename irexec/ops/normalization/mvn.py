@@ -1,0 +1,109 @@
+"""MVN-1 and MVN-6: mean-variance normalization over some axes."""
+
+import numpy as np
+
+from irexec.ir.shape_rules import normalize_axes
+from irexec.kernels.numeric import compute_dtype, finish
+from irexec.ops import windows
+from irexec.ops.domains import AxisIndices, as_int64
+from irexec.ops.registry import register
+from irexec.ops.spec import SHAPE_INDEX, VECTOR, Attr, Input, Op, OpSpec, Output, TypeVar
+
+T = TypeVar("T", windows.REAL)
+NORMALIZE_VARIANCE = Attr("normalize_variance", "bool",
+                          doc="also divide by the standard deviation (else only subtract the "
+                              "mean)")
+
+
+def mvn(x, axes, normalize_variance, eps, inside_sqrt=True):
+    """(x - mean) / sqrt(variance + eps) (or / (sqrt(variance) + eps)) over ``axes``,
+    computed in the compute type and rounded once."""
+    ct = compute_dtype(x.dtype)
+    xc = x.astype(ct, copy=False)
+    if not axes:
+        centred = xc - xc
+    else:
+        centred = xc - xc.mean(axis=axes, keepdims=True, dtype=ct)
+    if normalize_variance:
+        variance = np.mean(centred * centred, axis=axes, keepdims=True, dtype=ct) if axes \
+            else np.zeros_like(centred)
+        e = ct.type(eps)
+        denominator = np.sqrt(variance + e) if inside_sqrt else np.sqrt(variance) + e
+        centred = centred / denominator
+    return finish(centred, x.dtype)
+
+
+@register
+class MVN1(Op):
+    spec = OpSpec(
+        type="MVN",
+        since=1,
+        until=5,
+        attrs=(
+            Attr("across_channels", "bool", default=False,
+                 doc="statistics over the channels and spatial axes (else per channel, over "
+                     "the spatial axes); ignored when reduction_axes is given"),
+            Attr("reduction_axes", "int_list", default=(),
+                 doc="the axes the statistics run over, in [-rank, rank-1] (instead of "
+                     "across_channels)"),
+            NORMALIZE_VARIANCE,
+            Attr("eps", "float", doc="added to the variance inside the square root"),
+        ),
+        inputs=(Input("data", T, doc="the tensor to normalize, of rank 2 or more when "
+                                     "across_channels chooses the axes"),),
+        outputs=(Output("output", "(data - mean) / sqrt(variance + eps), same shape",
+                        type=T),),
+        doc="Mean-variance normalization (instance normalization, or layer normalization "
+            "with across_channels).",
+    )
+
+    @staticmethod
+    def infer(ctx):
+        data = ctx.input_shape(0)
+        axes = ctx.attrs["reduction_axes"]
+        if axes:
+            normalize_axes(axes, data.rank, "reduction_axes")
+        return ctx.default_outputs()
+
+    @staticmethod
+    def kernel(data, *, across_channels, reduction_axes, normalize_variance, eps):
+        if reduction_axes:
+            axes = tuple(sorted({a % data.ndim for a in reduction_axes}))
+        else:
+            axes = tuple(range(1 if across_channels else 2, data.ndim))
+        return mvn(data, axes, normalize_variance, eps)
+
+
+@register
+class MVN6(Op):
+    spec = OpSpec(
+        type="MVN",
+        since=6,
+        until=16,
+        attrs=(
+            NORMALIZE_VARIANCE,
+            Attr("eps", "float", doc="added to the variance (or to its square root)"),
+            Attr("eps_mode", "enum", values=("inside_sqrt", "outside_sqrt"),
+                 doc="add eps inside the square root, or to the standard deviation"),
+        ),
+        inputs=(
+            Input("data", T, doc="the tensor to normalize"),
+            Input("axes", SHAPE_INDEX, VECTOR, domain=AxisIndices(0),
+                  doc="the axes the statistics run over, in [-rank, rank-1]"),
+        ),
+        outputs=(Output("output", "(data - mean) / sqrt(variance + eps) (or / (sqrt(variance) "
+                                  "+ eps)), same shape", type=T),),
+        doc="Mean-variance normalization over the given axes.",
+    )
+
+    @staticmethod
+    def infer(ctx):
+        values = ctx.input_value(1)
+        if values is not None:
+            normalize_axes([int(a) for a in as_int64(values)], ctx.input_shape(0).rank)
+        return ctx.default_outputs()
+
+    @staticmethod
+    def kernel(data, axes, *, normalize_variance, eps, eps_mode):
+        reduce = tuple(sorted({int(a) % data.ndim for a in as_int64(axes)}))
+        return mvn(data, reduce, normalize_variance, eps, eps_mode == "inside_sqrt")
