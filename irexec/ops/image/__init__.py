@@ -1,0 +1,1 @@
+"""Image processing (OpenVINO spec category `image`)."""
