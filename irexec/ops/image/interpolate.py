@@ -4,7 +4,9 @@ The three versions share one kernel (irexec/kernels/interpolate.py). Interpolate
 OpenVINO runs it, by its own translation into Interpolate-4's attributes: nearest uses the
 ``simple`` rounding, linear becomes linear_onnx (rank below 5), and the coordinates are
 ``align_corners`` when asked, else ``half_pixel`` for linear modes without padding (unless the
-data is 4-D and resized on axes 2 and 3), else ``asymmetric``.
+data is 4-D and resized on axes 2 and 3), else ``asymmetric``. Its pads only choose the
+coordinate mode: OpenVINO's shape inference of Interpolate-1 leaves them out of the output shape,
+and so does irexec, which also leaves them out of the computation.
 """
 
 from __future__ import annotations
@@ -89,13 +91,14 @@ def _scaled(size: int, scale: float) -> int:
     return int(np.float32(size) * multiplier)
 
 
-def infer_shape(ctx, how: str, values_index: int, axes_index: int | None, fixed_axes=None):
+def infer_shape(ctx, how: str, values_index: int, axes_index: int | None, fixed_axes=None,
+                padded_axes: bool = True):
     data = ctx.input_shape(0)
     et = ctx.output_element_types(1)[0]
     if not data.rank_is_static:
         return [TensorType(et, PartialShape.dynamic())]
     rank = len(data)
-    pb, pe = _pads(ctx.attrs, rank)
+    pb, pe = _pads(ctx.attrs if padded_axes else {}, rank)
     padded = [Dimension(d.min + b + e, None if d.max is None else d.max + b + e)
               for d, b, e in zip(data, pb, pe)]
     if fixed_axes is not None:
@@ -214,8 +217,7 @@ def _v4_attrs(attrs: dict, rank: int) -> dict:
     else:
         ctm = "asymmetric"
     return dict(mode=mode, coordinate_transformation_mode=ctm, nearest_mode="simple",
-                antialias=attrs["antialias"], pads_begin=attrs["pads_begin"],
-                pads_end=attrs["pads_end"], cube_coeff=-0.75)
+                antialias=attrs["antialias"], pads_begin=(), pads_end=(), cube_coeff=-0.75)
 
 
 @register
@@ -245,7 +247,8 @@ class Interpolate1(Op):
 
     @staticmethod
     def infer(ctx):
-        return infer_shape(ctx, "sizes", 1, None, fixed_axes=ctx.attrs["axes"])
+        return infer_shape(ctx, "sizes", 1, None, fixed_axes=ctx.attrs["axes"],
+                           padded_axes=False)
 
     @staticmethod
     def kernel(data, target_spatial_shape, **attrs):
