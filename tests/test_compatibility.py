@@ -678,3 +678,140 @@ def test_range_with_float_inputs_for_an_integer_output_truncates_them_first():
     out, = _op("Range", np.float32(0.3), np.float32(9.7), np.float32(1.7), version="opset4",
                output_type="i8")
     assert out.tolist() == list(range(9))  # 0 to 9 by 1
+
+
+# --- compute operations --------------------------------------------------------------------------
+
+def _conv_attrs(n=1, **kw):
+    at = dict(strides=(1,) * n, dilations=(1,) * n, pads_begin=(0,) * n, pads_end=(0,) * n,
+              auto_pad="explicit")
+    at.update(kw)
+    return at
+
+
+def test_i8_convolution_sums_in_the_type():
+    from tests.ops.compute_support import run_layer
+    x = np.array([[[1, 2]]], np.int8)
+    y = run_layer("Convolution", x, np.array([[[3, 1]]], np.int8), **_conv_attrs())
+    assert y.tolist() == [[[5]]]
+
+
+def test_u8_sums_wrap_instead_of_saturating():
+    from tests.ops.compute_support import run_layer
+    y = run_layer("Convolution", np.full((1, 1, 2), 200, np.uint8),
+                  np.ones((1, 1, 2), np.uint8), **_conv_attrs())
+    assert y.tolist() == [[[400 - 256]]]
+    p = run_layer("ReduceProd", np.array([100, 2], np.int8), np.array([0]), consts=(1,))
+    assert p == np.int8(200 - 256)
+
+
+def test_bf16_depthwise_with_two_outputs_per_group_and_dilation_runs():
+    from tests.ops.compute_support import run_layer
+    bf16 = np.dtype("bfloat16") if BF16 is not None else __import__("ml_dtypes").bfloat16
+    x = np.ones((1, 2, 5, 5), bf16)
+    w = np.ones((2, 2, 1, 2, 2), bf16)
+    y = run_layer("GroupConvolution", x, w, **_conv_attrs(2, dilations=(2, 2)))
+    assert y.shape == (1, 4, 3, 3) and float(y[0, 0, 0, 0]) == 4.0
+
+
+def test_i32_avg_pool_runs_and_rounds_half_to_even():
+    from tests.ops.compute_support import run_layer
+    y = run_layer("AvgPool", np.array([[[1, 2, 3, 4]]], np.int32), kernel=(2,), strides=(2,),
+                  pads_begin=(0,), pads_end=(0,), **{"exclude-pad": True})
+    assert y.tolist() == [[[2, 4]]]  # 1.5 -> 2, 3.5 -> 4
+
+
+def test_avg_pool_window_past_the_padding_is_nan():
+    from tests.ops.compute_support import run_layer
+    # 8 elements and 1 of end padding: ceil rounding adds a window at 9, past both
+    y = run_layer("AvgPool", np.ones((1, 1, 8), np.float32), kernel=(2,), strides=(3,),
+                  pads_begin=(0,), pads_end=(1,), rounding_type="ceil",
+                  **{"exclude-pad": True})
+    assert y.shape == (1, 1, 4) and y[0, 0, :3].tolist() == [1.0, 1.0, 1.0]
+    assert np.isnan(y[0, 0, 3])
+
+
+def test_reduce_min_skips_nan():
+    from tests.ops.compute_support import run_layer
+    y = run_layer("ReduceMin", np.array([1, np.nan, 3], np.float32), np.array([0]),
+                  consts=(1,))
+    assert y == 1
+
+
+def test_f64_matmul_is_computed_in_f64():
+    from tests.ops.compute_support import run_layer
+    a = np.array([[1.0, 1e-10]])
+    y = run_layer("MatMul", a, np.array([[1.0], [1.0]]))
+    assert y.tolist() == [[1.0 + 1e-10]]
+
+
+def _interpolate(x, values, axes, **at):
+    from tests.ops.compute_support import run_layer
+    attrs = dict(shape_calculation_mode="sizes", coordinate_transformation_mode="half_pixel",
+                 nearest_mode="round_prefer_floor", antialias=False, pads_begin=(0,),
+                 pads_end=(0,), cube_coeff=-0.75)
+    attrs.update(at)
+    return run_layer("Interpolate", x, np.array(values), np.array(axes), consts=(1, 2),
+                     version="opset11", **attrs)
+
+
+def test_interpolate_linear_antialias_widens_the_filter():
+    x = np.array([[1.0, 4.0, 9.0, 16.0]], np.float32)
+    plain = _interpolate(x, [2], [1], mode="linear")
+    wide = _interpolate(x, [2], [1], mode="linear", antialias=True)
+    assert plain.tolist() == [[2.5, 12.5]] and wide.tolist() != plain.tolist()
+
+
+def test_interpolate_nearest_moves_unchanged_axes_too():
+    x = np.arange(6, dtype=np.float32).reshape(2, 3)
+    y = _interpolate(x, [3], [1], mode="nearest",
+                     coordinate_transformation_mode="tf_half_pixel_for_nn", nearest_mode="ceil")
+    assert y.tolist() == [[4.0, 5.0, 5.0], [4.0, 5.0, 5.0]]  # row 0 -> ceil(0.5) = 1
+
+
+def test_interpolate_coordinates_are_float64():
+    x = np.arange(7, dtype=np.float32).reshape(1, 7)
+    y = _interpolate(x, [1], [1], mode="nearest", nearest_mode="floor")
+    assert y.tolist() == [[3.0]]
+
+
+def test_interpolate_integer_linear_rounds_half_away_from_zero():
+    y = _interpolate(np.array([[0, 3]], np.int32), [3], [1], mode="linear_onnx",
+                     coordinate_transformation_mode="align_corners")
+    assert y.tolist() == [[0, 2, 3]]
+
+
+def test_interpolate_1_leaves_pads_out():
+    from tests.ops.compute_support import run_layer
+    y = run_layer("Interpolate", np.ones((1, 1, 2, 2), np.float32), np.array([4]), consts=(1,),
+                  axes=(3,), mode="nearest", pads_begin=(1,), pads_end=(1,))
+    assert y.shape == (1, 1, 2, 4) and (y == 1).all()
+
+
+@pytest.mark.parametrize("op, attrs, code", [
+    ("Convolution", _conv_attrs(1, pads_begin=(-1,)), "IR347"),
+    ("LRN", dict(alpha=1.0, beta=0.75, bias=1.0, size=0), "IR347"),
+])
+def test_stricter_compute_attributes(op, attrs, code):
+    from tests.ops.compute_support import layer_error
+    f = np.zeros(1, np.float32)
+    if op == "LRN":
+        e = layer_error(op, f, np.array([1]), consts=(1,), shapes=[[1, 2, 3], None], **attrs)
+    else:
+        e = layer_error(op, f, f, shapes=[[1, 1, 4], [1, 1, 2]], **attrs)
+    assert e.code == code
+
+
+def test_mvn6_constant_axes_out_of_range_are_an_error():
+    from tests.ops.compute_support import layer_error
+    e = layer_error("MVN", np.zeros(1, np.float32), np.array([3]), consts=(1,),
+                    shapes=[[1, 2, 3], None], version="opset6", eps=1e-5,
+                    normalize_variance=True, eps_mode="inside_sqrt")
+    assert e.code == "IR306"
+
+
+def test_pooling_attributes_the_specification_requires():
+    from tests.ops.compute_support import layer_error
+    e = layer_error("AvgPool", np.zeros(1, np.float32), shapes=[[1, 1, 4]], kernel=(2,),
+                    strides=(1,), pads_begin=(0,), pads_end=(0,))
+    assert e.code == "IR301"
