@@ -1,0 +1,94 @@
+"""ScaledDotProductAttention-13: softmax(query @ key^T * scale + mask) @ value."""
+
+import numpy as np
+
+from irexec.errors import OpError
+from irexec.ir import shape_rules
+from irexec.ir.shape import PartialShape
+from irexec.kernels.numeric import compute_dtype, finish
+from irexec.ops import windows
+from irexec.ops.registry import register
+from irexec.ops.spec import (SCALAR, Attr, Input, Op, OpSpec, Output, Rank, TensorType, TypeSet,
+                             TypeVar)
+
+T = TypeVar("T", windows.REAL)
+MASK_TYPES = TypeSet(("boolean", "f16", "bf16", "f32", "f64"))
+
+
+def _output_shape(q: PartialShape, k: PartialShape, v: PartialShape,
+                  mask: PartialShape | None) -> PartialShape:
+    if not (q.rank_is_static and k.rank_is_static and v.rank_is_static):
+        return PartialShape.dynamic()
+    if q[-1].merge(k[-1]) is None:
+        raise OpError(f"query {q} and key {k} have different embedding sizes ({q[-1]} and "
+                      f"{k[-1]}); they must agree", code="IR307")
+    if k[-2].merge(v[-2]) is None:
+        raise OpError(f"key {k} and value {v} have different sequence lengths ({k[-2]} and "
+                      f"{v[-2]}); they must agree", code="IR307")
+    batch = shape_rules.broadcast_numpy(PartialShape(q.dims[:-2]), PartialShape(k.dims[:-2]))
+    batch = shape_rules.broadcast_numpy(batch, PartialShape(v.dims[:-2]))
+    if mask is not None and mask.rank_is_static and len(mask) >= 2:
+        # the mask broadcasts onto [batch..., L, S]
+        weights = PartialShape([*batch.dims, q[-2], k[-2]])
+        out = shape_rules.broadcast_numpy(weights, mask)
+        batch = PartialShape(out.dims[:-2])
+    return PartialShape([*batch.dims, q[-2], v[-1]])
+
+
+@register
+class ScaledDotProductAttention(Op):
+    spec = OpSpec(
+        type="ScaledDotProductAttention",
+        since=13,
+        until=16,
+        attrs=(Attr("causal", "bool", doc="mask every key after the query's position (the "
+                                          "attention_mask input is then ignored)"),),
+        inputs=(
+            Input("query", T, Rank(min=3), doc="[N, ..., L, E]"),
+            Input("key", T, Rank(min=3), doc="[N, ..., S, E]"),
+            Input("value", T, Rank(min=3), doc="[N, ..., S, Ev]"),
+            Input("attention_mask", MASK_TYPES, optional=True,
+                  doc="added to the scores ([N, ..., L or 1, S], or a scalar 0 for none); a "
+                      "boolean mask keeps the scores where true and gives -inf elsewhere"),
+            Input("scale", T, SCALAR, optional=True,
+                  doc="multiplies the scores instead of 1/sqrt(E)"),
+        ),
+        outputs=(Output("output", "[N, ..., L, Ev]: the batch dims broadcast", type=T),),
+        doc="Attention: each query's softmax-weighted average of the values, weighted by its "
+            "scaled dot products with the keys.",
+    )
+
+    @staticmethod
+    def infer(ctx):
+        mask = ctx.input_shape(3) if ctx.num_inputs > 3 else None
+        if mask is not None and not ctx.attrs["causal"]:
+            mt = ctx.input_type(3).element_type
+            q = ctx.input_type(0).element_type
+            if not mt.is_dynamic and not q.is_dynamic and mt.name != "boolean" and mt != q:
+                raise OpError(f"attention_mask is {mt} but query is {q}; a mask is boolean "
+                              f"or of the query's type", code="IR304")
+        shape = _output_shape(ctx.input_shape(0), ctx.input_shape(1), ctx.input_shape(2),
+                              None if ctx.attrs["causal"] else mask)
+        return [TensorType(ctx.output_element_types(1)[0], shape)]
+
+    @staticmethod
+    def kernel(query, key, value, attention_mask=None, scale=None, *, causal):
+        ct = compute_dtype(query.dtype)
+        q, k, v = (a.astype(ct, copy=False) for a in (query, key, value))
+        factor = ct.type(scale) if scale is not None else \
+            ct.type(1.0) / np.sqrt(ct.type(q.shape[-1]))
+        scores = np.matmul(q, np.swapaxes(k, -1, -2)) * factor
+        length, source = q.shape[-2], k.shape[-2]
+        if causal:
+            hidden = np.triu(np.ones((length, source), bool), k=1)
+            scores = np.where(hidden, ct.type(-np.inf), scores)
+        elif attention_mask is not None:
+            if attention_mask.dtype == np.bool_:
+                scores = np.where(attention_mask, scores, ct.type(-np.inf))
+            else:
+                scores = scores + attention_mask.astype(ct, copy=False)
+        top = np.max(scores, axis=-1, keepdims=True)
+        with np.errstate(invalid="ignore"):
+            weights = np.exp(scores - top)
+            weights /= np.sum(weights, axis=-1, keepdims=True)
+        return finish(np.matmul(weights, v), query.dtype)
