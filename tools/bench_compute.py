@@ -26,7 +26,7 @@ import numpy as np
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
 import irexec  # noqa: E402
-from irexec.ir.builder import ModelBuilder  # noqa: E402
+from irexec.builder import ModelBuilder  # noqa: E402
 
 
 def _rng():

@@ -13,7 +13,7 @@ group's [Co, Ci*K] weights with them: BLAS does the work, and the product comes 
   tensor, with no dense weight and no column matrix.
 
 The column matrix grows with the output times the kernel size; it is built a batch item and a
-band of output rows at a time when it would pass ``windows.TILE_BYTES``.
+band of output rows at a time when it would pass ``windows.tile_bytes()``.
 
 Backward data (transposed convolution): the product [G, Co*K, Ci] x [Ci, S] gives, for every
 input position, what it adds to each output tap; each of the K taps is then added into the
@@ -73,7 +73,7 @@ def _im2col(xp, wc, out, strides, dilations, ct) -> np.ndarray:
     cols_t = view.transpose(order)
     w2 = wc.reshape(g, co, ci * kp)
     row_bytes = g * ci * kp * rest * ct.itemsize
-    if n * out[0] * row_bytes <= windows.TILE_BYTES:
+    if n * out[0] * row_bytes <= windows.tile_bytes():
         cols = _as(cols_t, ct).reshape(n, g, ci * kp, -1)
         return np.matmul(w2, cols)
     y = np.empty((n, g, co, out[0], rest), ct)
@@ -162,7 +162,7 @@ def backward(x: np.ndarray, w: np.ndarray, strides: Sequence[int], dilations: Se
     rest = math.prod(spatial[1:])
     xg = x.reshape((n, g, ci, spatial[0], rest))
     row_bytes = g * co * kp * rest * ct.itemsize
-    one_go = n * spatial[0] * row_bytes <= windows.TILE_BYTES
+    one_go = n * spatial[0] * row_bytes <= windows.tile_bytes()
     parts = [(slice(None), (0, spatial[0]))] if one_go else \
         [(slice(b, b + 1), band) for b in range(n) for band in windows.bands(spatial[0],
                                                                               row_bytes)]

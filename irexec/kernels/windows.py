@@ -8,7 +8,8 @@ kernels and inference count the same windows.
 
 Temporaries that grow with the output times the kernel size (a convolution's im2col matrix) are
 built a band of output rows at a time: :func:`bands` cuts the first spatial output axis into
-bands whose temporaries stay under ``TILE_BYTES``.
+bands whose temporaries stay under :func:`tile_bytes` (``TILE_BYTES``, or less when the memory
+budget is small).
 """
 
 from __future__ import annotations
@@ -19,11 +20,18 @@ from collections.abc import Iterator, Sequence
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
+from irexec import budget
 from irexec.ir import shape_rules
 
 # Temporaries above this size are built in bands of output rows: small enough to stay far below
 # any memory budget, large enough that each band is one efficient BLAS call.
 TILE_BYTES = 32 << 20
+
+
+def tile_bytes() -> int:
+    """The most a kernel's temporaries may take at once: ``TILE_BYTES``, and at most an eighth
+    of the memory budget (irexec/budget.py)."""
+    return max(1 << 16, min(TILE_BYTES, budget.current() // 8))
 
 
 def geometry(spatial: Sequence[int], kernel: Sequence[int], strides: Sequence[int],
@@ -89,10 +97,10 @@ def tap_view(xp: np.ndarray, tap: Sequence[int], out: Sequence[int], strides: Se
     return xp[(Ellipsis, *index)]
 
 
-def bands(rows: int, bytes_per_row: int, limit: int = TILE_BYTES) -> list[tuple[int, int]]:
+def bands(rows: int, bytes_per_row: int, limit: int | None = None) -> list[tuple[int, int]]:
     """[start, stop) ranges covering ``rows`` output rows, each band's temporaries under
-    ``limit`` bytes (at least one row a band)."""
-    per = max(1, limit // max(bytes_per_row, 1))
+    ``limit`` bytes (default :func:`tile_bytes`; at least one row a band)."""
+    per = max(1, (limit or tile_bytes()) // max(bytes_per_row, 1))
     if per >= rows:
         return [(0, rows)]
     count = math.ceil(rows / per)

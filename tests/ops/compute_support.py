@@ -123,7 +123,7 @@ def build_layer(op_type: str, *inputs, version: str = "opset1", consts=(), shape
     else a Parameter ``in{i}`` (partial shape ``shapes[i]`` when given, element type
     ``types[i]`` when given). Returns the model and the feed for its Parameters."""
     from irexec.ir import element_type as et_table
-    from irexec.ir.builder import ModelBuilder
+    from irexec.builder import ModelBuilder
 
     b = ModelBuilder(op_type.lower())
     ports, feed = [], {}

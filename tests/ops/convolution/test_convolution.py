@@ -133,7 +133,8 @@ def test_f16_rounds_once():
 
 
 def test_large_im2col_is_built_in_bands(monkeypatch):
-    monkeypatch.setattr(windows, "TILE_BYTES", 4096)
+    monkeypatch.setattr(windows, "tile_bytes", lambda: 256)
+    assert len(windows.bands(6, 100)) == 3
     x, w = rand((2, 3, 9, 7)), rand((4, 3, 3, 2), seed=1)
     at = attrs(2, strides=(2, 1), dilations=(1, 2), pads_begin=1, pads_end=(0, 1))
     y = run_layer("Convolution", x, w, **at)
@@ -457,3 +458,13 @@ def test_pads_for_matches_the_kernels_geometry():
                 pb, pe = pads_for([size], [k], [s], [d], [1], [2], mode)
                 got = windows.geometry([size], [k], [s], [d], [1], [2], mode)
                 assert (tuple(pb), tuple(pe)) == got[:2]
+
+
+def test_temporaries_follow_the_memory_budget():
+    from irexec import budget
+    with budget.limit(8 << 20):
+        assert windows.tile_bytes() == 1 << 20
+        x, w = rand((1, 4, 40, 40)), rand((3, 4, 3, 3), seed=1)
+        y = run_layer("Convolution", x, w, **attrs(2, pads_begin=1, pads_end=1))
+    ref, mag = conv(x, w[None], **attrs(2, pads_begin=1, pads_end=1))
+    assert_close(y, ref.astype(np.float32), mag, "small budget")
