@@ -18,9 +18,18 @@ _F32 = np.dtype(np.float32)
 _F64 = np.dtype(np.float64)
 
 
+_COMPUTE: dict = {}
+
+
 def compute_dtype(dtype) -> np.dtype:
     """The dtype a kernel accumulates in for inputs of ``dtype``."""
-    dtype = np.dtype(dtype)
+    known = _COMPUTE.get(dtype)
+    if known is None:
+        known = _COMPUTE[dtype] = _compute_dtype(np.dtype(dtype))
+    return known
+
+
+def _compute_dtype(dtype: np.dtype) -> np.dtype:
     if dtype == _F32 or dtype == _F64:
         return dtype
     if dtype.kind in "iub":
@@ -42,5 +51,7 @@ def widen(array: np.ndarray) -> np.ndarray:
 def finish(result: np.ndarray, dtype) -> np.ndarray:
     """The result rounded once to the layer's element type (no copy when it already is); values
     beyond a narrow type's range become infinities, as a cast does."""
+    if result.dtype == dtype:
+        return result
     with np.errstate(over="ignore"):
-        return result.astype(dtype, copy=False)
+        return result.astype(dtype)
