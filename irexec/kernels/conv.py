@@ -8,9 +8,8 @@ group's [Co, Ci*K] weights with them: BLAS does the work, and the product comes 
 [N, G*Co, *out] order. Special cases skip the copy or the product:
 
 * 1x1 kernels: the (strided) data is the column matrix already;
-* depthwise (Ci = 1 per group): a product per group would be a matrix-vector product of K
-  columns; instead each of the K kernel taps adds ``weight[tap] * data under tap`` over the whole
-  tensor, with no dense weight and no column matrix.
+* depthwise (Ci = 1 per group): no dense weight; a block of channels at a time, the K taps'
+  data is laid out as K columns and one batched product per block sums them per channel.
 
 The column matrix grows with the output times the kernel size; it is built a batch item and a
 band of output rows at a time when it would pass ``windows.tile_bytes()``.
@@ -86,11 +85,12 @@ def _im2col(xp, wc, out, strides, dilations, ct) -> np.ndarray:
 
 
 def _depthwise(x, wc, out, strides, dilations, pads_begin, ct) -> np.ndarray:
-    """One input channel per group: the sum over taps of weight[g, m, tap] * data[g] under the
-    tap, a block of channels at a time (windows.padded_blocks) so that the K passes stay in
-    cache. With stride 1 each tap's data is one contiguous stretch of the flattened padded
-    block (rows of the padded width, the columns past the output's width computed and
-    dropped): long inner loops instead of one short loop per output row."""
+    """One input channel per group: for a block of channels at a time (windows.padded_blocks,
+    sized for the caches), the K kernel taps' data is copied into a small column block [rows,
+    K, positions] and one batched ``np.matmul`` of each channel's [C_OUT, K] weights with its
+    columns sums the taps -- K copies and one product instead of K multiplies and K adds. With
+    stride 1 each tap's data is one contiguous stretch of the flattened padded block (rows of
+    the padded width; the columns past the output's width are computed and dropped)."""
     n, g = x.shape[:2]
     co = wc.shape[1]
     kernel = wc.shape[3:]
@@ -99,46 +99,43 @@ def _depthwise(x, wc, out, strides, dilations, pads_begin, ct) -> np.ndarray:
     ends = list(windows.reach(out, kernel, strides, dilations))
     flat = all(s == 1 for s in strides) and nsp > 1
     if flat:
-        # rows of the padded block are ``row`` elements apart; one more padded row at the end
-        # keeps the last tap's stretch inside the block
+        # rows of the padded block are ``row`` elements apart; more padded rows at the end keep
+        # the last tap's stretch inside the block
         row = math.prod(ends[1:])
         ends[0] += -(-sum((k - 1) * d * math.prod(ends[i + 1:])
                           for i, (k, d) in enumerate(zip(kernel, dilations))) // row) + 1
         span = out[0] * row
-    w_rows = np.broadcast_to(wc.reshape(1, g, co, len(taps)), (n, g, co, len(taps))) \
-        .reshape(n * g, co, len(taps))
+        offsets = [sum(t * d * math.prod(ends[i + 1:]) for i, (t, d) in
+                       enumerate(zip(tap, dilations))) for tap in taps]
+    else:
+        span = math.prod(out)
+    w_rows = np.ascontiguousarray(np.broadcast_to(wc.reshape(1, g, co, len(taps)),
+                                                  (n, g, co, len(taps))).reshape(n * g, co,
+                                                                                   len(taps)))
     y = np.empty((n * g, co) + tuple(out), ct)
-    buffers = {}
-    # two temporaries as large as the block: half a block keeps all three in cache
+    cols = None
+    # (measured: blocks of BLOCK_BYTES beat smaller ones, whose per-call costs dominate, and
+    # larger ones gain nothing)
     for r0, r1, block in windows.padded_blocks(x.reshape((n * g,) + x.shape[2:]), pads_begin,
-                                               ends, 0, ct, windows.BLOCK_BYTES // 2):
+                                               ends, 0, ct):
         rows = r1 - r0
+        if cols is None:  # the first block is the largest
+            cols = np.empty((rows, len(taps), span), ct)
+        c = cols[:rows]
         if flat:
             src = block.reshape(rows, -1)
-            if "acc" not in buffers:
-                buffers["acc"] = np.empty((rows, co, span), ct)
-            acc = buffers["acc"][:rows]
-            offsets = [sum(t * d * math.prod(ends[i + 1:]) for i, (t, d) in
-                           enumerate(zip(tap, dilations))) for tap in taps]
-            views = [src[:, None, o:o + span] for o in offsets]
+            for k, o in enumerate(offsets):
+                c[:, k] = src[:, o:o + span]
         else:
-            acc = y[r0:r1]
-            views = [windows.tap_view(block, tap, out, strides, dilations)[:, None]
-                     for tap in taps]
-        if "tmp" not in buffers:  # the first block is the largest
-            buffers["tmp"] = np.empty_like(acc)
-        tmp = buffers["tmp"][:rows]
-        wb = w_rows[r0:r1]
-        for k, v in enumerate(views):
-            wk = wb[:, :, k].reshape((rows, co) + (1,) * (acc.ndim - 2))
-            if k == 0:
-                np.multiply(v, wk, out=acc)
-            else:
-                np.multiply(v, wk, out=tmp)
-                acc += tmp
+            for k, tap in enumerate(taps):
+                c[:, k].reshape((rows,) + tuple(out))[...] = windows.tap_view(
+                    block, tap, out, strides, dilations)
+        product = np.matmul(w_rows[r0:r1], c)  # [rows, co, span]
         if flat:
-            shaped = acc.reshape((rows, co, out[0]) + tuple(ends[1:]))
+            shaped = product.reshape((rows, co, out[0]) + tuple(ends[1:]))
             y[r0:r1] = shaped[(Ellipsis, *(slice(0, o) for o in out[1:]))]
+        else:
+            y[r0:r1] = product.reshape((rows, co) + tuple(out))
     return y.reshape((n, g * co) + tuple(out))
 
 
