@@ -1,1 +1,1 @@
-"""Sequence processing (OpenVINO spec category `sequence`): recurrent cells and sequences, attention."""
+"""Sequence processing (OpenVINO spec category `sequence`): recurrent cells and sequences, OneHot, attention."""
