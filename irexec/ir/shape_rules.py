@@ -166,3 +166,28 @@ def concat(shapes: Sequence[PartialShape], axis: int) -> PartialShape:
         hi = None if hi is None or s[a].max is None else hi + s[a].max
     out[a] = Dimension(lo, hi)
     return PartialShape(out)
+
+
+def product(dims: Sequence[Dimension]) -> Dimension:
+    """The number of elements of a tensor with these dims: the product of their intervals (a
+    static 0 makes it 0 whatever the others are)."""
+    if any(d.max == 0 for d in dims):
+        return Dimension.static(0)
+    lo, hi = 1, 1
+    for d in dims:
+        lo *= d.min
+        hi = None if hi is None or d.max is None else hi * d.max
+    return Dimension(lo, hi)
+
+
+def hull(dims: Sequence[Dimension]) -> Dimension:
+    """The smallest interval holding every size of every dim (one dim is one of these, which
+    one not known yet)."""
+    lo = min(d.min for d in dims)
+    hi = None if any(d.max is None for d in dims) else max(d.max for d in dims)
+    return Dimension(lo, hi)
+
+
+def shape_of(sizes: Sequence[int]) -> PartialShape:
+    """A static PartialShape."""
+    return PartialShape._of(tuple(Dimension.static(int(s)) for s in sizes))
