@@ -69,7 +69,8 @@ class Split(Op):
         a = scalar(axis, "axis") % data.ndim
         size = data.shape[a] // num_splits
         lead = (slice(None),) * a
-        return tuple(data[lead + (slice(i * size, (i + 1) * size),)] for i in range(num_splits))
+        parts = tuple(data[lead + (slice(i * size, (i + 1) * size),)] for i in range(num_splits))
+        return parts if num_splits > 1 else parts[0]  # one output: the array itself
 
 
 views.register(Split.kernel)

@@ -94,7 +94,7 @@ class VariadicSplit(Op):
         for n in lengths:
             out.append(data[lead + (slice(start, start + n),)])
             start += n
-        return tuple(out)
+        return tuple(out) if len(out) > 1 else out[0]  # one output: the array itself
 
 
 views.register(VariadicSplit.kernel)
