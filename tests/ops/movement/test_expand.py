@@ -223,11 +223,12 @@ def test_pad_every_element_type(type_name):
 # --- Roll ----------------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("shift, axes", [([1], [0]), ([-2, 1], [1, 0]), (3, [0, 1]),
-                                         ([1, 1], [1, -1]), ([7], [1])])
+                                         ([1, 1], [1, -1]), ([7], [1]), (-2, 1)])
 def test_roll_equals_np_roll(shift, axes):
     x = data(3, 4)
     s = np.array(shift)
-    expected = np.roll(x, list(np.broadcast_to(s, len(axes))), axes)
+    count = np.size(axes)
+    expected = np.roll(x, list(np.broadcast_to(s, count)), list(np.reshape(axes, count)))
     assert_same_bits(run("Roll", Param(x), s, A(axes)), expected)
     assert_same_bits(run("Roll", Param(x), Param(s), Param(A(axes))), expected)
 
@@ -235,7 +236,10 @@ def test_roll_equals_np_roll(shift, axes):
 def test_roll_bad_values():
     x = data(3, 4)
     same_error_both_ways("Roll", [Param(x), A([1, 2]), A([0, 1, 0])],
-                         [Param(x), A([1, 2]), Param(A([0, 1, 0]))], "IR307")
+                         [Param(x), A([1, 2]), Param(A([0, 1, 0]), shape=[-1])], "IR307")
+    # a 1-D shift of one value is not a scalar: it names one axis
+    same_error_both_ways("Roll", [Param(x), A([1]), A([0, 1])],
+                         [Param(x), A([1]), Param(A([0, 1]), shape=[-1])], "IR307")
     same_error_both_ways("Roll", [Param(x), A([1]), A([2])], [Param(x), A([1]), Param(A([2]))],
                          "IR306")
 

@@ -230,6 +230,7 @@ def test_tile_broadcast_pad_roll(tmp_path):
             value = o16.constant(value)
             m.out(o12.pad(y, const([1, 1]), const([0, 0]), "constant", value))
         m.out(o16.roll(y, const([1, -6]), const([0, 1])))
+        m.out(o16.roll(y, const(5), const(-1)))
         m.out(o16.roll(y, const([2, 2]), const([1, -1])))
     m.compare(tmp_path)
 
@@ -275,3 +276,104 @@ def test_dynamic_shapes_and_run_time_values(tmp_path):
     m.out(o16.broadcast(o16.constant(np.float32(2.5)), shape))
     ours = m.compare(tmp_path)
     assert ours[0].shape == (15, 4)
+
+
+# --- known differences: OpenVINO's side of docs/compatibility.md ("Data movement") ------------
+# Each asserts what OpenVINO does today; if one fails, OpenVINO changed: update the document.
+
+def cpu(outputs, params, feeds):
+    core = ov.Core()
+    compiled = core.compile_model(ov.Model(outputs, params), "CPU", OV_CONFIG)
+    request = compiled.create_infer_request()
+    request.infer({i: openvino_tensor(ov, v) for i, v in enumerate(feeds)})
+    return [from_openvino_tensor(ov, request.get_output_tensor(i))
+            for i in range(len(compiled.outputs))]
+
+
+def test_cpu_gather_7_gives_zeros_outside_0_to_dim():
+    x = o16.parameter([5], ov.Type.f32)
+    i = o16.parameter([3], ov.Type.i64)
+    (out,) = cpu([o7.gather(x, i, const(0))], [x, i],
+                 [np.arange(1, 6, dtype=np.float32), np.array([3, -1, 10])])
+    assert out.tolist() == [4, 0, 0]  # irexec: IR325
+
+
+def test_cpu_gather_nd_reads_past_a_dim():
+    x = o16.parameter([2, 3], ov.Type.f32)
+    i = o16.parameter([1, 2], ov.Type.i64)
+    (out,) = cpu([o16.gather_nd(x, i)], [x, i], [np.arange(6, dtype=np.float32).reshape(2, 3),
+                                               np.array([[0, 3]])])
+    assert out.tolist() == [3]  # the flat offset 0 * 3 + 3: element [1, 0]; irexec: IR325
+
+
+def test_cpu_strided_slice_with_shrink_and_new_axis_is_wrong():
+    x = o16.parameter([3, 5, 4], ov.Type.f32)
+    node = o16.strided_slice(x, const([1, 1]), const([2, 2]), const([1, 1]), [0, 0], [0, 0],
+                             [0, 1], [1, 0])
+    data = np.arange(60, dtype=np.float32).reshape(3, 5, 4)
+    (out,) = cpu([node], [x], [data])
+    reference = [ov.Tensor(ov.Type.f32, ov.Shape([1, 5, 4]))]
+    assert ov.Model([node], [x]).evaluate(reference, [ov.Tensor(data)])
+    assert np.array_equal(reference[0].data, data[1, None])  # OpenVINO's reference: right
+    assert not np.array_equal(out, data[1, None])
+
+
+def test_cpu_tile_with_fewer_repeats_than_the_rank_is_wrong():
+    x = o16.parameter([3, 2, 3, 2], ov.Type.f32)
+    data = np.random.default_rng(0).standard_normal((3, 2, 3, 2)).astype(np.float32)
+    (out,) = cpu([o16.tile(x, const([2, 3, 3]))], [x], [data])
+    assert out.shape == (3, 4, 9, 6) and not np.array_equal(out, np.tile(data, (2, 3, 3)))
+
+
+def test_cpu_space_to_batch_with_a_small_dim_is_wrong():
+    x = o16.parameter([2, 1, 4, 1], ov.Type.f32)
+    data = np.arange(8, dtype=np.float32).reshape(2, 1, 4, 1)
+    (out,) = cpu([o16.space_to_batch(x, const([1, 1, 2, 2]), const([0, 0, 0, 0]),
+                                     const([0, 0, 0, 1]))], [x], [data])
+    padded = np.pad(data, ((0, 0), (0, 0), (0, 0), (0, 1)))
+    expected = padded.reshape(2, 1, 2, 2, 1, 2).transpose(3, 5, 0, 1, 2, 4).reshape(8, 1, 2, 1)
+    assert not np.array_equal(out, expected)
+
+
+def test_cpu_pad_value_as_parameter_pads_zero_and_i32_value_goes_through_f32():
+    x = o16.parameter([2], ov.Type.i32)
+    v = o16.parameter([], ov.Type.i32)
+    outs = cpu([o12.pad(x, const([1]), const([0]), "constant", v),
+                o12.pad(x, const([1]), const([0]), "constant",
+                        o16.constant(np.array(2009850080, np.int32)))],
+               [x, v], [np.zeros(2, np.int32), np.array(7, np.int32)])
+    assert outs[0].tolist() == [0, 0, 0]  # irexec: [7, 0, 0]
+    assert outs[1].tolist() == [2009850112, 0, 0]  # irexec: 2009850080
+
+
+def test_openvino_refuses_strided_slice_masks_of_different_lengths():
+    x = o16.parameter([3, 4], ov.Type.f32)
+    with pytest.raises(RuntimeError, match="same size"):
+        o16.strided_slice(x, const([1, 1]), const([2, 3]), const([1, 1]), [1], [0, 0, 0, 1])
+
+
+def test_cpu_refuses_roll_with_a_scalar_shift_for_several_axes():
+    x = o16.parameter([3, 4], ov.Type.f32)
+    with pytest.raises(RuntimeError, match="mismatch"):
+        cpu([o16.roll(x, const(1), const([0, 1]))], [x], [np.zeros((3, 4), np.float32)])
+
+
+def test_openvino_pad_1_crops_and_reshape_keeps_a_wrong_count():
+    x = o16.parameter([3, 4], ov.Type.f32)
+    node = o1.pad(x, const([-1, 0]), const([0, 1]), "constant")
+    assert node.get_output_partial_shape(0) == ov.PartialShape([2, 5])  # irexec: IR332
+    y = o16.parameter([2, 3], ov.Type.f32)
+    node = o16.reshape(y, const([0, 4]), True)
+    assert node.get_output_partial_shape(0) == ov.PartialShape([2, 4])  # irexec: IR326
+
+
+def test_cpu_narrows_64_bit_data_and_drops_f8_negative_zero():
+    x = o16.parameter([2], ov.Type.i64)
+    (out,) = cpu([o16.transpose(x, const([0]))], [x], [np.array([2**40 + 3, 7], np.int64)])
+    assert out.tolist() == [3, 7]
+    y = o16.parameter([1], ov.Type.f8e5m2)
+    import ml_dtypes
+
+    (out,) = cpu([o12.pad(y, const([1]), const([0]), "constant")], [y],
+                 [np.array([0x80], np.uint8).view(ml_dtypes.float8_e5m2)])
+    assert out.view(np.uint8).tolist() == [0, 0]  # irexec: [0x00, 0x80]
