@@ -6,9 +6,11 @@ the data: ``edge`` the nearest end, ``reflect`` the mirror image without repeati
 ``symmetric`` the mirror image repeating it. The mapping always works in the data's own positions,
 even on an axis whose other side is cropped (Pad-12's specification, mixed-pads example).
 
-Constant mode copies the kept part once and fills the rest. The other modes gather along one
-padded axis at a time (each of them separable), copying only the kept range of the axes not
-padded.
+The output is written once: the kept part is one copy from the data, and the rest is cut into
+slabs, one pair per axis k -- positions before and after the kept range of axis k, every position
+of the axes before k, the kept range of the axes after k. These slabs do not overlap and cover
+everything else. Each slab is filled with the value, or gathered from the data (the modes are
+separable: a slab is the data taken at the mapped positions of each axis in turn, smallest first).
 """
 
 from __future__ import annotations
@@ -38,51 +40,39 @@ def source_positions(n: int, begin: int, end: int, mode: str) -> np.ndarray:
 def pad(data: np.ndarray, begins: list[int], ends: list[int], mode: str, value=None) \
         -> np.ndarray:
     shape = data.shape
+    rank = data.ndim
     out_shape = tuple(max(n + b + e, 0) for n, b, e in zip(shape, begins, ends))
-    if mode == "constant":
-        out = buffers.empty(out_shape, data.dtype)
-        if out.size == 0:
-            return out
-        src, dst = [], []
-        for n, b, size in zip(shape, begins, out_shape):
-            lo = max(b, 0)  # first output position that holds data
-            hi = min(b + n, size)  # one past the last
-            src.append(slice(max(-b, 0), max(-b, 0) + max(hi - lo, 0)))
-            dst.append(slice(lo, max(hi, lo)))
-        fill = _zero(data.dtype) if value is None else value
-        if all(s.stop > s.start for s in dst):
-            out[tuple(dst)] = data[tuple(src)]
-            for axis, (s, size) in enumerate(zip(dst, out_shape)):
-                head = tuple(dst[:axis]) + (slice(0, s.start),)
-                tail = tuple(dst[:axis]) + (slice(s.stop, size),)
-                # Slabs before and after the kept range of this axis; the axes before it are
-                # already done over their kept range only, the full range of later ones.
-                out[_full(head, axis, dst)] = fill
-                out[_full(tail, axis, dst)] = fill
-        else:
-            out[...] = fill
+    out = buffers.empty(out_shape, data.dtype)
+    if out.size == 0:
         return out
-    result, copied = data, False
-    for axis, (n, b, e) in enumerate(zip(shape, begins, ends)):
-        if b == 0 and e == 0:
-            continue
-        if b <= 0 and e <= 0:  # a crop only: a view
-            index = [slice(None)] * data.ndim
-            index[axis] = slice(-b, n + e if n + e > -b else -b)
-            result = result[tuple(index)]
-            continue
-        positions = source_positions(n, b, e, mode)
-        taken_shape = result.shape[:axis] + (positions.size,) + result.shape[axis + 1:]
-        taken = buffers.empty(taken_shape, data.dtype)
-        np.take(result, positions, axis=axis, out=taken, mode="clip")
-        result, copied = taken, True
-    return result if copied else buffers.copy(result)
-
-
-def _full(index: tuple, axis: int, kept: list[slice]) -> tuple:
-    """``index`` (the kept ranges of the axes before ``axis``, then a slab of ``axis``)
-    extended by every later axis in full."""
-    return index + (slice(None),) * (len(kept) - axis - 1)
+    kept_src, kept_dst = [], []  # per axis: the data range kept and where it lands
+    for n, b, size in zip(shape, begins, out_shape):
+        lo, hi = min(max(b, 0), size), max(min(b + n, size), 0)
+        hi = max(hi, lo)
+        kept_dst.append(slice(lo, hi))
+        kept_src.append(slice(lo - b, hi - b))
+    if all(s.stop > s.start for s in kept_dst):
+        out[tuple(kept_dst)] = data[tuple(kept_src)]
+    fill = _zero(data.dtype) if value is None else value
+    maps = None if mode == "constant" else [
+        source_positions(n, b, e, mode) for n, b, e in zip(shape, begins, ends)]
+    for k in range(rank):
+        later_dst = tuple(kept_dst[k + 1:])
+        for part in (slice(0, kept_dst[k].start), slice(kept_dst[k].stop, out_shape[k])):
+            if part.stop <= part.start or any(s.stop <= s.start for s in later_dst):
+                continue
+            where = (slice(None),) * k + (part,) + later_dst
+            if maps is None:
+                out[where] = fill
+                continue
+            # the data at axis k's mapped positions, the kept range after k, then every
+            # output position before k (each axis taken in turn, the slab's own axis first)
+            slab = data[(slice(None),) * (k + 1) + tuple(kept_src[k + 1:])]
+            slab = np.take(slab, maps[k][part], axis=k)
+            for i in range(k):
+                slab = np.take(slab, maps[i], axis=i)
+            out[where] = slab
+    return out
 
 
 def _zero(dtype: np.dtype):

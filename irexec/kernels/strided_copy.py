@@ -2,12 +2,12 @@
 ShuffleChannels ... are such copies).
 
 numpy copies a transposed view element by element in the output's order; when the output's
-fastest axis is not the input's, every element read touches another cache line, and a 64 MiB
-transpose takes 10 to 35 times a memcpy. Copying tile by tile instead keeps each tile's source
-lines in cache while they are used: the tile spans the two axes that matter (the output's last
-and the input's fastest) by up to ``EDGE`` elements, and other axes until it holds about
-``TILE`` elements. A Python loop over tiles costs a few microseconds each, nothing beside the
-copying.
+fastest axis is not the input's, every element read touches another cache line (and page), and
+a 64 MiB transpose takes 10 to 35 times a memcpy. Copying tile by tile instead keeps each tile in
+cache while it is used: the tile spans the two axes that matter (the output's last and the
+input's fastest) by up to ``EDGE`` bytes, and other axes until it holds about ``TILE``
+bytes; it is read in the input's order into a scratch array, then written in the output's.
+A Python loop over tiles costs a few microseconds each, little beside the copying.
 
 Before tiling, neighbouring axes that are contiguous in both arrays are merged, so a transpose
 that keeps the inner axes together is one plain copy of long runs.
@@ -20,8 +20,8 @@ import itertools
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
-TILE = 1 << 15  # elements per tile
-EDGE = 128  # elements along each of the two axes that make a tile cache-friendly
+TILE = 1 << 17  # bytes per tile
+EDGE = 512  # bytes along each of the two axes that make a tile cache-friendly
 SMALL = 1 << 18  # bytes: smaller copies go in one call
 NARROW = 16  # elements: a shorter output row or input run is copied by numpy in one call
 
@@ -62,18 +62,28 @@ def copy_into(out: np.ndarray, src: np.ndarray) -> None:
         # so short that numpy's own order (along the input's runs) is the better one.
         np.copyto(o, s)
         return
+    edge, tile_size = max(EDGE // item, 16), max(TILE // item, 256)
     blocks = [1] * len(shape)
-    blocks[last] = min(shape[last], EDGE)
-    blocks[fast] = min(shape[fast], EDGE)
+    blocks[last] = min(shape[last], edge)
+    blocks[fast] = min(shape[fast], edge)
     size = blocks[last] * blocks[fast]
     for i in range(last - 1, -1, -1):  # grow the tile along the output's inner axes first
-        if i != fast and size < TILE:
-            blocks[i] = min(shape[i], max(1, TILE // size))
+        if i != fast and size < tile_size:
+            blocks[i] = min(shape[i], max(1, tile_size // size))
             size *= blocks[i]
+    # Each tile goes through a small scratch array laid out in the input's memory order: the
+    # read is then a copy of contiguous runs (fast, few pages at a time), and the transposing
+    # copy happens in cache.
+    order = sorted(range(len(shape)), key=lambda i: -abs(ss[i]))
+    back = [order.index(i) for i in range(len(shape))]
+    scratch = np.empty([blocks[i] for i in order], out.dtype)
     starts = [range(0, n, b) for n, b in zip(shape, blocks)]
     for corner in itertools.product(*starts):
         tile = tuple(slice(c, c + b) for c, b in zip(corner, blocks))
-        np.copyto(o[tile], s[tile])
+        part = s[tile]
+        held = scratch[tuple(slice(0, part.shape[i]) for i in order)]
+        np.copyto(held, part.transpose(order))
+        np.copyto(o[tile], held.transpose(back))
 
 
 def transposed(data: np.ndarray, order) -> np.ndarray:
