@@ -65,6 +65,14 @@ def reduce_into(out: np.ndarray, rows: np.ndarray, values: np.ndarray, reduction
             out[target] = combine(out[target], values[picked])
 
 
+def reducible(et) -> bool:
+    """Whether a scatter reduction computes in this element type: booleans, integers of 8 bits
+    and more, f16, bf16, f32, f64 (the types OpenVINO's reference implementation reduces in;
+    the narrow types have no arithmetic of their own)."""
+    return et.is_dynamic or et.kind == "boolean" or (et.is_integral and et.bits >= 8) or (
+        et.is_real and et.bits >= 16)
+
+
 def neutral(dtype: np.dtype, reduction: str):
     """The value a target starts from when the data is not used (``use_init_val`` false): the
     lowest finite value for max, the highest for min, 1 for a product, else 0 (OpenVINO's)."""

@@ -17,7 +17,7 @@ from irexec.errors import OpError
 from irexec.ir.shape import PartialShape
 from irexec.ir.shape_rules import normalize_axis
 from irexec.kernels import buffers
-from irexec.kernels.scatter import mean_of, neutral, reduce_into
+from irexec.kernels.scatter import mean_of, neutral, reduce_into, reducible
 from irexec.ops.domains import AxisIndices, Indices
 from irexec.ops.movement.gather import check_range, index_values
 from irexec.ops.registry import register
@@ -137,10 +137,10 @@ class ScatterElementsUpdate12(Op):
         et = data.element_type
         if ctx.attrs["reduction"] == "mean" and et.kind == "boolean":
             ctx.error("IR302", "reduction mean is not defined for boolean data")
-        if ctx.attrs["reduction"] != "none" and et.kind not in ("boolean", "int", "uint",
-                                                               "float", "dynamic"):
-            ctx.error("IR302", f"reduction {ctx.attrs['reduction']} needs numbers or booleans; "
-                               f"the data is {et}")
+        if ctx.attrs["reduction"] != "none" and not reducible(et):
+            ctx.error("IR302", f"reduction {ctx.attrs['reduction']} computes in the data's type, "
+                               f"which must be boolean, an integer of 8 bits or more, f16, bf16, "
+                               f"f32 or f64; the data is {et}")
         return [data]
 
     @staticmethod

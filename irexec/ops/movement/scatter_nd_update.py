@@ -16,7 +16,7 @@ import math
 from irexec.errors import OpError
 from irexec.ir.shape import PartialShape
 from irexec.kernels import buffers
-from irexec.kernels.scatter import reduce_into
+from irexec.kernels.scatter import reduce_into, reducible
 from irexec.ops.domains import Indices
 from irexec.ops.movement.gather import index_values
 from irexec.ops.movement.gather_nd import check_tuples, tuple_rows
@@ -103,10 +103,10 @@ class ScatterNDUpdate15(Op):
     def infer(ctx):
         data = check_shapes(ctx)
         et = data.element_type
-        if ctx.attrs["reduction"] != "none" and et.kind not in ("boolean", "int", "uint",
-                                                               "float", "dynamic"):
-            ctx.error("IR302", f"reduction {ctx.attrs['reduction']} needs numbers or booleans; "
-                               f"the data is {et}")
+        if ctx.attrs["reduction"] != "none" and not reducible(et):
+            ctx.error("IR302", f"reduction {ctx.attrs['reduction']} computes in the data's type, "
+                               f"which must be boolean, an integer of 8 bits or more, f16, bf16, "
+                               f"f32 or f64; the data is {et}")
         return [data]
 
     @staticmethod

@@ -307,3 +307,18 @@ def test_scatter_every_element_type(type_name):
     expected = data.copy()
     expected[[2, 0]] = data[:2]
     assert_same_bits(out, expected)
+
+
+@pytest.mark.parametrize("type_name", ["u3", "u4", "i4", "nf4", "f8e4m3", "string"])
+def test_reductions_need_a_type_with_arithmetic(type_name):
+    """Narrow types and strings have no arithmetic of their own: a reduction over them is
+    refused; replacing (reduction none) moves them like any data."""
+    x = random_values(type_name, (3,), np.random.default_rng(0))
+    for op, version, idx, extra in [("ScatterElementsUpdate", "opset12", A([0]), [A(0)]),
+                                    ("ScatterNDUpdate", "opset15", A([[0]]), [])]:
+        assert read_error(op, Param(x, type_name=type_name), idx,
+                          Param(x[:1], type_name=type_name), *extra, version=version,
+                          reduction="sum").code == "IR302"
+        out = run(op, Param(x, type_name=type_name), idx, Param(x[2:], type_name=type_name),
+                  *extra, version=version)
+        assert_same_bits(out, x[[2, 1, 2]])
