@@ -85,8 +85,11 @@ def _sizes(declared: PartialShape, preferred: int = 3) -> tuple[int, ...]:
     """A concrete shape inside ``declared`` (dynamic dims become ``preferred`` where allowed)."""
     if not declared.rank_is_static:
         return (preferred,)
-    return tuple(d.min if d.is_static else min(max(d.min, preferred), d.max or max(d.min, preferred))
-                 for d in declared)
+    sizes = []
+    for d in declared:
+        top = d.max if d.max is not None else max(d.min, preferred)
+        sizes.append(d.min if d.is_static else min(max(d.min, preferred), top))
+    return tuple(sizes)
 
 
 @dataclass(frozen=True)

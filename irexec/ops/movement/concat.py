@@ -15,6 +15,7 @@ class Concat(Op):
     spec = OpSpec(
         type="Concat",
         since=1,
+        until=16,
         attrs=(Attr("axis", "int", doc="the axis to join along, in [-rank, rank-1]"),),
         inputs=(Input("inputs", T, variadic=1,
                       doc="one or more tensors of one element type and rank, agreeing on every "

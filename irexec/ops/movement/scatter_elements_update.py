@@ -14,7 +14,6 @@ from __future__ import annotations
 import numpy as np
 
 from irexec.errors import OpError
-from irexec.ir.shape import PartialShape
 from irexec.ir.shape_rules import normalize_axis
 from irexec.kernels import buffers
 from irexec.kernels.scatter import mean_of, neutral, reduce_into, reducible

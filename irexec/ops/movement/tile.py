@@ -9,7 +9,6 @@ computes numpy's result.
 
 from __future__ import annotations
 
-import math
 
 import numpy as np
 

@@ -7,7 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from irexec.ir.shape import PartialShape
-from tests.ops.movement.cases import Param, read_error, run, same_error_both_ways, shape_of
+from tests.ops.movement.cases import Param, run, same_error_both_ways, shape_of
 from tests.ops.support import TYPE_NAMES, assert_same_bits, random_values
 
 A = np.array

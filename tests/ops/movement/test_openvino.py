@@ -160,7 +160,8 @@ def test_scatter_ops(tmp_path):
     for t in TYPES:
         x = m.param(t, [3, 5, 4])
         m.out(o3.scatter_update(x, const([4, 0]), m.param(t, [3, 2, 4]), const(1)))
-        idx = np.stack([m.rng.permutation(5) for _ in range(12)]).reshape(3, 4, 5).transpose(0, 2, 1)
+        idx = np.stack([m.rng.permutation(5) for _ in range(12)])
+        idx = idx.reshape(3, 4, 5).transpose(0, 2, 1)
         m.out(o3.scatter_elements_update(x, const(idx), m.param(t, [3, 5, 4]), const(1)))
         m.out(o12.scatter_elements_update(x, const(idx[:, :3] - 5), m.param(t, [3, 3, 4]),
                                           const(-2)))
