@@ -21,7 +21,8 @@ import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
 TILE = 1 << 17  # bytes per tile
-EDGE = 512  # bytes along each of the two axes that make a tile cache-friendly
+EDGE = 512  # bytes along each of the two axes that make a tile cache-friendly (measured
+# against 128 and 256 on 64 MiB f32 transposes: 2D, NCHW <-> NHWC)
 SMALL = 1 << 18  # bytes: smaller copies go in one call
 NARROW = 16  # elements: a shorter output row or input run is copied by numpy in one call
 
@@ -77,11 +78,12 @@ def copy_into(out: np.ndarray, src: np.ndarray) -> None:
     order = sorted(range(len(shape)), key=lambda i: -abs(ss[i]))
     back = [order.index(i) for i in range(len(shape))]
     scratch = np.empty([blocks[i] for i in order], out.dtype)
-    starts = [range(0, n, b) for n, b in zip(shape, blocks)]
-    for corner in itertools.product(*starts):
-        tile = tuple(slice(c, c + b) for c, b in zip(corner, blocks))
+    full = tuple(blocks)
+    ranges = [[slice(c, min(c + b, n)) for c in range(0, n, b)] for n, b in zip(shape, blocks)]
+    for tile in itertools.product(*ranges):
         part = s[tile]
-        held = scratch[tuple(slice(0, part.shape[i]) for i in order)]
+        held = scratch if part.shape == full else \
+            scratch[tuple(slice(0, part.shape[i]) for i in order)]
         np.copyto(held, part.transpose(order))
         np.copyto(o[tile], held.transpose(back))
 
