@@ -14,6 +14,7 @@ from irexec.errors import OpError
 from irexec.ir.shape import Dimension, PartialShape
 from irexec.kernels.strided_copy import transposed
 from irexec.ops.domains import SmallInts
+from irexec.ops.openvino_cpu import refuses
 from irexec.ops.registry import register
 from irexec.ops.spec import (ANY, INTEGER, VECTOR, Input, Op, OpSpec, Output, Rank, TensorType,
                              TypeVar)
@@ -66,6 +67,7 @@ class BatchToSpace(Op):
         doc="Rearranges blocks of the batch into spatial blocks, then crops.",
         exact=True,
     )
+    openvino_refuses = refuses(strings=True)
 
     @staticmethod
     def infer(ctx):

@@ -17,6 +17,7 @@ from irexec.ir.shape import Dimension, PartialShape
 from irexec.ir.shape_rules import broadcast_numpy
 from irexec.kernels import buffers
 from irexec.ops.domains import ExpandedShape, UniqueAxes
+from irexec.ops.openvino_cpu import refuses
 from irexec.ops.registry import register
 from irexec.ops.spec import (ANY, INTEGER, SCALAR_OR_VECTOR, VECTOR, Attr, Input, Op, OpSpec,
                              Output, TensorType, TypeVar)
@@ -151,6 +152,7 @@ class Broadcast1(Op):
         ),
         outputs=(Output("output", "the data replicated to the target shape", type=T),),
         doc="Replicates a tensor to a target shape.", exact=True)
+    openvino_refuses = refuses()
     kernel = staticmethod(broadcast)
 
     @staticmethod
@@ -171,6 +173,7 @@ class Broadcast3(Op):
         outputs=(Output("output", "the data replicated to the target shape (bidirectional: "
                                   "to both shapes broadcast together)", type=T),),
         doc="Replicates a tensor to a target shape.", exact=True)
+    openvino_refuses = refuses()
     kernel = staticmethod(broadcast)
 
     @staticmethod

@@ -10,6 +10,7 @@ from __future__ import annotations
 from irexec.errors import OpError
 from irexec.ir.shape import Dimension, PartialShape
 from irexec.kernels.strided_copy import transposed
+from irexec.ops.openvino_cpu import refuses
 from irexec.ops.registry import register
 from irexec.ops.spec import ANY, Attr, Input, Op, OpSpec, Output, Rank, TensorType, TypeVar
 
@@ -46,6 +47,7 @@ class DepthToSpace(Op):
         doc="Rearranges blocks of channels into spatial blocks.",
         exact=True,
     )
+    openvino_refuses = refuses()
 
     @staticmethod
     def infer(ctx):

@@ -21,6 +21,7 @@ from irexec.ir.shape import PartialShape
 from irexec.ir.shape_rules import normalize_axis
 from irexec.kernels import buffers
 from irexec.ops.domains import AxisIndices, Indices, as_int64
+from irexec.ops.openvino_cpu import refuses
 from irexec.ops.registry import register
 from irexec.ops.spec import (ANY, INTEGER, SCALAR_OR_VECTOR, Attr, Input, Op, OpSpec, Output,
                              TensorType, TypeVar)
@@ -150,6 +151,7 @@ class Gather1(Op):
     spec = OpSpec(
         type="Gather", since=1, until=6, inputs=INPUTS, outputs=OUTPUT, exact=True,
         doc="Takes slices of the data along an axis at the given indices, in [0, dim-1].")
+    openvino_refuses = refuses()
 
     @staticmethod
     def infer(ctx):
@@ -167,6 +169,7 @@ class Gather7(Op):
         exact=True,
         doc="Takes slices of the data along an axis at the given indices, in [0, dim-1], with "
             "leading batch dims.")
+    openvino_refuses = refuses()
 
     @staticmethod
     def infer(ctx):
@@ -184,6 +187,7 @@ class Gather8(Op):
         exact=True,
         doc="Takes slices of the data along an axis at the given indices, negative ones from "
             "the end; an index outside [-dim, dim-1] gives zeros.")
+    openvino_refuses = refuses()
 
     @staticmethod
     def infer(ctx):

@@ -15,6 +15,7 @@ from irexec.ir.shape import PartialShape
 from irexec.ir.shape_rules import normalize_axis
 from irexec.ops.domains import Indices
 from irexec.ops.movement.gather import check_range, index_values
+from irexec.ops.openvino_cpu import refuses
 from irexec.ops.registry import register
 from irexec.ops.spec import (ANY, SHAPE_INDEX, Attr, Input, Op, OpSpec, Output, Rank,
                              TensorType, TypeVar)
@@ -58,6 +59,7 @@ class GatherElements(Op):
         doc="Takes one element along an axis per index.",
         exact=True,
     )
+    openvino_refuses = refuses()
 
     @staticmethod
     def infer(ctx):

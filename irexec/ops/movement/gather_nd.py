@@ -20,6 +20,7 @@ from irexec.ir.shape_rules import product
 from irexec.kernels import buffers
 from irexec.ops.domains import Indices
 from irexec.ops.movement.gather import index_values
+from irexec.ops.openvino_cpu import refuses
 from irexec.ops.registry import register
 from irexec.ops.spec import (ANY, INTEGER, Attr, Input, Op, OpSpec, Output, Rank, TensorType,
                              TypeVar)
@@ -110,6 +111,7 @@ class GatherND5(Op):
                                   "+ data.shape[batch_dims+k:]", type=T),),
         doc="Takes elements or slices of the data at index tuples; batch dims fused into one.",
         exact=True)
+    openvino_refuses = refuses()
 
     @staticmethod
     def infer(ctx):
@@ -127,6 +129,7 @@ class GatherND8(Op):
         outputs=(Output("output", "indices.shape[:-1] + data.shape[batch_dims+k:]", type=T),),
         doc="Takes elements or slices of the data at index tuples.",
         exact=True)
+    openvino_refuses = refuses()
 
     @staticmethod
     def infer(ctx):

@@ -14,6 +14,7 @@ from irexec.errors import OpError
 from irexec.ir.shape import Dimension, PartialShape
 from irexec.kernels.pad import pad
 from irexec.ops.domains import PadSizes
+from irexec.ops.openvino_cpu import refuses
 from irexec.ops.registry import register
 from irexec.ops.spec import (ANY, INTEGER, SCALAR, VECTOR, Attr, Input, Op, OpSpec, Output,
                              TensorType, TypeVar)
@@ -97,6 +98,7 @@ class Pad1(Op):
         type="Pad", since=1, until=11, attrs=(MODE,), inputs=inputs("one per axis, >= 0"),
         outputs=(Output("output", "pads_begin + dim + pads_end along each axis", type=T),),
         doc="Grows a tensor on each side of each axis by a mode's values.", exact=True)
+    openvino_refuses = refuses(strings=True)
     kernel = staticmethod(kernel)
 
     @staticmethod
@@ -113,6 +115,7 @@ class Pad12(Op):
                         type=T),),
         doc="Grows or crops a tensor on each side of each axis; new elements by a mode's values.",
         exact=True)
+    openvino_refuses = refuses(strings=True)
     kernel = staticmethod(kernel)
 
     @staticmethod

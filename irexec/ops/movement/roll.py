@@ -12,6 +12,7 @@ from irexec.errors import OpError
 from irexec.ir.shape_rules import normalize_axes
 from irexec.kernels import buffers
 from irexec.ops.domains import AxisIndices, SmallInts
+from irexec.ops.openvino_cpu import refuses
 from irexec.ops.registry import register
 from irexec.ops.spec import (ANY, SCALAR_OR_VECTOR, SHAPE_INDEX, Input, Op, OpSpec, Output,
                              TypeVar)
@@ -47,6 +48,7 @@ class Roll(Op):
         doc="Shifts elements along axes, wrapping around (numpy.roll).",
         exact=True,
     )
+    openvino_refuses = refuses()
 
     @staticmethod
     def infer(ctx):

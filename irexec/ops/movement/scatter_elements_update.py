@@ -19,6 +19,7 @@ from irexec.kernels import buffers
 from irexec.kernels.scatter import mean_of, neutral, reduce_into, reducible
 from irexec.ops.domains import AxisIndices, Indices
 from irexec.ops.movement.gather import check_range, index_values
+from irexec.ops.openvino_cpu import refuses
 from irexec.ops.registry import register
 from irexec.ops.spec import (ANY, INTEGER, SCALAR_OR_VECTOR, Attr, Input, Op, OpSpec, Output,
                              TensorType, TypeVar)
@@ -104,6 +105,7 @@ class ScatterElementsUpdate3(Op):
     spec = OpSpec(
         type="ScatterElementsUpdate", since=3, until=11, inputs=INPUTS, outputs=OUTPUT,
         exact=True, doc="Replaces single elements of a tensor at indices along an axis.")
+    openvino_refuses = refuses()
 
     @staticmethod
     def infer(ctx):
@@ -129,6 +131,7 @@ class ScatterElementsUpdate12(Op):
         inputs=INPUTS, outputs=OUTPUT, exact=True,
         doc="Updates single elements of a tensor at indices along an axis, replacing them or "
             "combining with them.")
+    openvino_refuses = refuses()
 
     @staticmethod
     def infer(ctx):

@@ -20,6 +20,7 @@ from irexec.kernels.scatter import reduce_into, reducible
 from irexec.ops.domains import Indices
 from irexec.ops.movement.gather import index_values
 from irexec.ops.movement.gather_nd import check_tuples, tuple_rows
+from irexec.ops.openvino_cpu import refuses
 from irexec.ops.registry import register
 from irexec.ops.spec import (ANY, INTEGER, SHAPE_INDEX, Attr, Input, Op, OpSpec, Output, Rank,
                              TensorType, TypeVar)
@@ -76,6 +77,7 @@ class ScatterNDUpdate3(Op):
         type="ScatterNDUpdate", since=4, until=14, inputs=INPUTS3, outputs=OUTPUT, exact=True,
         doc="Replaces the elements or slices of a tensor at index tuples (ScatterNDUpdate-3, "
             "which OpenVINO's opsets hold from opset4).")
+    openvino_refuses = refuses()
 
     @staticmethod
     def infer(ctx):
@@ -98,6 +100,7 @@ class ScatterNDUpdate15(Op):
         outputs=OUTPUT, exact=True,
         doc="Updates the elements or slices of a tensor at index tuples, replacing them or "
             "combining with them.")
+    openvino_refuses = refuses()
 
     @staticmethod
     def infer(ctx):

@@ -17,6 +17,7 @@ from irexec.ir.shape_rules import normalize_axis
 from irexec.kernels import buffers
 from irexec.ops.domains import AxisIndices, Indices
 from irexec.ops.movement.gather import check_range, index_values
+from irexec.ops.openvino_cpu import refuses
 from irexec.ops.registry import register
 from irexec.ops.spec import ANY, INTEGER, SCALAR_OR_VECTOR, Input, Op, OpSpec, Output, TypeVar
 from irexec.ops.values import scalar
@@ -43,6 +44,7 @@ class ScatterUpdate(Op):
         doc="Replaces slices of a tensor along an axis.",
         exact=True,
     )
+    openvino_refuses = refuses(strings=True)
 
     @staticmethod
     def infer(ctx):

@@ -12,6 +12,7 @@ import math
 from irexec.errors import OpError
 from irexec.ir.shape_rules import normalize_axis
 from irexec.kernels.strided_copy import transposed
+from irexec.ops.openvino_cpu import refuses
 from irexec.ops.registry import register
 from irexec.ops.spec import ANY, Attr, Input, Op, OpSpec, Output, Rank, TypeVar
 
@@ -51,6 +52,7 @@ class ShuffleChannels1(Op):
     spec = OpSpec(type="ShuffleChannels", since=1, until=1, attrs=ATTRS, inputs=INPUTS,
                   outputs=OUTPUTS, exact=True,
                   doc="Interleaves the groups of an axis (opset1; opset2 lacks it).")
+    openvino_refuses = refuses()
     infer = staticmethod(infer)
     kernel = staticmethod(kernel)
 
@@ -60,5 +62,6 @@ class ShuffleChannels3(Op):
     spec = OpSpec(type="ShuffleChannels", since=3, until=16, attrs=ATTRS, inputs=INPUTS,
                   outputs=OUTPUTS, exact=True,
                   doc="Interleaves the groups of an axis (opset3 to opset16).")
+    openvino_refuses = refuses()
     infer = staticmethod(infer)
     kernel = staticmethod(kernel)

@@ -15,6 +15,7 @@ from irexec.ir.shape import Dimension, PartialShape
 from irexec.ir.shape_rules import normalize_axis
 from irexec.kernels import views
 from irexec.ops.domains import SmallInts, UniqueAxes
+from irexec.ops.openvino_cpu import refuses
 from irexec.ops.registry import register
 from irexec.ops.spec import (ANY, INTEGER, VECTOR, Input, Op, OpSpec, Output, Rank, TensorType,
                              TypeVar)
@@ -168,6 +169,7 @@ class Slice(Op):
         doc="Takes a strided slice of some axes, as Python's data[start:stop:step].",
         exact=True,
     )
+    openvino_refuses = refuses(strings=True)
 
     @staticmethod
     def infer(ctx):

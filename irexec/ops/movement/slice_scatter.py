@@ -10,6 +10,7 @@ from irexec.errors import OpError
 from irexec.kernels import buffers
 from irexec.ops.domains import SmallInts, UniqueAxes
 from irexec.ops.movement.slice import BOUNDS, slice_shape, slices
+from irexec.ops.openvino_cpu import refuses
 from irexec.ops.registry import register
 from irexec.ops.spec import (ANY, INTEGER, VECTOR, Input, Op, OpSpec, Output, Rank, TensorType,
                              TypeVar)
@@ -39,6 +40,7 @@ class SliceScatter(Op):
         doc="Replaces a strided slice of a tensor (as Slice-8 takes it) by the updates.",
         exact=True,
     )
+    openvino_refuses = refuses(strings=True)
 
     @staticmethod
     def infer(ctx):

@@ -17,6 +17,7 @@ from irexec.kernels.pad import pad
 from irexec.kernels.strided_copy import transposed
 from irexec.ops.domains import SmallInts
 from irexec.ops.movement.batch_to_space import check_amounts, check_blocks, check_vectors
+from irexec.ops.openvino_cpu import refuses
 from irexec.ops.registry import register
 from irexec.ops.spec import (ANY, INTEGER, VECTOR, Input, Op, OpSpec, Output, Rank, TensorType,
                              TypeVar)
@@ -44,6 +45,7 @@ class SpaceToBatch(Op):
         doc="Pads, then rearranges spatial blocks into the batch.",
         exact=True,
     )
+    openvino_refuses = refuses()
 
     @staticmethod
     def infer(ctx):

@@ -10,6 +10,7 @@ from __future__ import annotations
 from irexec.ir.shape import PartialShape
 from irexec.kernels.strided_copy import transposed
 from irexec.ops.movement.depth_to_space import BLOCK, divided, scaled
+from irexec.ops.openvino_cpu import refuses
 from irexec.ops.registry import register
 from irexec.ops.spec import ANY, Attr, Input, Op, OpSpec, Output, Rank, TensorType, TypeVar
 
@@ -30,6 +31,7 @@ class SpaceToDepth(Op):
         doc="Rearranges spatial blocks into channels.",
         exact=True,
     )
+    openvino_refuses = refuses()
 
     @staticmethod
     def infer(ctx):

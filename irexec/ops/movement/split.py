@@ -10,6 +10,7 @@ from irexec.ir.shape import Dimension, PartialShape
 from irexec.ir.shape_rules import normalize_axis
 from irexec.kernels import views
 from irexec.ops.domains import AxisIndices
+from irexec.ops.openvino_cpu import refuses
 from irexec.ops.registry import register
 from irexec.ops.spec import (ANY, INTEGER, SCALAR_OR_VECTOR, Attr, Input, Op, OpSpec, Output,
                              TensorType, TypeVar)
@@ -45,6 +46,7 @@ class Split(Op):
         doc="Splits a tensor into equal parts along an axis.",
         exact=True,
     )
+    openvino_refuses = refuses(strings=True)
 
     @staticmethod
     def infer(ctx):

@@ -22,6 +22,7 @@ from irexec.kernels import views
 from irexec.ops.domains import SmallInts
 from irexec.ops.movement.slice import (UNBOUNDED, as_slice, check_lengths, check_steps,
                                        first_and_count, sliced_dim)
+from irexec.ops.openvino_cpu import refuses
 from irexec.ops.registry import register
 from irexec.ops.spec import (ANY, INTEGER, VECTOR, Attr, Input, Op, OpSpec, Output, TensorType,
                              TypeVar)
@@ -125,6 +126,7 @@ class StridedSlice(Op):
         doc="Takes a strided slice with numpy's new-axis, shrink and ellipsis indexing.",
         exact=True,
     )
+    openvino_refuses = refuses(strings=True)
 
     @staticmethod
     def infer(ctx):

@@ -16,6 +16,7 @@ from irexec.errors import OpError
 from irexec.ir.shape import Dimension, PartialShape
 from irexec.kernels import buffers
 from irexec.ops.domains import SmallInts
+from irexec.ops.openvino_cpu import refuses
 from irexec.ops.registry import register
 from irexec.ops.spec import (ANY, INTEGER, VECTOR, Input, Op, OpSpec, Output, TensorType,
                              TypeVar)
@@ -46,6 +47,7 @@ class Tile(Op):
         doc="Repeats a tensor along each axis (numpy.tile).",
         exact=True,
     )
+    openvino_refuses = refuses()
 
     @staticmethod
     def infer(ctx):

@@ -12,6 +12,7 @@ from irexec.ir.shape_rules import hull
 from irexec.kernels import buffers
 from irexec.kernels.strided_copy import copy_into
 from irexec.ops.domains import Permutation
+from irexec.ops.openvino_cpu import refuses
 from irexec.ops.registry import register
 from irexec.ops.spec import (ANY, INTEGER, VECTOR, Input, Op, OpSpec, Output, TensorType,
                              TypeVar)
@@ -55,6 +56,7 @@ class Transpose(Op):
         doc="Permutes the axes of a tensor.",
         exact=True,
     )
+    openvino_refuses = refuses()
 
     @staticmethod
     def infer(ctx):

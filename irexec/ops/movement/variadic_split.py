@@ -11,6 +11,7 @@ from irexec.ir.shape import Dimension, PartialShape
 from irexec.kernels import views
 from irexec.ops.domains import AxisIndices, SplitLengths
 from irexec.ops.movement.split import split_axis
+from irexec.ops.openvino_cpu import refuses
 from irexec.ops.registry import register
 from irexec.ops.spec import (ANY, INTEGER, SCALAR_OR_VECTOR, VECTOR, Input, Op, OpSpec, Output,
                              TensorType, TypeVar)
@@ -61,6 +62,7 @@ class VariadicSplit(Op):
         doc="Splits a tensor into parts of given lengths along an axis.",
         exact=True,
     )
+    openvino_refuses = refuses(strings=True)
 
     @staticmethod
     def infer(ctx):
