@@ -11,7 +11,7 @@ import pytest
 
 import irexec
 from irexec.ir import element_type as et_table
-from irexec.ir.builder import ModelBuilder
+from irexec.builder import ModelBuilder
 
 
 class Param:

@@ -7,7 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import irexec
-from irexec.ir.builder import ModelBuilder
+from irexec.builder import ModelBuilder
 from irexec.ir.shape import PartialShape
 from tests.ops.movement.cases import Param, run, same_error_both_ways, shape_of
 from tests.ops.support import TYPE_NAMES, assert_same_bits, random_values
