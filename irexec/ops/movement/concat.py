@@ -4,7 +4,6 @@ import numpy as np
 
 from irexec.kernels import buffers
 from irexec.ops import rules
-from irexec.ops.openvino_cpu import refuses
 from irexec.ops.registry import register
 from irexec.ops.spec import Attr, Input, Op, OpSpec, Output, TypeVar
 
@@ -26,7 +25,6 @@ class Concat(Op):
         doc="Concatenates tensors along an axis.",
         exact=True,
     )
-    openvino_refuses = refuses()
 
     @staticmethod
     def kernel(*inputs, axis):
