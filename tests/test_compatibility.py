@@ -815,3 +815,151 @@ def test_pooling_attributes_the_specification_requires():
     e = layer_error("AvgPool", np.zeros(1, np.float32), shapes=[[1, 1, 4]], kernel=(2,),
                     strides=(1,), pads_begin=(0,), pads_end=(0,))
     assert e.code == "IR301"
+# --- data movement (docs/compatibility.md, "Data movement") --------------------------------------
+
+def _movement(op_type, *inputs, version="opset16", outputs=None, **attrs):
+    from tests.ops.movement.cases import run
+
+    return run(op_type, *inputs, version=version, outputs=outputs, **attrs)
+
+
+def _movement_error(op_type, *inputs, version="opset16", **attrs) -> str:
+    from tests.ops.movement.cases import read_error
+
+    return read_error(op_type, *inputs, version=version, **attrs).code
+
+
+@pytest.mark.parametrize("version", ["opset1", "opset7"])
+@pytest.mark.parametrize("index", [-1, 3])
+def test_gather_1_and_7_index_outside_the_dim_is_an_error_not_zeros(version, index):
+    from tests.ops.movement.cases import Param
+
+    data = np.array([1, 2, 3], np.float32)
+    assert _movement_error("Gather", Param(data), np.array([0, index]), np.array(0),
+                           version=version) == "IR325"
+
+
+def test_gather_nd_index_outside_the_dim_is_an_error():
+    from tests.ops.movement.cases import Param
+
+    assert _movement_error("GatherND", Param(np.zeros((2, 3), np.float32)),
+                           np.array([[0, 3]])) == "IR325"
+
+
+def test_reshape_keeping_a_special_zero_but_changing_the_count_is_an_error():
+    from tests.ops.movement.cases import Param
+
+    assert _movement_error("Reshape", Param(np.zeros((2, 3), np.float32)), np.array([0, 4]),
+                           special_zero=True) == "IR326"
+
+
+def test_pad_1_negative_pad_is_an_error():
+    from tests.ops.movement.cases import Param
+
+    assert _movement_error("Pad", Param(np.zeros((3, 4), np.float32)), np.array([-1, 0]),
+                           np.array([0, 1]), version="opset1", pad_mode="constant") == "IR332"
+
+
+def test_strided_slice_masks_of_different_lengths_are_read():
+    from tests.ops.movement.cases import Param
+
+    x = np.arange(12, dtype=np.float32).reshape(3, 4)
+    out = _movement("StridedSlice", Param(x), np.array([1, 1]), np.array([2, 3]), version="opset1",
+                    begin_mask=[1], end_mask=[0, 0, 0, 1])
+    assert out.tolist() == x[:2, 1:3].tolist()
+
+
+def test_roll_a_scalar_shift_for_several_axes():
+    from tests.ops.movement.cases import Param
+
+    x = np.arange(12, dtype=np.float32).reshape(3, 4)
+    out = _movement("Roll", Param(x), np.array(1), np.array([0, 1]))
+    assert out.tolist() == np.roll(x, (1, 1), (0, 1)).tolist()
+
+
+def test_squeeze_of_a_dim_that_is_not_one_and_repeated_axes_warn():
+    from tests.ops.movement.cases import Param, build
+
+    b, _ = build("Squeeze", [Param(np.zeros((1, 3), np.float32)), np.array([0, 1])], "opset1",
+                 None)
+    assert [d.code for d in b.build().diagnostics] == ["IR328"]
+    b, _ = build("Unsqueeze", [Param(np.zeros((2, 3), np.float32)), np.array([0, -4])], "opset1",
+                 None)
+    assert [d.code for d in b.build().diagnostics] == ["IR334"]
+
+
+@pytest.mark.parametrize("dtype", [np.int64, np.uint64])
+def test_movement_keeps_64_bit_values(dtype):
+    from tests.ops.movement.cases import Param
+
+    x = np.array([[2**40 + 3, 2**33], [7, 2**62 + 1]], dtype)
+    assert _movement("Transpose", Param(x), np.array([1, 0])).tolist() == x.T.tolist()
+    assert _movement("Gather", Param(x), np.array([1]), np.array(0)).tolist() == x[[1]].tolist()
+
+
+def test_movement_keeps_f8_negative_zero_and_nan_payloads():
+    import ml_dtypes
+
+    from tests.ops.movement.cases import Param
+
+    x = np.array([0x80, 0x7D, 0x01], np.uint8).view(ml_dtypes.float8_e5m2)
+    out = _movement("Pad", Param(x), np.array([1]), np.array([0]), pad_mode="constant")
+    assert out.view(np.uint8).tolist() == [0, 0x80, 0x7D, 0x01]
+    out = _movement("ScatterNDUpdate", Param(x), np.array([[2]]), Param(x[:1]),
+                    version="opset15")
+    assert out.view(np.uint8).tolist() == [0x80, 0x7D, 0x80]
+
+
+def test_strided_slice_with_shrink_and_new_axis():
+    from tests.ops.movement.cases import Param
+
+    x = np.arange(60, dtype=np.float32).reshape(3, 5, 4)
+    out = _movement("StridedSlice", Param(x), np.array([1, 1]), np.array([2, 2]),
+                    np.array([1, 1]), version="opset1", begin_mask=[0, 0], end_mask=[0, 0],
+                    new_axis_mask=[0, 1], shrink_axis_mask=[1, 0])
+    assert out.tolist() == x[1, None].tolist()
+
+
+def test_tile_with_fewer_repeats_than_the_rank():
+    from tests.ops.movement.cases import Param
+
+    x = np.arange(36, dtype=np.float32).reshape(3, 2, 3, 2)
+    assert _movement("Tile", Param(x), np.array([2, 3, 3])).tolist() == np.tile(
+        x, (2, 3, 3)).tolist()
+
+
+def test_space_to_batch_with_a_dim_smaller_than_its_block():
+    from tests.ops.movement.cases import Param
+
+    x = np.arange(8, dtype=np.float32).reshape(2, 1, 4, 1)
+    out = _movement("SpaceToBatch", Param(x), np.array([1, 1, 2, 2]), np.zeros(4, np.int64),
+                    np.array([0, 0, 0, 1]))
+    padded = np.pad(x, ((0, 0), (0, 0), (0, 0), (0, 1)))
+    expected = padded.reshape(2, 1, 2, 2, 1, 2).transpose(3, 5, 0, 1, 2, 4).reshape(8, 1, 2, 1)
+    assert out.tolist() == expected.tolist()
+
+
+def test_pad_value_given_at_run_time_and_beyond_2_to_the_24():
+    from tests.ops.movement.cases import Param
+
+    x = np.zeros((2,), np.int32)
+    value = np.array(2009850080, np.int32)
+    out = _movement("Pad", Param(x), np.array([1]), np.array([0]), Param(value),
+                    pad_mode="constant")
+    assert out.tolist() == [2009850080, 0, 0]
+
+
+@pytest.mark.parametrize("type_name", ["u1", "u2", "u3", "u6", "nf4", "f4e2m1", "f8e8m0",
+                                       "string"])
+def test_movement_on_types_the_cpu_refuses_or_breaks(type_name):
+    from tests.ops.movement.cases import Param
+    from tests.ops.support import random_values
+
+    x = random_values(type_name, (2, 4), np.random.default_rng(1))
+    p = Param(x, type_name=type_name)
+    out = _movement("Transpose", p, np.array([1, 0]))
+    assert out.tolist() == x.T.tolist() if type_name == "string" else \
+        out.tobytes() == np.ascontiguousarray(x.T).tobytes()
+    parts = _movement("Split", p, np.array(1), outputs=2, num_splits=2)
+    assert parts[1].tolist() == x[:, 2:].tolist() if type_name == "string" else \
+        np.ascontiguousarray(parts[1]).tobytes() == np.ascontiguousarray(x[:, 2:]).tobytes()

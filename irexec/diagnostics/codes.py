@@ -95,6 +95,28 @@ _CODES = (
          "the weights (or per-channel inputs) must be made for the data's channel count "
          "(dim 1)"),
     Code("IR310", "unknown-attribute", WARNING, "remove the attribute; the operation ignores it"),
+    Code("IR325", "index-out-of-range", ERROR,
+         "indices lie in [-dim, dim-1] of the axis they index (Gather-1/7: [0, dim-1]); "
+         "Gather-8 is the exception: it gives zeros for the others"),
+    Code("IR326", "element-count-mismatch", ERROR,
+         "the target shape must hold as many elements as the data"),
+    Code("IR327", "bad-shape-value", ERROR,
+         "sizes are >= 0; -1 (computed) may appear once where the operation allows it, 0 copies "
+         "a dim only with special_zero"),
+    Code("IR328", "squeeze-axis-not-one", WARNING,
+         "Squeeze keeps a named dim that is not 1; drop the axis or make the dim 1"),
+    Code("IR329", "uneven-split", ERROR,
+         "num_splits must divide the dim; split lengths must add up to it"),
+    Code("IR330", "zero-step", ERROR, "a slice step (stride) is never 0"),
+    Code("IR331", "block-mismatch", ERROR,
+         "the dims must be divisible by the block size (or the product of the block shape)"),
+    Code("IR332", "bad-pads", ERROR,
+         "give one pad per axis; reflect pads at most dim-1, symmetric at most dim, and edge, "
+         "reflect and symmetric need a non-empty dim to copy from"),
+    Code("IR333", "repeated-axis", ERROR,
+         "name each axis at most once (a Transpose order names every axis exactly once)"),
+    Code("IR334", "axis-counted-once", WARNING,
+         "the same axis is named twice; OpenVINO counts it once: name it once"),
     Code("IR401", "port-dims-mismatch", ERROR, "write the inferred dims on the port (or -1 for any)"),
     Code("IR402", "precision-mismatch", WARNING,
          "write the port's real element type as its precision"),

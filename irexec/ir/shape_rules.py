@@ -244,3 +244,26 @@ def window_dim(dim: Dimension, span: int, stride: int, pad_begin: int, pad_end: 
 def ceil_div_dim(dim: Dimension, stride: int) -> Dimension:
     """ceil(dim / stride) over an interval (the output of a same_* padded window)."""
     return Dimension(-(-dim.min // stride), None if dim.max is None else -(-dim.max // stride))
+def product(dims: Sequence[Dimension]) -> Dimension:
+    """The number of elements of a tensor with these dims: the product of their intervals (a
+    static 0 makes it 0 whatever the others are)."""
+    if any(d.max == 0 for d in dims):
+        return Dimension.static(0)
+    lo, hi = 1, 1
+    for d in dims:
+        lo *= d.min
+        hi = None if hi is None or d.max is None else hi * d.max
+    return Dimension(lo, hi)
+
+
+def hull(dims: Sequence[Dimension]) -> Dimension:
+    """The smallest interval holding every size of every dim (one dim is one of these, which
+    one not known yet)."""
+    lo = min(d.min for d in dims)
+    hi = None if any(d.max is None for d in dims) else max(d.max for d in dims)
+    return Dimension(lo, hi)
+
+
+def shape_of(sizes: Sequence[int]) -> PartialShape:
+    """A static PartialShape."""
+    return PartialShape._of(tuple(Dimension.static(int(s)) for s in sizes))

@@ -11,6 +11,10 @@ only memory no one else can reach:
 * an output of an earlier call that the caller has since dropped (same proof, checked when the
   next call starts).
 
+A view that is the only reference to its block (the Reshape, Squeeze or Split part of a kernel's
+output: kernels/views.py) gives the pool the whole block, under the block's own shape: the
+kernel that made it asks for that shape again on the next call.
+
 The proof (:func:`private`) also refuses an array with a weak reference to it, and is off
 altogether where reference counts cannot be trusted to prove it (``COUNTS_PROVE``: CPython 3.14
 and later, free-threaded builds): there every output is fresh memory.
@@ -87,6 +91,7 @@ class Pool:
         """Keep ``array`` for reuse if the ``refs`` references the caller holds (the variable
         or list entry it passes) are the only ones anywhere."""
         if self.count < self.limit and private(array, refs + 1):  # + this call's argument
+            array = _whole(array)
             self.spare.setdefault((array.shape, array.dtype), []).append(array)
             self.count += 1
 
@@ -151,6 +156,18 @@ def empty_apart(shape, dtype, other: np.ndarray) -> np.ndarray:
     want = (address + _APART) % _PAGE // _ALIGN * _ALIGN  # the page offset wanted
     start = (want - block.ctypes.data) % _PAGE
     return block[start:start + nbytes].view(dtype).reshape(shape)
+
+
+def _whole(array: np.ndarray) -> np.ndarray:
+    """For a private view of a kernel's output (a Reshape, Squeeze or Split of it, which nothing
+    else refers to), the whole block, kept under the shape the kernel that made it asks for
+    again; otherwise (an array of its own, a block of empty_apart) the array itself."""
+    base = array.base
+    if (type(base) is np.ndarray and base.flags.owndata and base.flags.c_contiguous
+            and base.dtype == array.dtype
+            and not (base.ndim == 1 and base.nbytes == array.nbytes + _PAGE)):
+        return base
+    return array
 
 
 def _apart(address: int, other: int) -> bool:

@@ -61,15 +61,156 @@ class AxisIndices(Domain):
 
     def generate(self, rng, data_shape, attrs, declared, unsigned):
         rank = len(data_shape)
-        count = 1
-        if declared.rank_is_static and len(declared) == 1:
-            d = declared[0]
-            count = min(max(d.min, 3), d.max if d.max is not None else max(d.min, 3))
+        if declared.rank_is_static and len(declared) == 0:  # one axis, as a scalar
+            if rank == 0:
+                raise ValueError("a scalar has no axes to name")
+            return np.asarray(rng.integers(0 if unsigned else -rank, rank))
+        count = _count(declared)
         if rank == 0 and count:
             raise ValueError("a scalar has no axes to name")
         if rank == 0:
             return np.zeros(0, np.int64)
         return rng.integers(0 if unsigned else -rank, rank, size=count)
+
+
+def _count(declared: PartialShape, preferred: int = 3) -> int:
+    """How many values a one-dimensional input of partial shape ``declared`` gets."""
+    if declared.rank_is_static and len(declared) == 1:
+        d = declared[0]
+        return min(max(d.min, preferred), d.max if d.max is not None else max(d.min, preferred))
+    return 1
+
+
+def _sizes(declared: PartialShape, preferred: int = 3) -> tuple[int, ...]:
+    """A concrete shape inside ``declared`` (dynamic dims become ``preferred`` where allowed)."""
+    if not declared.rank_is_static:
+        return (preferred,)
+    sizes = []
+    for d in declared:
+        top = d.max if d.max is not None else max(d.min, preferred)
+        sizes.append(d.min if d.is_static else min(max(d.min, preferred), top))
+    return tuple(sizes)
+
+
+@dataclass(frozen=True)
+class UniqueAxes(Domain):
+    """Axis numbers of input ``of``, each named once (Slice's axes); ``extra``: the axes count
+    in the output, which has one more axis per value (Unsqueeze)."""
+
+    of: int = 0
+    extra: bool = False
+
+    def generate(self, rng, data_shape, attrs, declared, unsigned):
+        scalar = declared.rank_is_static and len(declared) == 0
+        count = 1 if scalar else _count(declared)
+        rank = len(data_shape) + (count if self.extra else 0)
+        if count > rank:
+            raise ValueError(f"{count} distinct axes do not fit rank {rank}")
+        axes = rng.permutation(rank)[:count]
+        if not unsigned:
+            axes = np.where(rng.random(count) < 0.5, axes - rank, axes)
+        return np.asarray(axes[0]) if scalar else axes
+
+
+@dataclass(frozen=True)
+class Permutation(Domain):
+    """A permutation of the axes of input ``of`` (Transpose's order)."""
+
+    of: int = 0
+
+    def generate(self, rng, data_shape, attrs, declared, unsigned):
+        return rng.permutation(len(data_shape))
+
+
+@dataclass(frozen=True)
+class TargetShape(Domain):
+    """A shape holding as many elements as input ``of`` (Reshape's target): the data's own shape
+    when the lengths agree, else ones and the element count last."""
+
+    of: int = 0
+
+    def generate(self, rng, data_shape, attrs, declared, unsigned):
+        total = int(np.prod(data_shape, dtype=np.int64))
+        if declared.rank_is_static and len(declared) == 0:
+            if total != 1:
+                raise ValueError(f"a scalar shape makes one element, but the data holds {total}")
+            return np.asarray(1)
+        count = _count(declared, len(data_shape) or 1)
+        if count == len(data_shape):
+            return np.array(data_shape, np.int64)
+        if count == 0:
+            if total != 1:
+                raise ValueError(f"an empty shape makes one element, but the data holds {total}")
+            return np.zeros(0, np.int64)
+        return np.array([1] * (count - 1) + [total], np.int64)
+
+
+@dataclass(frozen=True)
+class ExpandedShape(Domain):
+    """A shape that input ``of`` broadcasts to: its own dims, with leading ones (Broadcast's
+    target shape)."""
+
+    of: int = 0
+
+    def generate(self, rng, data_shape, attrs, declared, unsigned):
+        count = _count(declared, len(data_shape))
+        if count < len(data_shape):
+            raise ValueError(f"a target shape of {count} dims cannot hold data of rank "
+                             f"{len(data_shape)}")
+        return np.array([1] * (count - len(data_shape)) + list(data_shape), np.int64)
+
+
+@dataclass(frozen=True)
+class Indices(Domain):
+    """Indices into input ``of`` along any of its axes: in [0, smallest dim), valid whichever axis
+    they index (Gather, GatherElements, GatherND, the Scatter ops)."""
+
+    of: int = 0
+
+    def generate(self, rng, data_shape, attrs, declared, unsigned):
+        sizes = _sizes(declared)
+        top = min(data_shape) if data_shape else 1
+        if top == 0 and int(np.prod(sizes)) > 0:
+            raise ValueError("the data has an empty dim: no index is valid in it")
+        return rng.integers(0, max(top, 1), size=sizes)
+
+
+@dataclass(frozen=True)
+class SmallInts(Domain):
+    """Integers in [low, high] of the declared shape (slice bounds, shifts, repeats); ``low``
+    below 0 is raised to 0 for an unsigned input."""
+
+    of: int = 0
+    low: int = 0
+    high: int = 1
+
+    def generate(self, rng, data_shape, attrs, declared, unsigned):
+        low = max(self.low, 0) if unsigned else self.low
+        return rng.integers(low, max(self.high, low) + 1, size=_sizes(declared))
+
+
+@dataclass(frozen=True)
+class PadSizes(Domain):
+    """Pads every mode accepts for input ``of``: in [0, smallest dim - 1]."""
+
+    of: int = 0
+
+    def generate(self, rng, data_shape, attrs, declared, unsigned):
+        top = max(min(data_shape, default=1) - 1, 0)
+        return rng.integers(0, top + 1, size=_sizes(declared))
+
+
+@dataclass(frozen=True)
+class SplitLengths(Domain):
+    """Lengths that add up to any dim of input ``of``: -1 (the rest) and zeros."""
+
+    of: int = 0
+
+    def generate(self, rng, data_shape, attrs, declared, unsigned):
+        if unsigned:
+            raise ValueError("unsigned lengths cannot say -1 (the rest of the dim)")
+        count = _count(declared, 2)
+        return np.array([-1] + [0] * (count - 1), np.int64)
 
 
 @dataclass(frozen=True)

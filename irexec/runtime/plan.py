@@ -28,7 +28,7 @@ from irexec.infer import check_call
 from irexec.ir.element_type import ElementType, from_dtype
 from irexec.ir.model import Model, OutputPort
 from irexec.ir.shape import PartialShape
-from irexec.kernels import in_place
+from irexec.kernels import in_place, views
 from irexec.runtime.precise import needs_widening
 from irexec.runtime.precise import wrap as precise_kernel
 from irexec.diagnostics.diagnostic import Location
@@ -185,6 +185,9 @@ def _compile_plan(model: Model, precise: bool = False) -> Plan:
     folded_steps: list[tuple[int, Step]] = []
     constant_nodes = {}
     shaped: set[OutputPort] = set()  # ports whose values follow from input shapes alone
+    # Slots whose array may be (a view of) a Parameter's or a Constant's, or of an array the plan
+    # keeps between calls (folded, memoized): the caller gets a copy (kernels/views.py).
+    borrowed: set[int] = set()
     for node in order:
         spec = node.op.spec
         role = spec.role
@@ -193,12 +196,17 @@ def _compile_plan(model: Model, precise: bool = False) -> Plan:
             inputs.append(InputSlot(node.name, node.id, (node.name, *port.names),
                                     port.element_type, port.partial_shape, slot(port),
                                     node.location))
+            borrowed.add(slot(port))
         elif role == "constant":
             constants[slot(node.outputs[0])] = node.value
             constant_nodes[slot(node.outputs[0])] = node
             folded.add(node.outputs[0])
         elif role != "result":
             sources = [p.source for p in node.inputs]
+            if (views.returns_view(node.op.kernel) and sources
+                    and (slot(sources[0]) in borrowed or sources[0] in folded
+                         or sources[0] in shaped)):
+                borrowed.update(slot(p) for p in node.outputs)
             check = functools.partial(check_call, node) if _needs_check(node) else None
             runners = None
             if node.bodies:
@@ -241,10 +249,10 @@ def _compile_plan(model: Model, precise: bool = False) -> Plan:
     for result, name in zip(model.results, output_names(model)):
         port = result.inputs[0].source
         s = slot(port)
-        # The caller owns each output: hand out a copy of a Parameter's or Constant's array,
-        # and of a value a second Result also returns.
+        # The caller owns each output: hand out a copy of a Parameter's or Constant's array
+        # (or a view of one), and of a value a second Result also returns.
         shared = s in kept or port.node.op.spec.role in ("parameter", "constant") \
-            or port in folded or port in shaped
+            or port in folded or port in shaped or s in borrowed
         kept.add(s)
         outputs.append(OutputSlot(name, result.id, s, port.element_type, port.partial_shape,
                                   shared))

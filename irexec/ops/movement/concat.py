@@ -2,6 +2,7 @@
 
 import numpy as np
 
+from irexec.kernels import buffers
 from irexec.ops import rules
 from irexec.ops.registry import register
 from irexec.ops.spec import Attr, Input, Op, OpSpec, Output, TypeVar
@@ -14,6 +15,7 @@ class Concat(Op):
     spec = OpSpec(
         type="Concat",
         since=1,
+        until=16,
         attrs=(Attr("axis", "int", doc="the axis to join along, in [-rank, rank-1]"),),
         inputs=(Input("inputs", T, variadic=1,
                       doc="one or more tensors of one element type and rank, agreeing on every "
@@ -26,4 +28,9 @@ class Concat(Op):
 
     @staticmethod
     def kernel(*inputs, axis):
-        return np.concatenate(inputs, axis=axis)
+        first = inputs[0]
+        a = axis % first.ndim
+        shape = first.shape[:a] + (sum(x.shape[a] for x in inputs),) + first.shape[a + 1:]
+        out = buffers.empty(shape, first.dtype)  # reused memory when a call is running
+        np.concatenate(inputs, axis=a, out=out)
+        return out

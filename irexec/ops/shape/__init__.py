@@ -1,1 +1,1 @@
-"""Shape (OpenVINO spec category `shape`): Reshape, Squeeze, Unsqueeze."""
+"""Shape (OpenVINO spec category `shape`): ShapeOf, Reshape, Squeeze, Unsqueeze."""

@@ -1,0 +1,198 @@
+"""Gather-1, Gather-7 and Gather-8: take slices of the data along an axis at the given indices.
+
+Output shape: ``data.shape[:axis] + indices.shape[batch_dims:] + data.shape[axis+1:]``; with
+``batch_dims`` (7 and 8) the first ``batch_dims`` dims of data and indices are batches that
+pair up. The versions differ in the indices they accept, as their specifications say:
+
+* Gather-1 and Gather-7: indices in [0, dim-1]; any other is an error (IR325). OpenVINO's CPU
+  plugin gives zeros for them, negative indices included (docs/compatibility.md).
+* Gather-8: indices in [-dim, dim-1], negative ones counting from the end; any other index
+  gives zeros (the specification's example 7; zero bits, an empty string for strings).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from irexec.errors import OpError
+from irexec.ir.shape import PartialShape
+from irexec.ir.shape_rules import normalize_axis
+from irexec.kernels import buffers
+from irexec.ops.domains import AxisIndices, Indices, as_int64
+from irexec.ops.openvino_cpu import refuses
+from irexec.ops.registry import register
+from irexec.ops.spec import (ANY, INTEGER, SCALAR_OR_VECTOR, Attr, Input, Op, OpSpec, Output,
+                             TensorType, TypeVar)
+from irexec.ops.values import scalar
+
+T = TypeVar("T", ANY)
+
+
+def zero_of(dtype: np.dtype):
+    """The value Gather-8 gives for an index out of range: zero bits, or an empty string."""
+    return "" if dtype.hasobject else np.zeros((), dtype)
+
+
+def index_values(indices: np.ndarray) -> np.ndarray:
+    """Indices of any integer type as int64 of the same shape (unsigned read as signed)."""
+    return as_int64(indices).reshape(np.shape(indices))
+
+
+def check_range(idx: np.ndarray, dim: int, negative: bool, what: str = "indices") -> None:
+    """OpError IR325 naming the first index outside [-dim, dim-1] (or [0, dim-1])."""
+    low = -dim if negative else 0
+    bad = (idx < low) | (idx >= dim)
+    if bad.any():
+        where = np.unravel_index(int(np.flatnonzero(bad.reshape(-1))[0]), idx.shape)
+        allowed = f"[{low}, {dim - 1}]" if dim else "nothing (the dim is empty)"
+        raise OpError(f"{what}{list(where)} = {int(idx[where])} is outside {allowed}, the "
+                      f"indices of a dim of {dim}", code="IR325")
+
+
+def batch_dims_of(batch_dims: int, data_rank: int, indices_rank: int, axis: int | None) -> int:
+    """batch_dims made non-negative and checked against both ranks and the axis (IR302)."""
+    b = batch_dims + indices_rank if batch_dims < 0 else batch_dims
+    top = min(data_rank, indices_rank)
+    if not 0 <= b <= top:
+        raise OpError(f"batch_dims {batch_dims} is outside [-{top}, {top}] for data of rank "
+                      f"{data_rank} and indices of rank {indices_rank}", code="IR302")
+    if axis is not None and b > axis:
+        raise OpError(f"batch_dims {batch_dims} ({b}) is greater than the axis {axis}; the "
+                      f"axis must not be a batch dim", code="IR302")
+    return b
+
+
+def gather_shape(ctx, negative: bool) -> list[TensorType]:
+    data, indices = ctx.input_type(0), ctx.input_type(1)
+    shape, ishape = data.shape, indices.shape
+    batch_dims = ctx.attrs.get("batch_dims", 0)
+    values = ctx.input_value(2)
+    axis = None
+    if values is not None:
+        axis = normalize_axis(scalar(values, "axis"), shape.rank)
+    if not shape.rank_is_static or not ishape.rank_is_static:
+        return [TensorType(data.element_type, PartialShape.dynamic())]
+    b = batch_dims_of(batch_dims, len(shape), len(ishape), axis)
+    merged = []
+    for i in range(b):
+        d = shape[i].merge(ishape[i])
+        if d is None:
+            raise OpError(f"batch dim {i} is {shape[i]} in the data {shape} but {ishape[i]} in "
+                          f"the indices {ishape}; batch dims must agree", code="IR307")
+        merged.append(d)
+    if axis is None:
+        # Rank known: data rank - 1 + indices rank - batch_dims; the dims are not.
+        rank = len(shape) - 1 + len(ishape) - b
+        return [TensorType(data.element_type, PartialShape(merged + [None] * (rank - b)))]
+    out = merged + list(shape.dims[b:axis]) + list(ishape.dims[b:]) + list(shape.dims[axis + 1:])
+    idx = ctx.input_value(1)
+    dim = shape[axis]
+    if idx is not None and dim.is_static and not negative:
+        check_range(index_values(idx), dim.min, negative=False)
+    return [TensorType(data.element_type, PartialShape._of(tuple(out)))]
+
+
+def gather(data, indices, axis, batch_dims: int = 0, zeros_out_of_range: bool = False):
+    """The kernel of every version: ``zeros_out_of_range`` (Gather-8) counts negative indices
+    from the end and gives zeros for others; otherwise the indices are in [0, dim-1]."""
+    a = scalar(axis, "axis") % data.ndim
+    b = batch_dims + indices.ndim if batch_dims < 0 else batch_dims
+    dim = data.shape[a]
+    idx = index_values(indices)
+    invalid = None
+    if zeros_out_of_range:
+        idx = np.where(idx < 0, idx + dim, idx)
+        outside = (idx < 0) | (idx >= dim)
+        if outside.any():
+            invalid = outside
+            idx = np.where(outside, 0, idx)
+    out_shape = data.shape[:a] + indices.shape[b:] + data.shape[a + 1:]
+    if math.prod(out_shape) == 0:
+        return buffers.empty(out_shape, data.dtype)
+    if dim == 0:  # every index is out of range (Gather-8 only gets here)
+        out = buffers.empty(out_shape, data.dtype)
+        out[...] = zero_of(data.dtype)
+        return out
+    if b == 0:
+        out = buffers.empty(out_shape, data.dtype)
+        np.take(data, idx, axis=a, out=out, mode="clip")
+    else:
+        lead = data.shape[:b]
+        inner = math.prod(data.shape[b:a])
+        rest = math.prod(data.shape[a + 1:])
+        d4 = data.reshape(math.prod(lead), inner, dim, rest)
+        i4 = idx.reshape(math.prod(lead), 1, -1, 1)
+        out = np.take_along_axis(d4, i4, axis=2).reshape(out_shape)
+    if invalid is not None:
+        pre = math.prod(data.shape[:a]) // math.prod(data.shape[:b])
+        view = out.reshape(math.prod(data.shape[:b]), pre, -1, math.prod(data.shape[a + 1:]))
+        mask = invalid.reshape(view.shape[0], 1, -1)
+        view[np.broadcast_to(mask, view.shape[:3])] = zero_of(data.dtype)
+    return out
+
+
+INPUTS = (
+    Input("data", T, doc="the tensor to gather from"),
+    Input("indices", INTEGER, domain=Indices(0), doc="where to take slices along the axis"),
+    Input("axis", INTEGER, SCALAR_OR_VECTOR, domain=AxisIndices(0),
+          doc="the axis to gather along, in [-rank, rank-1], not a batch dim (a scalar)"),
+)
+OUTPUT = (Output("output", "data.shape[:axis] + indices.shape[batch_dims:] + "
+                           "data.shape[axis+1:]", type=T),)
+BATCH_DIMS = Attr("batch_dims", "int", default=0,
+                  doc="leading dims that data and indices share as batches, in "
+                      "[-rank(indices), min(ranks)]; negative counts from the indices' rank")
+
+
+@register
+class Gather1(Op):
+    spec = OpSpec(
+        type="Gather", since=1, until=6, inputs=INPUTS, outputs=OUTPUT, exact=True,
+        doc="Takes slices of the data along an axis at the given indices, in [0, dim-1].")
+    openvino_refuses = refuses()
+
+    @staticmethod
+    def infer(ctx):
+        return gather_shape(ctx, negative=False)
+
+    @staticmethod
+    def kernel(data, indices, axis):
+        return gather(data, indices, axis)
+
+
+@register
+class Gather7(Op):
+    spec = OpSpec(
+        type="Gather", since=7, until=7, attrs=(BATCH_DIMS,), inputs=INPUTS, outputs=OUTPUT,
+        exact=True,
+        doc="Takes slices of the data along an axis at the given indices, in [0, dim-1], with "
+            "leading batch dims.")
+    openvino_refuses = refuses()
+
+    @staticmethod
+    def infer(ctx):
+        return gather_shape(ctx, negative=False)
+
+    @staticmethod
+    def kernel(data, indices, axis, *, batch_dims):
+        return gather(data, indices, axis, batch_dims)
+
+
+@register
+class Gather8(Op):
+    spec = OpSpec(
+        type="Gather", since=8, until=16, attrs=(BATCH_DIMS,), inputs=INPUTS, outputs=OUTPUT,
+        exact=True,
+        doc="Takes slices of the data along an axis at the given indices, negative ones from "
+            "the end; an index outside [-dim, dim-1] gives zeros.")
+    openvino_refuses = refuses()
+
+    @staticmethod
+    def infer(ctx):
+        return gather_shape(ctx, negative=True)
+
+    @staticmethod
+    def kernel(data, indices, axis, *, batch_dims):
+        return gather(data, indices, axis, batch_dims, zeros_out_of_range=True)
