@@ -11,7 +11,7 @@ from irexec.diagnostics.diagnostic import Diagnostic, Location
 from irexec.errors import IRError
 from irexec.infer import infer_model
 from irexec.ir.model import Model
-from irexec.ops.availability import cannot_run_message
+from irexec.availability import cannot_run_message
 from irexec.runtime.compiled_model import CompiledModel
 from irexec.runtime.results import DEVICES, check_device
 

@@ -16,7 +16,7 @@ from collections import Counter
 from irexec.cli import common, describe
 from irexec.cli.columns import aligned
 from irexec.ir.model import Model, OutputPort
-from irexec.ops.availability import not_run_summary
+from irexec.availability import not_run_summary
 from irexec.runtime.plan import output_names
 
 SHOWN_VALUES = 6  # a constant's first values in the text

@@ -28,7 +28,8 @@ from irexec.ir.checks import Wiring, check_graph
 from irexec.ir.element_type import ElementType
 from irexec.ir.model import Body, InputPort, Model, Node, OutputPort, PortMapping, RtInfo
 from irexec.ir.shape import PartialShape
-from irexec.ops import availability, registry
+from irexec import availability
+from irexec.ops import registry
 
 SUPPORTED_VERSIONS = (10, 11)
 # libxml2 keeps an element's line in 16 bits: from line 65535 on, every element claims 65535, so

@@ -22,6 +22,7 @@ import threading
 from pathlib import Path
 
 from irexec.diagnostics import codes
+from irexec.ops import spec as spec_module
 from irexec.ops.spec import Op
 
 # lower-case type or alias -> {(family, since): op class}
@@ -68,6 +69,12 @@ def register(op: type[Op]) -> type[Op]:
     for name in (spec.type, *spec.aliases):
         _REGISTRY.setdefault(name.lower(), {})[(spec.family, spec.since)] = op
     return op
+
+
+# Ops declared with ``irexec.ops.spec.register`` (every built-in op module) come here.
+spec_module._SINK.append(register)
+while spec_module._DECLARED:
+    register(spec_module._DECLARED.pop(0))
 
 
 def unregister(op: type[Op]) -> None:

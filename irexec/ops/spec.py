@@ -311,3 +311,22 @@ class Op:
     # ``openvino_refuses(node) -> str | None``: why OpenVINO's CPU plugin cannot be used as an
     # oracle for this layer (it crashes or refuses), for `irexec compare`.
     openvino_refuses: ClassVar[Callable | None] = None
+
+
+# --- declaring ops --------------------------------------------------------------------------------
+# Op modules declare their ops here, not in the registry: the registry imports the op modules,
+# so an op module importing the registry back would close an import circle. The registry hands
+# in its own function when it is imported; ops declared before that wait in ``_DECLARED``.
+
+_DECLARED: list[type[Op]] = []
+_SINK: list[Callable[[type[Op]], object]] = []
+
+
+def register(op: type[Op]) -> type[Op]:
+    """Register an op class with the registry (usable as a decorator)."""
+    if _SINK:
+        _SINK[0](op)
+    else:
+        _DECLARED.append(op)
+    return op
+

@@ -142,7 +142,7 @@ def test_an_opset_openvino_does_not_have(tmp_path):
 
 
 def test_a_wrongly_cased_type_suggests_the_right_case():
-    from irexec.ops.availability import closest
+    from irexec.availability import closest
 
     assert closest("relu") == "Relu" and closest("REVERSESEQUENCE") == "ReverseSequence"
     assert closest("Frobnicate") is None

@@ -6,7 +6,7 @@ import numpy as np
 
 from irexec.diagnostics.codes import ERROR, Code
 from irexec.kernels import floatmath
-from irexec.ops.registry import register
+from irexec.ops.spec import register
 from irexec.ops.spec import NUMERIC, Attr, Input, Op, OpSpec, Output, TypeVar
 
 T = TypeVar("T", NUMERIC)

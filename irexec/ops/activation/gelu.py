@@ -2,7 +2,7 @@
 
 from irexec.kernels import floatmath
 from irexec.ops.activation.unary import gelu_erf, gelu_tanh
-from irexec.ops.registry import register
+from irexec.ops.spec import register
 from irexec.ops.spec import REAL, Attr, Input, Op, OpSpec, Output, TypeVar
 
 T = TypeVar("T", REAL)

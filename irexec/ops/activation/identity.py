@@ -2,7 +2,7 @@
 
 import numpy as np
 
-from irexec.ops.registry import register
+from irexec.ops.spec import register
 from irexec.ops.spec import ANY, Input, Op, OpSpec, Output
 
 

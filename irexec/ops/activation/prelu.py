@@ -7,7 +7,7 @@ from irexec.errors import OpError
 from irexec.ir import shape_rules
 from irexec.ir.shape import PartialShape
 from irexec.kernels import floatmath
-from irexec.ops.registry import register
+from irexec.ops.spec import register
 from irexec.ops.spec import NUMERIC, Input, Op, OpSpec, Output, TypeVar
 
 T = TypeVar("T", NUMERIC)

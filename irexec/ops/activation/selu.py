@@ -4,7 +4,7 @@ import numpy as np
 
 from irexec.kernels import floatmath
 from irexec.ops.activation.params import ONE_ELEMENT, check_one_element
-from irexec.ops.registry import register
+from irexec.ops.spec import register
 from irexec.ops.spec import REAL, SCALAR_OR_VECTOR, Input, Op, OpSpec, Output, TypeVar
 
 T = TypeVar("T", REAL)

@@ -6,7 +6,7 @@ import numpy as np
 
 from irexec.ir import shape_rules
 from irexec.kernels import buffers, floatmath
-from irexec.ops.registry import register
+from irexec.ops.spec import register
 from irexec.ops.spec import REAL, Attr, Input, Op, OpSpec, Output, TypeVar
 
 T = TypeVar("T", REAL)

@@ -10,7 +10,7 @@ import numpy as np
 
 from irexec.kernels import floatmath
 from irexec.kernels.special import erf
-from irexec.ops.registry import register
+from irexec.ops.spec import register
 from irexec.ops.spec import NUMERIC, REAL, Input, Op, OpSpec, Output, TypeVar
 
 _SQRT1_2 = 1.0 / math.sqrt(2.0)

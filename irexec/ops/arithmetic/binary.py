@@ -17,7 +17,7 @@ from irexec.ir.element_type import plain_values
 from irexec.kernels import elementwise as ew
 from irexec.kernels import in_place
 from irexec.ops import rules
-from irexec.ops.registry import register
+from irexec.ops.spec import register
 from irexec.ops.spec import NUMERIC, Attr, Input, Op, OpSpec, Output, TypeVar
 
 T = TypeVar("T", NUMERIC)

@@ -7,7 +7,7 @@ from irexec.ir.shape_rules import normalize_axis
 from irexec.errors import OpError
 from irexec.ops import rules
 from irexec.ops.domains import as_int64
-from irexec.ops.registry import register
+from irexec.ops.spec import register
 from irexec.ops.spec import INTEGER, NUMERIC, SCALAR, Attr, Input, Op, OpSpec, Output, TypeVar
 
 T = TypeVar("T", NUMERIC)

@@ -16,7 +16,7 @@ from irexec.kernels import elementwise as ew
 from irexec.kernels import in_place
 from irexec.kernels.erf import erf as erf64
 from irexec.kernels.erf import erf32
-from irexec.ops.registry import register
+from irexec.ops.spec import register
 from irexec.ops.spec import NUMERIC, Attr, Input, Op, OpSpec, Output, TypeVar
 
 T = TypeVar("T", NUMERIC)

@@ -19,7 +19,7 @@ from irexec.ir import element_type as et_table
 from irexec.ir.element_type import plain_values
 from irexec.kernels import elementwise as ew
 from irexec.ops import rules
-from irexec.ops.registry import register
+from irexec.ops.spec import register
 from irexec.ops.spec import INTEGER, Input, Op, OpSpec, Output, Types, TypeVar
 
 T = TypeVar("T", Types("integer_or_boolean"))

@@ -13,7 +13,7 @@ import numpy as np
 from irexec.ir.element_type import plain_values
 from irexec.kernels import elementwise as ew
 from irexec.ops import rules
-from irexec.ops.registry import register
+from irexec.ops.spec import register
 from irexec.ops.spec import REAL, Attr, Input, Op, OpSpec, Output, Types, TypeVar
 
 T = TypeVar("T", Types("numeric_or_boolean"))

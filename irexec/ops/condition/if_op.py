@@ -6,7 +6,7 @@ import numpy as np
 
 from irexec.diagnostics.codes import ERROR, Code
 from irexec.ops.infrastructure import subgraph
-from irexec.ops.registry import register
+from irexec.ops.spec import register
 from irexec.ops.spec import BOOLEAN, SCALAR_OR_VECTOR, Input, Op, OpSpec, Output, TensorType
 
 BRANCHES_DIFFER = Code("IR360", "if-branches-differ", ERROR,

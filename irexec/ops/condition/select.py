@@ -11,7 +11,7 @@ import numpy as np
 
 from irexec.ir import shape_rules
 from irexec.ops import rules
-from irexec.ops.registry import register
+from irexec.ops.spec import register
 from irexec.ops.spec import BOOLEAN, Input, Op, OpSpec, Output, Types, TypeVar
 
 T = TypeVar("T", Types("numeric_or_boolean"))

@@ -3,7 +3,7 @@ to its data)."""
 
 from irexec.ops import windows
 from irexec.ops.convolution import common
-from irexec.ops.registry import register
+from irexec.ops.spec import register
 from irexec.ops.spec import INTEGER, VECTOR, Attr, Input, Op, OpSpec, Output, Rank, TypeVar
 
 T = TypeVar("T", windows.ARITH)

@@ -3,7 +3,7 @@
 from irexec.ops import windows
 from irexec.ops.convolution import common
 from irexec.ops.convolution.convolution_backprop_data import OUTPUT_PADDING
-from irexec.ops.registry import register
+from irexec.ops.spec import register
 from irexec.ops.spec import INTEGER, VECTOR, Input, Op, OpSpec, Output, Rank, TypeVar
 
 T = TypeVar("T", windows.ARITH)

@@ -9,7 +9,7 @@ from irexec.errors import OpError
 from irexec.ir.element_type import from_dtype
 from irexec.ir.shape import Dimension, PartialShape
 from irexec.kernels.convert import convert
-from irexec.ops.registry import register
+from irexec.ops.spec import register
 from irexec.ops.rules import check_output_size
 from irexec.ops.spec import NUMERIC, SCALAR, Attr, Input, Op, OpSpec, Output, TensorType, TypeVar
 

@@ -19,7 +19,7 @@ from irexec.ir.shape_rules import normalize_axis
 from irexec.kernels import interpolate as kernel
 from irexec.ops import windows
 from irexec.ops.domains import as_int64
-from irexec.ops.registry import register
+from irexec.ops.spec import register
 from irexec.ops.spec import (INTEGER, REAL, VECTOR, Attr, Input, Op, OpSpec, Output, TensorType,
                              TypeVar)
 

@@ -3,7 +3,7 @@
 import functools
 
 from irexec.ir.shape import PartialShape
-from irexec.ops.registry import register
+from irexec.ops.spec import register
 from irexec.ops.spec import Attr, Op, OpSpec, Output, TensorType
 
 

@@ -4,7 +4,7 @@ when to stop, read the current iteration, and carry values along back edges."""
 import numpy as np
 
 from irexec.ops.infrastructure import subgraph
-from irexec.ops.registry import register
+from irexec.ops.spec import register
 from irexec.ops.spec import BOOLEAN, SCALAR_OR_VECTOR, Input, Op, OpSpec, Output, TypeSet
 from irexec.ops.spec import TensorType
 

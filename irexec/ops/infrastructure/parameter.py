@@ -2,7 +2,7 @@
 
 from irexec.ir.element_type import ElementType
 from irexec.ir.shape import PartialShape
-from irexec.ops.registry import register
+from irexec.ops.spec import register
 from irexec.ops.spec import Attr, Op, OpSpec, Output, TensorType
 
 

@@ -1,6 +1,6 @@
 """Result-1: a model output."""
 
-from irexec.ops.registry import register
+from irexec.ops.spec import register
 from irexec.ops.spec import Attr, Input, Op, OpSpec
 
 

@@ -2,7 +2,7 @@
 iteration to the next along back edges (irexec/ops/infrastructure/subgraph.py has the rules)."""
 
 from irexec.ops.infrastructure import subgraph
-from irexec.ops.registry import register
+from irexec.ops.spec import register
 from irexec.ops.spec import Input, Op, OpSpec, Output
 
 

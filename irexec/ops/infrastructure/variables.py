@@ -6,7 +6,7 @@ belong to the infer request (``compiled(...)`` uses the compiled model's own req
 import numpy as np
 
 from irexec.kernels import state
-from irexec.ops.registry import register
+from irexec.ops.spec import register
 from irexec.ops.spec import Attr, Input, Op, OpSpec, Output, TensorType
 
 VARIABLE_ID = Attr("variable_id", "string", doc="the variable's name, shared by its ReadValue "

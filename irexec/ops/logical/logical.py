@@ -7,7 +7,7 @@ import numpy as np
 
 from irexec.kernels import elementwise as ew
 from irexec.ops import rules
-from irexec.ops.registry import register
+from irexec.ops.spec import register
 from irexec.ops.spec import BOOLEAN, Input, Op, OpSpec, Output
 
 

@@ -8,7 +8,7 @@ from irexec.diagnostics.codes import ERROR, Code
 from irexec.errors import OpError
 from irexec.ir.shape import Dimension, PartialShape
 from irexec.ir.shape_rules import broadcast_numpy
-from irexec.ops.registry import register
+from irexec.ops.spec import register
 from irexec.ops.rules import check_output_size
 from irexec.ops.spec import NUMERIC, Attr, Input, Op, OpSpec, Output, TensorType, TypeVar
 

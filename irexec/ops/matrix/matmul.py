@@ -7,7 +7,7 @@ from irexec.ir import shape_rules
 from irexec.ir.shape import Dimension, PartialShape
 from irexec.kernels.numeric import compute_dtype, finish
 from irexec.ops import windows
-from irexec.ops.registry import register
+from irexec.ops.spec import register
 from irexec.ops.spec import Attr, Input, Op, OpSpec, Output, TensorType, TypeVar
 
 T = TypeVar("T", windows.ARITH)

@@ -15,7 +15,7 @@ from irexec.ir.shape import Dimension, PartialShape
 from irexec.kernels.strided_copy import transposed
 from irexec.ops.domains import SmallInts
 from irexec.ops.openvino_cpu import refuses
-from irexec.ops.registry import register
+from irexec.ops.spec import register
 from irexec.ops.spec import (ANY, INTEGER, VECTOR, Input, Op, OpSpec, Output, Rank, TensorType,
                              TypeVar)
 from irexec.ops.values import ints

@@ -18,7 +18,7 @@ from irexec.ir.shape_rules import broadcast_numpy
 from irexec.kernels import buffers
 from irexec.ops.domains import ExpandedShape, UniqueAxes
 from irexec.ops.openvino_cpu import refuses
-from irexec.ops.registry import register
+from irexec.ops.spec import register
 from irexec.ops.spec import (ANY, INTEGER, SCALAR_OR_VECTOR, VECTOR, Attr, Input, Op, OpSpec,
                              Output, TensorType, TypeVar)
 from irexec.ops.values import ints

@@ -2,10 +2,8 @@
 
 import numpy as np
 
-from irexec.kernels import buffers
 from irexec.ops import rules
-from irexec.ops.registry import register
-from irexec.ops.spec import Attr, Input, Op, OpSpec, Output, TypeVar
+from irexec.ops.spec import Attr, Input, Op, OpSpec, Output, TypeVar, register
 
 T = TypeVar("T")
 
@@ -28,9 +26,4 @@ class Concat(Op):
 
     @staticmethod
     def kernel(*inputs, axis):
-        first = inputs[0]
-        a = axis % first.ndim
-        shape = first.shape[:a] + (sum(x.shape[a] for x in inputs),) + first.shape[a + 1:]
-        out = buffers.empty(shape, first.dtype)  # reused memory when a call is running
-        np.concatenate(inputs, axis=a, out=out)
-        return out
+        return np.concatenate(inputs, axis=axis)

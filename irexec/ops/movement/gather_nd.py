@@ -21,7 +21,7 @@ from irexec.kernels import buffers
 from irexec.ops.domains import Indices
 from irexec.ops.movement.gather import index_values
 from irexec.ops.openvino_cpu import refuses
-from irexec.ops.registry import register
+from irexec.ops.spec import register
 from irexec.ops.spec import (ANY, INTEGER, Attr, Input, Op, OpSpec, Output, Rank, TensorType,
                              TypeVar)
 

@@ -4,7 +4,7 @@ import numpy as np
 
 from irexec.errors import OpError
 from irexec.ir.shape import PartialShape
-from irexec.ops.registry import register
+from irexec.ops.spec import register
 from irexec.ops.spec import (NUMERIC, SCALAR, VECTOR, Input, Op, OpSpec, Output, Rank, TensorType,
                              TypeVar)
 

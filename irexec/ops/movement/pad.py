@@ -15,7 +15,7 @@ from irexec.ir.shape import Dimension, PartialShape
 from irexec.kernels.pad import pad
 from irexec.ops.domains import PadSizes
 from irexec.ops.openvino_cpu import refuses
-from irexec.ops.registry import register
+from irexec.ops.spec import register
 from irexec.ops.spec import (ANY, INTEGER, SCALAR, VECTOR, Attr, Input, Op, OpSpec, Output,
                              TensorType, TypeVar)
 from irexec.ops.values import ints

@@ -9,7 +9,7 @@ from irexec.kernels import in_place
 from irexec.kernels.flip import flip
 from irexec.kernels.flip_inplace import flip_in_place
 from irexec.ops.domains import AxisIndices, AxisMask, as_int64
-from irexec.ops.registry import register
+from irexec.ops.spec import register
 from irexec.ops.spec import ANY, BOOLEAN, INTEGER, VECTOR, Attr, ByAttr, Input, Op, OpSpec, Output
 
 AXES = AxisIndices(0)

@@ -10,7 +10,7 @@ from irexec.ir.shape import PartialShape
 from irexec.ir.shape_rules import normalize_axis
 from irexec.kernels.reverse_subsequences import reverse_subsequences
 from irexec.ops.domains import SequenceLengths
-from irexec.ops.registry import register
+from irexec.ops.spec import register
 from irexec.ops.spec import ANY, NUMERIC, VECTOR, Attr, Input, Op, OpSpec, Output, Rank, TensorType
 
 ZERO_LENGTH = Code("IR309", "zero-sequence-length", WARNING,

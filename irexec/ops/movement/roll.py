@@ -13,7 +13,7 @@ from irexec.ir.shape_rules import normalize_axes
 from irexec.kernels import buffers
 from irexec.ops.domains import AxisIndices, SmallInts
 from irexec.ops.openvino_cpu import refuses
-from irexec.ops.registry import register
+from irexec.ops.spec import register
 from irexec.ops.spec import (ANY, SCALAR_OR_VECTOR, SHAPE_INDEX, Input, Op, OpSpec, Output,
                              TypeVar)
 from irexec.ops.values import ints

@@ -21,7 +21,7 @@ from irexec.ops.domains import Indices
 from irexec.ops.movement.gather import index_values
 from irexec.ops.movement.gather_nd import check_tuples, tuple_rows
 from irexec.ops.openvino_cpu import refuses
-from irexec.ops.registry import register
+from irexec.ops.spec import register
 from irexec.ops.spec import (ANY, INTEGER, SHAPE_INDEX, Attr, Input, Op, OpSpec, Output, Rank,
                              TensorType, TypeVar)
 

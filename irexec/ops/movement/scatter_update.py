@@ -18,7 +18,7 @@ from irexec.kernels import buffers
 from irexec.ops.domains import AxisIndices, Indices
 from irexec.ops.movement.gather import check_range, index_values
 from irexec.ops.openvino_cpu import refuses
-from irexec.ops.registry import register
+from irexec.ops.spec import register
 from irexec.ops.spec import ANY, INTEGER, SCALAR_OR_VECTOR, Input, Op, OpSpec, Output, TypeVar
 from irexec.ops.values import scalar
 

@@ -13,7 +13,7 @@ from irexec.errors import OpError
 from irexec.ir.shape_rules import normalize_axis
 from irexec.kernels.strided_copy import transposed
 from irexec.ops.openvino_cpu import refuses
-from irexec.ops.registry import register
+from irexec.ops.spec import register
 from irexec.ops.spec import ANY, Attr, Input, Op, OpSpec, Output, Rank, TypeVar
 
 T = TypeVar("T", ANY)

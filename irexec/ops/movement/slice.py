@@ -16,7 +16,7 @@ from irexec.ir.shape_rules import normalize_axis
 from irexec.kernels import views
 from irexec.ops.domains import SmallInts, UniqueAxes
 from irexec.ops.openvino_cpu import refuses
-from irexec.ops.registry import register
+from irexec.ops.spec import register
 from irexec.ops.spec import (ANY, INTEGER, VECTOR, Input, Op, OpSpec, Output, Rank, TensorType,
                              TypeVar)
 from irexec.ops.values import ints

@@ -11,7 +11,7 @@ from irexec.kernels import buffers
 from irexec.ops.domains import SmallInts, UniqueAxes
 from irexec.ops.movement.slice import BOUNDS, slice_shape, slices
 from irexec.ops.openvino_cpu import refuses
-from irexec.ops.registry import register
+from irexec.ops.spec import register
 from irexec.ops.spec import (ANY, INTEGER, VECTOR, Input, Op, OpSpec, Output, Rank, TensorType,
                              TypeVar)
 

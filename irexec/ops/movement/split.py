@@ -11,7 +11,7 @@ from irexec.ir.shape_rules import normalize_axis
 from irexec.kernels import views
 from irexec.ops.domains import AxisIndices
 from irexec.ops.openvino_cpu import refuses
-from irexec.ops.registry import register
+from irexec.ops.spec import register
 from irexec.ops.spec import (ANY, INTEGER, SCALAR_OR_VECTOR, Attr, Input, Op, OpSpec, Output,
                              TensorType, TypeVar)
 from irexec.ops.values import scalar

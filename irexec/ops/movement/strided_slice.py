@@ -23,7 +23,7 @@ from irexec.ops.domains import SmallInts
 from irexec.ops.movement.slice import (UNBOUNDED, as_slice, check_lengths, check_steps,
                                        first_and_count, sliced_dim)
 from irexec.ops.openvino_cpu import refuses
-from irexec.ops.registry import register
+from irexec.ops.spec import register
 from irexec.ops.spec import (ANY, INTEGER, VECTOR, Attr, Input, Op, OpSpec, Output, TensorType,
                              TypeVar)
 from irexec.ops.values import ints

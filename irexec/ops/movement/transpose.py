@@ -13,7 +13,7 @@ from irexec.kernels import buffers
 from irexec.kernels.strided_copy import copy_into
 from irexec.ops.domains import Permutation
 from irexec.ops.openvino_cpu import refuses
-from irexec.ops.registry import register
+from irexec.ops.spec import register
 from irexec.ops.spec import (ANY, INTEGER, VECTOR, Input, Op, OpSpec, Output, TensorType,
                              TypeVar)
 from irexec.ops.values import ints

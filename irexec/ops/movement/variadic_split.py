@@ -12,7 +12,7 @@ from irexec.kernels import views
 from irexec.ops.domains import AxisIndices, SplitLengths
 from irexec.ops.movement.split import split_axis
 from irexec.ops.openvino_cpu import refuses
-from irexec.ops.registry import register
+from irexec.ops.spec import register
 from irexec.ops.spec import (ANY, INTEGER, SCALAR_OR_VECTOR, VECTOR, Input, Op, OpSpec, Output,
                              TensorType, TypeVar)
 from irexec.ops.values import ints, scalar

@@ -4,7 +4,7 @@ import numpy as np
 
 from irexec.kernels.numeric import compute_dtype, finish
 from irexec.ops import windows
-from irexec.ops.registry import register
+from irexec.ops.spec import register
 from irexec.ops.spec import Attr, Input, Op, OpSpec, Output, Rank, TypeVar
 
 T = TypeVar("T", windows.REAL)

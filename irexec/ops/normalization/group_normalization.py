@@ -7,7 +7,7 @@ from irexec.diagnostics.codes import ERROR, Code
 from irexec.errors import OpError
 from irexec.kernels.numeric import compute_dtype, finish
 from irexec.ops import windows
-from irexec.ops.registry import register
+from irexec.ops.spec import register
 from irexec.ops.spec import VECTOR, Attr, Input, Op, OpSpec, Output, Rank, TensorType, TypeVar
 
 T = TypeVar("T", windows.REAL)

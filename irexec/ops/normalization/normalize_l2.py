@@ -6,7 +6,7 @@ from irexec.ir.shape_rules import normalize_axes
 from irexec.kernels.numeric import compute_dtype, finish
 from irexec.ops import windows
 from irexec.ops.domains import AxisIndices, as_int64
-from irexec.ops.registry import register
+from irexec.ops.spec import register
 from irexec.ops.spec import INTEGER, SCALAR_OR_VECTOR, Attr, Input, Op, OpSpec, Output, TypeVar
 
 T = TypeVar("T", windows.REAL)

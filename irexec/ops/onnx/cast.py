@@ -7,7 +7,7 @@ support yet; they are accepted and have no effect."""
 
 from irexec.kernels.convert import convert
 from irexec.ops.type.convert import infer_conversion
-from irexec.ops.registry import register
+from irexec.ops.spec import register
 from irexec.ops.spec import CONVERTIBLE, Attr, Input, Op, OpSpec, Output
 
 

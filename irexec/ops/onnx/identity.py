@@ -3,7 +3,7 @@ ONNX model is converted to IR (``irexec convert``)."""
 
 import numpy as np
 
-from irexec.ops.registry import register
+from irexec.ops.spec import register
 from irexec.ops.spec import ANY, Input, Op, OpSpec, Output
 
 

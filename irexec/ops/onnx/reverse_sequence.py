@@ -14,7 +14,7 @@ from irexec.errors import OpError
 from irexec.kernels.reverse_subsequences import reverse_subsequences
 from irexec.ops.domains import SequenceLengths
 from irexec.ops.movement.reverse_sequence import SAME_AXIS, merge_batch_dim
-from irexec.ops.registry import register
+from irexec.ops.spec import register
 from irexec.ops.spec import ANY, VECTOR, Attr, Input, Op, OpSpec, Output, Rank, TensorType, TypeSet
 
 # ReverseSequence-10's data types (bfloat16 arrives in -28); strings are object arrays of str.

@@ -6,7 +6,7 @@ import numpy as np
 
 from irexec.ir.shape import Dimension
 from irexec.kernels.reverse_subsequences import reverse_subsequences
-from irexec.ops.registry import register
+from irexec.ops.spec import register
 from irexec.ops.domains import FibreLengths
 from irexec.ops.spec import Attr, Input, Op, OpSpec, Output, Rank, TensorType, TypeSet
 

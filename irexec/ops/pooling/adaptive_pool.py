@@ -7,7 +7,7 @@ from irexec.ir.shape import Dimension, PartialShape
 from irexec.kernels import adaptive_pool
 from irexec.ops import windows
 from irexec.ops.domains import as_int64
-from irexec.ops.registry import register
+from irexec.ops.spec import register
 from irexec.ops.spec import (SHAPE_INDEX, VECTOR, Attr, Input, Op, OpSpec, Output, Rank, TensorType,
                              TypeVar)
 

@@ -5,7 +5,7 @@ from irexec.ir.element_type import ElementType
 from irexec.kernels import pool
 from irexec.ops import windows
 from irexec.ops.pooling import common
-from irexec.ops.registry import register
+from irexec.ops.spec import register
 from irexec.ops.spec import Attr, Input, Op, OpSpec, Output, Rank, TensorType, TypeVar
 
 T = TypeVar("T", windows.ARITH)

@@ -13,7 +13,7 @@ import numpy as np
 from irexec.diagnostics.codes import ERROR, Code
 from irexec.kernels import floatmath
 from irexec.ops import rules
-from irexec.ops.registry import register
+from irexec.ops.spec import register
 from irexec.ops.spec import Attr, Input, Op, OpSpec, Output, TypeSet, TypeVar
 
 T = TypeVar("T", TypeSet(("f16", "bf16", "f32")))

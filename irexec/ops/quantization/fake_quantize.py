@@ -6,7 +6,7 @@ import numpy as np
 
 from irexec.kernels import floatmath
 from irexec.ops import rules
-from irexec.ops.registry import register
+from irexec.ops.spec import register
 from irexec.ops.spec import REAL, Attr, Input, Op, OpSpec, Output, TypeVar
 
 T = TypeVar("T", REAL)

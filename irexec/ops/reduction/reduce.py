@@ -24,7 +24,7 @@ import numpy as np
 from irexec.kernels.numeric import compute_dtype, finish, is_float
 from irexec.ops import rules, windows
 from irexec.ops.domains import AxisIndices, as_int64
-from irexec.ops.registry import register
+from irexec.ops.spec import register
 from irexec.ops.spec import (BOOLEAN, INTEGER, SCALAR_OR_VECTOR, Attr, Input, Op, OpSpec, Output,
                              TypeSet, TypeVar)
 

@@ -4,7 +4,7 @@
 import numpy as np
 
 from irexec.ir.shape import PartialShape
-from irexec.ops.registry import register
+from irexec.ops.spec import register
 from irexec.ops.sequence import recurrent as rc
 from irexec.ops.spec import (REAL, Attr, Input, Op, OpSpec, Output, Rank, TensorType, TypeVar)
 

@@ -6,7 +6,7 @@ from irexec.diagnostics.codes import ERROR, Code
 from irexec.errors import OpError
 from irexec.ir.shape import Dimension, PartialShape
 from irexec.ops.domains import as_int64
-from irexec.ops.registry import register
+from irexec.ops.spec import register
 from irexec.ops.rules import check_output_size
 from irexec.ops.spec import (ANY, INTEGER, SCALAR, Attr, Input, Op, OpSpec, Output, TensorType,
                              TypeVar)

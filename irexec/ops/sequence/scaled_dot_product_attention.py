@@ -7,7 +7,7 @@ from irexec.ir import shape_rules
 from irexec.ir.shape import PartialShape
 from irexec.kernels.numeric import compute_dtype, finish
 from irexec.ops import windows
-from irexec.ops.registry import register
+from irexec.ops.spec import register
 from irexec.ops.spec import (SCALAR, Attr, Input, Op, OpSpec, Output, Rank, TensorType, TypeSet,
                              TypeVar)
 

@@ -6,7 +6,7 @@ import numpy as np
 
 from irexec.errors import OpError
 from irexec.ir.shape import Dimension, PartialShape
-from irexec.ops.registry import register
+from irexec.ops.spec import register
 from irexec.ops.sequence import recurrent as rc
 from irexec.ops.sequence.cells import _FORMATS, to_fico
 from irexec.ops.spec import (INTEGER, REAL, Attr, Input, Op, OpSpec, Output, Rank, TensorType,

@@ -16,7 +16,7 @@ from irexec.ir import shape_rules
 from irexec.ir.shape import Dimension, PartialShape
 from irexec.kernels import views
 from irexec.ops.domains import TargetShape
-from irexec.ops.registry import register
+from irexec.ops.spec import register
 from irexec.ops.spec import (ANY, INTEGER, SCALAR_OR_VECTOR, Attr, Input, Op, OpSpec, Output,
                              TensorType, TypeVar)
 from irexec.ops.values import ints

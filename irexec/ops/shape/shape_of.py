@@ -5,7 +5,7 @@ import numpy as np
 from irexec.ir.element_type import from_name
 from irexec.ir.shape import PartialShape
 from irexec.ops import bounds
-from irexec.ops.registry import register
+from irexec.ops.spec import register
 from irexec.ops.spec import ANY, Attr, Input, Op, OpSpec, Output, TensorType
 
 

@@ -6,7 +6,7 @@ from irexec.errors import OpError
 from irexec.ir.element_type import from_name
 from irexec.ir.shape import PartialShape
 from irexec.ops.condition.bucketize import compare_pair
-from irexec.ops.registry import register
+from irexec.ops.spec import register
 from irexec.ops.shape.shape_of import check_index_type
 from irexec.ops.spec import NUMERIC, Attr, Input, Op, OpSpec, Output, TensorType, TypeVar
 

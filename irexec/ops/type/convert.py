@@ -2,7 +2,7 @@
 
 from irexec.kernels.convert import convert, unsupported_reason
 from irexec.ops import bounds
-from irexec.ops.registry import register
+from irexec.ops.spec import register
 from irexec.ops.spec import CONVERTIBLE, Attr, Input, Op, OpSpec, Output, TensorType
 
 

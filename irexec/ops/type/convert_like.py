@@ -2,7 +2,7 @@
 
 from irexec.ir import element_type as et_table
 from irexec.kernels.convert import convert, unsupported_reason
-from irexec.ops.registry import register
+from irexec.ops.spec import register
 from irexec.ops.spec import CONVERTIBLE, Input, Op, OpSpec, Output, TensorType
 
 

@@ -12,7 +12,7 @@ from irexec.diagnostics.codes import ERROR, Code
 from irexec.ir import element_type as et_table
 from irexec.ir.element_type import ElementType
 from irexec.kernels.convert import convert
-from irexec.ops.registry import register
+from irexec.ops.spec import register
 from irexec.ops.spec import Attr, Input, Op, OpSpec, Output, TensorType, TypeSet
 
 SUPPORTED = ("boolean", "f16", "f32", "f64", "i4", "i8", "i16", "i32", "i64", "u1", "u4", "u8",
