@@ -278,7 +278,7 @@ def from_openvino_tensor(ov, tensor) -> np.ndarray:
         return np.array(tensor.str_data, dtype=object).reshape(shape)
     if et.dtype.type.__module__ == "numpy" and et.dtype.names is None:
         return np.array(tensor.data, copy=True)
-    raw = np.asarray(tensor.data).view(np.uint8).tobytes()
+    raw = np.asarray(tensor.data).reshape(-1).view(np.uint8).tobytes()
     return bin_layout.decode(et, raw, 0, len(raw), shape).copy()
 
 

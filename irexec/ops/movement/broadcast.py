@@ -94,6 +94,12 @@ def infer_broadcast(ctx):
         ctx.error("IR303", "mode explicit needs the axes_mapping input (the third)")
     values = ctx.input_value(1)
     n = ctx.input_shape(1)
+    if values is None and mode in ("numpy", "bidirectional") and data.shape.rank_is_static:
+        bounded = ctx.input_as_shape(1)  # a target computed from ShapeOf: its bounds as dims
+        if bounded is not None and bounded.rank_is_static:
+            if mode == "bidirectional":
+                return [TensorType(data.element_type, broadcast_numpy(data.shape, bounded))]
+            return [TensorType(data.element_type, bounded)]
     if values is None:
         if n.rank_is_static and n[0].is_static:
             rank = n[0].min

@@ -96,6 +96,25 @@ def _unknown_target(pattern_shape: PartialShape) -> PartialShape:
     return PartialShape([Dimension.dynamic()] * n.min) if n.is_static else PartialShape.dynamic()
 
 
+def _bounded_target(shape: PartialShape, bounds, special_zero: bool) -> PartialShape:
+    """The output when inference knows only bounds of the target (a shape computed from
+    ShapeOf): exact entries as sizes (a copying 0 copies the data's dim), the others as the
+    intervals their bounds allow; -1 and entries that may be negative stay dynamic."""
+    rank = len(shape) if shape.rank_is_static else None
+    dims = []
+    for i, (lo, hi) in enumerate(zip(bounds[0].reshape(-1), bounds[1].reshape(-1))):
+        if lo == hi and lo >= 0:
+            v = int(lo)
+            copy = v == 0 and special_zero
+            dims.append((shape[i] if rank is not None and i < rank else Dimension.dynamic())
+                        if copy else Dimension.static(v))
+        elif lo >= 1:
+            dims.append(Dimension(int(lo), int(hi) if hi != float("inf") else None))
+        else:
+            dims.append(Dimension.dynamic())
+    return PartialShape(dims)
+
+
 @register
 class Reshape(Op):
     spec = OpSpec(
@@ -121,7 +140,10 @@ class Reshape(Op):
     def infer(ctx):
         data = ctx.input_type(0)
         pattern = ctx.input_value(1)
-        if pattern is None:
+        bounds = ctx.input_bounds(1) if pattern is None else None
+        if pattern is None and bounds is not None and bounds[0].ndim == 1:
+            shape = _bounded_target(data.shape, bounds, ctx.attrs["special_zero"])
+        elif pattern is None:
             shape = _unknown_target(ctx.input_shape(1))
         else:
             values = ints(pattern)
