@@ -77,3 +77,29 @@ def test_openvino_on_converted_ir_equals_onnxruntime(tmp_path, case):
     for g, w in zip(got, want):
         assert g.dtype == w.dtype
         np.testing.assert_array_equal(g, w)
+
+
+def test_seeded_inputs_are_the_same_for_the_onnx_model_and_its_conversion(tmp_path):
+    """Generated inputs depend on each input's name, type, shape and domain, not on where the model
+    came from: the ONNX file and the IR `irexec convert` wrote get the same inputs, so the same
+    outputs, from one seed (and another seed gives other inputs)."""
+    from irexec.runtime.inputs import make_inputs
+
+    src, xml = _convert(chain_model(), tmp_path)
+    for seed in (0, 3):
+        from_onnx = make_inputs(irexec.read_model(src), {}, seed)
+        from_ir = make_inputs(irexec.read_model(xml), {}, seed)
+        assert set(from_onnx) == set(from_ir) == {"x", "lens"}
+        for name in from_onnx:
+            np.testing.assert_array_equal(from_onnx[name], from_ir[name])
+    outs = {}
+    for path in (src, xml):
+        out = tmp_path / f"{path.suffix[1:]}.npz"
+        assert main(["run", str(path), "--seed", "3", "-o", str(out)]) == 0
+        with np.load(out) as saved:
+            outs[path.suffix] = {k: saved[k] for k in saved.files}
+    assert outs[".onnx"].keys() == outs[".xml"].keys()
+    for name in outs[".onnx"]:
+        np.testing.assert_array_equal(outs[".onnx"][name], outs[".xml"][name])
+    other = make_inputs(irexec.read_model(xml), {}, 4)
+    assert not np.array_equal(other["x"], make_inputs(irexec.read_model(xml), {}, 3)["x"])

@@ -82,7 +82,7 @@ def _spec(since: int, until: int | None, data_types) -> OpSpec:
         inputs=(
             Input("input", data_types, Rank(min=2), doc="the tensor to reverse, rank >= 2"),
             Input("sequence_lens", LENGTH_TYPES, VECTOR,
-                  domain=SequenceLengths(0, seq_axis="time_axis", low=0),
+                  domain=SequenceLengths(0, seq_axis="time_axis"),
                   doc="int64, one length per index along batch_axis, in [0, dim(time_axis)]; "
                       "0 reverses nothing"),
         ),
