@@ -35,3 +35,18 @@ class _NoSkips:
         if report.skipped and any(oracle in str(report.longrepr)
                                   for oracle in ("openvino", "onnx", "onnxruntime")):
             report.outcome = "failed"
+
+
+@pytest.fixture(autouse=True)
+def _ir113_has_an_op_irexec_lacks(request):
+    """IR113's fixture is a real OpenVINO op (Inverse) that irexec is made not to run while a test
+    parametrized with that code runs (tests/hidden_ops.py): IR113 stays testable when irexec runs
+    every op of OpenVINO's opsets."""
+    callspec = getattr(request.node, "callspec", None)
+    if callspec is None or callspec.params.get("code") != "IR113":
+        yield
+        return
+    from tests.hidden_ops import hidden
+
+    with hidden("Inverse"):
+        yield

@@ -1,7 +1,6 @@
-"""IR files full of OpenVINO ops irexec does not run (yet): blocks of Inverse (opset14)
-and ErfInv (opset17), which OpenVINO reads and runs. ``irexec info``, ``graph`` and ``validate``
-must still work on them. (When irexec runs Inverse or ErfInv, pick other single-input ops it
-lacks: GRN and MVN served here until irexec ran them.)"""
+"""IR files full of OpenVINO ops irexec is made not to run (tests/hidden_ops.py): blocks of
+Inverse (opset14) and ErfInv (opset17), which OpenVINO reads and runs. ``irexec info``, ``graph``
+and ``validate`` must still work on them."""
 
 from __future__ import annotations
 
