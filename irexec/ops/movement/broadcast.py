@@ -93,21 +93,17 @@ def infer_broadcast(ctx):
     if mode == "explicit" and ctx.num_inputs < 3:
         ctx.error("IR303", "mode explicit needs the axes_mapping input (the third)")
     values = ctx.input_value(1)
-    n = ctx.input_shape(1)
-    if values is None and mode in ("numpy", "bidirectional") and data.shape.rank_is_static:
-        bounded = ctx.input_as_shape(1)  # a target computed from ShapeOf: its bounds as dims
-        if bounded is not None and bounded.rank_is_static:
-            if mode == "bidirectional":
-                return [TensorType(data.element_type, broadcast_numpy(data.shape, bounded))]
-            return [TensorType(data.element_type, bounded)]
     if values is None:
-        if n.rank_is_static and n[0].is_static:
-            rank = n[0].min
-            if mode == "bidirectional" and data.shape.rank_is_static:
-                rank = max(rank, len(data.shape))
-            return [TensorType(data.element_type, PartialShape([None] * rank))]
-        return [TensorType(data.element_type, PartialShape.dynamic())]
-    target = PartialShape(target_values(values))
+        # Bounds of a computed shape (irexec/ops/bounds.py), or as many dynamic dims as the
+        # target has; nothing when not even its length is known.
+        target = ctx.input_as_shape(1)
+        if target is None:
+            return [TensorType(data.element_type, PartialShape.dynamic())]
+        if mode == "bidirectional" and data.shape.rank_is_static and len(data.shape) > len(
+                target):
+            target = PartialShape([None] * (len(data.shape) - len(target)) + list(target))
+    else:
+        target = PartialShape(target_values(values))
     shape = data.shape
     if not shape.rank_is_static:
         if mode == "bidirectional":

@@ -22,6 +22,7 @@ from irexec.ops.spec import (ANY, INTEGER, SCALAR_OR_VECTOR, Attr, Input, Op, Op
 from irexec.ops.values import ints
 
 T = TypeVar("T", ANY)
+EXACT = float(1 << 53)  # bounds beyond are no bounds (float64 holds every integer up to here)
 
 
 def _pattern_error(values, message: str, code: str = "IR327") -> OpError:
@@ -86,6 +87,57 @@ def target_shape(shape: PartialShape, values: tuple[int, ...], special_zero: boo
     return PartialShape._of(tuple(out))
 
 
+def bounded_target(shape: PartialShape, lows, highs, special_zero: bool) -> PartialShape:
+    """The output shape for a target known by a lower and an upper bound per element (computed
+    from a dynamic shape: irexec/ops/bounds.py). An element whose bounds agree is its value;
+    one whose bounds are sizes (>= 0; > 0 with special_zero) is a size in that interval; any
+    other might be -1 or a copying 0, and leaves its dim, and the element count, open. Nothing
+    some value within the bounds allows is refused."""
+    elements: list = []
+    for lo, hi in zip(lows.reshape(-1).tolist(), highs.reshape(-1).tolist()):
+        if lo == hi and abs(lo) <= EXACT:
+            elements.append(int(lo))
+        elif lo >= (1 if special_zero else 0):
+            elements.append(Dimension(int(lo), int(hi) if hi <= EXACT else None))
+        else:
+            elements.append(None)
+    known = tuple(e for e in elements if isinstance(e, int))
+    rank = len(shape) if shape.rank_is_static else None
+    shown = "[" + ", ".join("?" if e is None else str(e) for e in elements) + "]"
+    if known.count(-1) > 1 or any(v < -1 for v in known):
+        _check_pattern(known, None, False)
+    copied = {i for i, e in enumerate(elements) if e == 0 and special_zero}
+    if special_zero and rank is not None and any(i >= rank for i in copied):
+        _check_pattern(tuple(0 if i in copied else 1 for i in range(len(elements))), rank, True)
+    out = [shape[i] if i in copied and rank is not None else
+           Dimension.dynamic() if e is None or e == -1 or i in copied else
+           Dimension.static(e) if isinstance(e, int) else e for i, e in enumerate(elements)]
+    if rank is None or None in elements:
+        return PartialShape._of(tuple(out))
+    rest_in = shape_rules.product([d for i, d in enumerate(shape) if i not in copied])
+    minus = elements.index(-1) if -1 in elements else None
+    rest_out = shape_rules.product([d for i, d in enumerate(out) if i not in copied
+                                    and i != minus])
+    if minus is None:
+        if rest_in.merge(rest_out) is None:
+            raise OpError(f"target shape {shown} makes {rest_out} elements (besides copied "
+                          f"dims) but the data {shape} holds {rest_in}; a reshape keeps every "
+                          f"element", code="IR326")
+    elif rest_out.max == 0:
+        if rest_in.min > 0:
+            raise OpError(f"target shape {shown} cannot size its -1: the other sizes make 0 "
+                          f"elements but the data {shape} is not empty", code="IR326")
+        out[minus] = Dimension.static(1)
+    else:
+        lo = -(-rest_in.min // rest_out.max) if rest_out.max is not None else 0
+        hi = rest_in.max // rest_out.min if rest_in.max is not None and rest_out.min else None
+        if hi is not None and hi < lo:
+            raise OpError(f"target shape {shown} cannot size its -1: no element count of the "
+                          f"data {shape} fits", code="IR326")
+        out[minus] = Dimension(lo, hi)
+    return PartialShape._of(tuple(out))
+
+
 def _unknown_target(pattern_shape: PartialShape) -> PartialShape:
     """The output when the target's values are not known: as many dynamic dims as it has."""
     if not pattern_shape.rank_is_static:
@@ -94,25 +146,6 @@ def _unknown_target(pattern_shape: PartialShape) -> PartialShape:
         return PartialShape([])
     n = pattern_shape[0]
     return PartialShape([Dimension.dynamic()] * n.min) if n.is_static else PartialShape.dynamic()
-
-
-def _bounded_target(shape: PartialShape, bounds, special_zero: bool) -> PartialShape:
-    """The output when inference knows only bounds of the target (a shape computed from
-    ShapeOf): exact entries as sizes (a copying 0 copies the data's dim), the others as the
-    intervals their bounds allow; -1 and entries that may be negative stay dynamic."""
-    rank = len(shape) if shape.rank_is_static else None
-    dims = []
-    for i, (lo, hi) in enumerate(zip(bounds[0].reshape(-1), bounds[1].reshape(-1))):
-        if lo == hi and lo >= 0:
-            v = int(lo)
-            copy = v == 0 and special_zero
-            dims.append((shape[i] if rank is not None and i < rank else Dimension.dynamic())
-                        if copy else Dimension.static(v))
-        elif lo >= 1:
-            dims.append(Dimension(int(lo), int(hi) if hi != float("inf") else None))
-        else:
-            dims.append(Dimension.dynamic())
-    return PartialShape(dims)
 
 
 @register
@@ -141,8 +174,9 @@ class Reshape(Op):
         data = ctx.input_type(0)
         pattern = ctx.input_value(1)
         bounds = ctx.input_bounds(1) if pattern is None else None
-        if pattern is None and bounds is not None and bounds[0].ndim == 1:
-            shape = _bounded_target(data.shape, bounds, ctx.attrs["special_zero"])
+        if pattern is None and bounds is not None and ctx.input_shape(1).rank_is_static \
+                and len(ctx.input_shape(1)) == 1:
+            shape = bounded_target(data.shape, bounds[0], bounds[1], ctx.attrs["special_zero"])
         elif pattern is None:
             shape = _unknown_target(ctx.input_shape(1))
         else:

@@ -7,7 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from irexec.ir.shape import PartialShape
-from tests.ops.movement.cases import Param, run, same_error_both_ways, shape_of
+from tests.ops.movement.cases import Param, read_error, run, same_error_both_ways, shape_of
 from tests.ops.support import TYPE_NAMES, assert_same_bits, random_values
 
 A = np.array
@@ -86,12 +86,15 @@ def test_broadcast_bad_targets(mode, target, mapping, code):
     x = data(2, 3) if mode != "explicit" or len(mapping) == 2 else data(2)
     extra = [] if mapping is None else [A(mapping)]
     same_error_both_ways("Broadcast", [Param(x), A(target), *extra],
-                         [Param(x), Param(A(target)), *extra], code, mode=mode)
+                         [Param(x), Param(A(target), shape=[-1]), *extra], code, mode=mode)
 
 
 def test_broadcast_unknown_target():
+    """A target of known length: the data's dims still show where they must land."""
     assert shape_of("Broadcast", Param(data(2, 3)), Param(A([4, 2, 3])), mode="numpy") == \
-        PartialShape([-1, -1, -1])
+        PartialShape([-1, 2, 3])
+    assert read_error("Broadcast", Param(data(2, 3)), Param(A([4])), mode="numpy").code == \
+        "IR307"  # three dims cannot come from one
 
 
 @settings(max_examples=50, deadline=None)

@@ -131,3 +131,25 @@ def test_property_equals_numpy_reshape(shape, draw):
     target = np.array(sizes, np.int64)
     out = run("Reshape", Param(x), Param(target) if as_param else target, special_zero=False)
     assert_same_bits(out, x.reshape(sizes))
+
+
+def test_a_computed_target_with_minus_one_is_sized_from_bounds():
+    """x [1..8, 12, 64] reshaped to Concat(x.shape[1] * x.shape[2], -1): the -1 is the batch,
+    1..8 (the target's first value is exact from the static dims; its count bounds the -1)."""
+    import irexec
+    from irexec.builder import ModelBuilder
+
+    def dim_of(b, x, index):
+        shape = b.op("ShapeOf", x, version="opset3")
+        return b.op("Gather", shape, b.constant(np.array([index])), b.constant(np.array(0)),
+                    version="opset8")
+
+    b = ModelBuilder()
+    x = b.parameter("x", "f32", [(1, 8), 12, 64])
+    inner = b.op("Multiply", dim_of(b, x, 1), dim_of(b, x, 2))
+    target = b.op("Concat", inner, b.constant(np.array([-1])), axis=0)
+    b.result(b.op("Reshape", x, target, special_zero=False, name="y"), "out")
+    model = b.build()
+    assert model.outputs[0].partial_shape == PartialShape([768, (1, 8)])
+    out = irexec.compile_model(model)({"x": data(3, 12, 64)})["y"]
+    assert out.shape == (768, 3)
