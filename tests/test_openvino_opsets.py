@@ -98,3 +98,26 @@ def test_openvinos_ir_reader_agrees(tmp_path, type_, n):
         message = str(e)
     lacks = f"Opset opset{n} doesn't contain the operation with type: {type_}" in message
     assert lacks == (type_ not in OPSETS[n]), message
+
+
+def test_the_registry_serves_an_op_in_exactly_the_opsets_openvino_puts_it_in():
+    """An op type irexec registers in the opset family resolves for ``opsetN`` exactly when
+    OpenVINO's opsetN holds it (Relu is not in opset17, RNNCell not in opset2): a version
+    OpenVINO rejects is rejected with the opsets that hold the type."""
+    from irexec.ops import registry
+
+    wrong = []
+    for op_type in registry.registered_types(registry.OPSET):
+        for n in sorted(OPSETS):
+            try:
+                registry.lookup(op_type, f"opset{n}")
+                served = True
+            except registry.LookupFailure as e:
+                served = False
+                if op_type in set().union(*OPSETS.values()) and op_type not in OPSETS[n]:
+                    assert "opset" in str(e)
+            if served != (op_type in OPSETS[n]):
+                wrong.append((op_type, n, served))
+    assert wrong == []
+    with pytest.raises(registry.LookupFailure, match=r"not in opset17 .*opset1-opset16"):
+        registry.lookup("Relu", "opset17")

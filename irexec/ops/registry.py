@@ -23,6 +23,7 @@ from pathlib import Path
 
 from irexec.diagnostics import codes
 from irexec.ops import spec as spec_module
+from irexec.ops.openvino_opsets import OPSETS
 from irexec.ops.spec import Op
 
 # lower-case type or alias -> {(family, since): op class}
@@ -139,12 +140,29 @@ def lookup(type_name: str, version: str) -> type[Op]:
         raise LookupFailure(f"version '{version}' is not a version name like {names}; "
                             f"registered: {available}")
     family, n = parsed
+    if family == OPSET and n in OPSETS and canonical not in OPSETS[n]:
+        held = [k for k in sorted(OPSETS) if canonical in OPSETS[k]]
+        where = (f"OpenVINO's opsets holding it: {_ranges(held)}" if held
+                 else "no OpenVINO opset holds it")
+        raise LookupFailure(f"{canonical} is not in {family}{n} ({where})")
     candidates = [s for f, s in versions if f == family and s <= n]
     if candidates:
         op = versions[(family, max(candidates))]
         if op.spec.until is None or n <= op.spec.until:
             return op
     raise LookupFailure(f"{canonical} is not in {family}{n}; registered: {available}")
+
+
+def _ranges(numbers: list[int]) -> str:
+    """[1, 2, 3, 5] -> 'opset1-opset3, opset5'."""
+    parts, start = [], None
+    for i, k in enumerate(numbers):
+        if start is None:
+            start = k
+        if i + 1 == len(numbers) or numbers[i + 1] != k + 1:
+            parts.append(f"opset{start}" if start == k else f"opset{start}-opset{k}")
+            start = None
+    return ", ".join(parts)
 
 
 def registered_types(family: str | None = None) -> list[str]:
