@@ -38,6 +38,9 @@ def add_parser(sub) -> None:
     p.add_argument("--trace", metavar="DIR",
                    help="also save every layer's outputs in DIR as .npy files named by layer, "
                         "listed in DIR/index.json (with --input-dir: DIR/<file>/)")
+    p.add_argument("--trace-bodies", action="store_true",
+                   help="with --trace: also the layers inside TensorIterator, Loop and If "
+                        "bodies, once per iteration, named <layer>/<body>/<iteration>/<layer>")
     p.add_argument("--input-dir", metavar="DIR",
                    help="run once per .npz file in DIR (arrays keyed by input name; inputs a "
                         "file lacks are generated from --seed) and print one line per file")
@@ -124,6 +127,8 @@ def save_npz(path: str, arrays: dict[str, np.ndarray], args, option="--output") 
 
 
 def _check_usage(args) -> None:
+    if args.trace_bodies and not args.trace:
+        raise UsageError("argument --trace-bodies: needs --trace DIR")
     if args.input_dir is None:
         if args.output_dir is not None:
             raise UsageError("argument --output-dir: needs --input-dir")
@@ -190,7 +195,7 @@ def _run_file(args, model, compiled, path: Path, names: list[str]) -> list[str]:
     inputs = common.complete_inputs(model, given, args.seed)
     trace = _trace(args, model, os.path.join(args.trace, path.stem) if args.trace else None)
     try:
-        outputs = compiled(inputs, trace=trace)
+        outputs = compiled(inputs, trace=trace, trace_bodies=args.trace_bodies)
     except IRError as e:  # say which file's inputs the layer refused
         raise IRError([dataclasses.replace(d, message=f"{d.message} (inputs from '{path}')")
                        for d in e.diagnostics]) from None
@@ -257,7 +262,8 @@ def _execute(args) -> int:
         return _run_dir(args, model, compiled)
     given = common.load_inputs(args.input, compiled, args.model)
     inputs = common.complete_inputs(model, given, args.seed)
-    outputs = compiled(inputs, trace=_trace(args, model, args.trace))
+    outputs = compiled(inputs, trace=_trace(args, model, args.trace),
+                       trace_bodies=args.trace_bodies)
     if args.output:
         save_npz(args.output, outputs, args)
     generated = [n for n in inputs if n not in given]

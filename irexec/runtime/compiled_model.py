@@ -15,7 +15,7 @@ from irexec.kernels import buffers, state
 from irexec.runtime.plan import InputSlot, Plan, compile_plan, remember
 from irexec.runtime.precise import precision_of
 from irexec.runtime.results import Results, Tensor
-from irexec.runtime.trace import Tracer
+from irexec.runtime.trace import Tracer, body_trace
 from irexec.diagnostics.diagnostic import Location
 
 
@@ -161,10 +161,11 @@ class CompiledModel:
                                Location(self.model.path))
         return given
 
-    def __call__(self, inputs=None, trace=None, variables: dict | None = None) \
-            -> dict[str, np.ndarray]:
+    def __call__(self, inputs=None, trace=None, variables: dict | None = None,
+                 trace_bodies: bool = False) -> dict[str, np.ndarray]:
         """Run the plan. ``trace`` (a directory, or a callable ``trace(layer, port, array)``)
-        is given every layer's outputs as they are made; see ``irexec.runtime.trace``.
+        is given every layer's outputs as they are made; with ``trace_bodies`` the layers of
+        sub-graphs too, per iteration (see ``irexec.runtime.trace``).
         ``variables`` holds a stateful model's variables (ReadValue/Assign) between calls: an
         InferRequest's own; by default the compiled model's."""
         plan = self.plan
@@ -177,13 +178,15 @@ class CompiledModel:
             returned, self._returned = self._returned, []
         while returned:
             pool.give(returned.pop(), 0)
-        tracer = Tracer(trace, self.model) if trace is not None else None
+        tracer = Tracer(trace, self.model, trace_bodies) if trace is not None else None
+        token = tracer.activate() if tracer is not None else None
         try:
             with buffers.using(pool), state.using(self._variables if variables is None
                                                    else variables):
                 outputs = self._run(plan, inputs, tracer)
         finally:
             if tracer is not None:
+                tracer.deactivate(token)
                 tracer.close()  # a trace folder's index lists what was made, even after an error
         with self._lock:
             self._returned = [a for a in outputs.values() if a.nbytes >= buffers.MIN_BYTES]
@@ -272,11 +275,21 @@ class CompiledModel:
         return {o.name: (np.array(values[o.slot]) if o.copy else values[o.slot])
                 for o in plan.outputs}
 
-    def run_by_id(self, values: dict[int, np.ndarray]) -> dict[int, np.ndarray]:
+    def run_by_id(self, values: dict[int, np.ndarray], trace=None) -> dict[int, np.ndarray]:
         """Run with inputs keyed by Parameter layer id; outputs keyed by Result layer id (how a
-        layer with a sub-graph runs its body)."""
+        layer with a sub-graph runs its body); ``trace``: a callable, told the body's layers
+        (and those of bodies inside it)."""
         plan = self.plan
-        outputs = self._run(plan, None, None, {s.slot: values[s.layer_id] for s in plan.inputs})
+        bound = {s.slot: values[s.layer_id] for s in plan.inputs}
+        if trace is None:
+            outputs = self._run(plan, None, None, bound)
+        else:
+            tracer = Tracer(trace, self.model, bodies=True)
+            token = tracer.activate()
+            try:
+                outputs = self._run(plan, None, tracer, bound)
+            finally:
+                tracer.deactivate(token)
         return {o.layer_id: outputs[o.name] for o in plan.outputs}
 
     @staticmethod
@@ -311,7 +324,7 @@ class BodyRunner:
     ``{result id: array}``."""
 
     def __init__(self, node, body):
-        self.body = body
+        self.node, self.body = node, body
         self.input_position = {p.port_id: i for i, p in enumerate(node.inputs)}
         self.output_position = {p.port_id: i for i, p in enumerate(node.outputs)}
         self.num_outputs = len(node.outputs)
@@ -320,7 +333,7 @@ class BodyRunner:
     def __call__(self, values: dict[int, np.ndarray]) -> dict[int, np.ndarray]:
         if self._compiled is None:
             self._compiled = CompiledModel(self.body.model)
-        return self._compiled.run_by_id(values)
+        return self._compiled.run_by_id(values, body_trace(self.node, self.body.name))
 
     def parameter_dtype(self, layer_id: int) -> np.dtype:
         return self.body.model.by_id[layer_id].attrs["element_type"].dtype

@@ -9,6 +9,11 @@ are the weights, unchanged by running) and neither are Results (their value is t
 ``index.json`` listing them in run order, or a callable ``trace(layer, port, array)`` (layer: the
 ``Node``; port: the output port's index) for code that wants the arrays in memory. Tracing changes
 nothing else: the outputs are the same arrays, computed by the same kernels.
+
+On request (``bodies=True``; ``irexec run --trace DIR --trace-bodies``) the layers inside
+sub-graphs are traced too, once per iteration: a body layer reaches the trace as a
+:class:`BodyLayer` named ``<outer layer>/<body>/<iteration>/<layer>`` (nested bodies add their own
+steps), after which its outer layer's own outputs follow.
 """
 
 from __future__ import annotations
@@ -18,6 +23,7 @@ import os
 import re
 import zlib
 from collections.abc import Callable
+from contextvars import ContextVar
 from pathlib import Path
 
 import numpy as np
@@ -33,17 +39,65 @@ INDEX = "index.json"
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
 
 
+class BodyLayer:
+    """A layer of a sub-graph as a trace sees it, in one iteration: ``name`` is its path
+    ``<outer layer>/<body>/<iteration>/<layer>``, ``id`` the same path of ids; ``node`` is the
+    body's own layer, whose type, version and outputs it shows."""
+
+    def __init__(self, node, outer: Node, body: str, iteration: int):
+        self.node, self.iteration = node, iteration
+        self.name = f"{outer.name}/{body}/{iteration}/{node.name}"
+        self.id = f"{outer.id}/{body}/{iteration}/{node.id}"
+        self.type, self.version, self.outputs = node.type, node.version, node.outputs
+
+    def __repr__(self) -> str:
+        return f"<BodyLayer {self.name!r}>"
+
+
+# The tracer of the run under way when it traces bodies too (read by the layers that run one).
+_BODY_TRACER: ContextVar[Tracer | None] = ContextVar("irexec_body_tracer", default=None)
+
+
+def body_trace(outer: Node, body: str) -> Callable | None:
+    """For a layer about to run its body once: the trace of that iteration, or None when the
+    run traces no bodies."""
+    tracer = _BODY_TRACER.get()
+    return None if tracer is None else tracer.iteration_trace(outer, body)
+
+
 class Tracer:
     """What the run loop holds while tracing: it hands each layer's outputs to the trace."""
 
-    def __init__(self, trace, model: Model):
+    def __init__(self, trace, model: Model, bodies: bool = False):
         if isinstance(trace, (str, os.PathLike)):
             trace = DirectoryTrace(trace, model)
         elif not callable(trace):
             raise TypeError(f"trace must be a directory path or a callable, "
                             f"not {type(trace).__name__}")
         self.trace: Callable[[Node, int, np.ndarray], None] = trace
+        self.bodies = bodies
         self._nodes = {str(n.id): n for n in model.nodes}
+        self._iterations: dict[tuple[int, str], int] = {}
+
+    def activate(self):
+        """Make this the tracer body layers report to (when it traces bodies); returns the
+        token to give :meth:`deactivate`."""
+        return _BODY_TRACER.set(self if self.bodies else None)
+
+    @staticmethod
+    def deactivate(token) -> None:
+        _BODY_TRACER.reset(token)
+
+    def iteration_trace(self, outer: Node, body: str) -> Callable:
+        """The trace of ``outer``'s next run of ``body`` (iterations counted from 0 per run)."""
+        key = (outer.id, body)
+        iteration = self._iterations.get(key, 0)
+        self._iterations[key] = iteration + 1
+        parent = self.trace
+
+        def trace(layer, port: int, array: np.ndarray) -> None:
+            parent(BodyLayer(layer, outer, body, iteration), port, array)
+        return trace
 
     def inputs(self, plan, values: list) -> None:
         self._plan = plan

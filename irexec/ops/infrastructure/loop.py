@@ -4,6 +4,7 @@ when to stop, read the current iteration, and carry values along back edges."""
 import numpy as np
 
 from irexec.ops.infrastructure import subgraph
+from irexec.ops.domains import SmallInts
 from irexec.ops.spec import register
 from irexec.ops.spec import BOOLEAN, SCALAR_OR_VECTOR, Input, Op, OpSpec, Output, TypeSet
 from irexec.ops.spec import TensorType
@@ -20,7 +21,8 @@ class Loop(Op):
         since=5,
         inputs=(
             Input("trip_count", TypeSet(("i32", "i64")), SCALAR_OR_VECTOR,
-                  doc="the most iterations to run; -1 for no limit"),
+                  domain=SmallInts(0, low=0, high=4),
+                  doc="the most iterations to run; -1 for no limit (generated inputs: 0 to 4)"),
             Input("execution_condition", BOOLEAN, SCALAR_OR_VECTOR,
                   doc="whether to run the first iteration at all"),
             Input("inputs", variadic=0, doc="mapped onto body Parameters by the port map"),

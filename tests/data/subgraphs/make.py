@@ -98,6 +98,32 @@ def loop_early_exit():
     return ov.Model([last, every], [x, limit], "loop_early_exit")
 
 
+def nested_loops():
+    """A Loop of 2 iterations whose body is a Loop of 3 that adds 1 each time: x + 6, and the
+    outer iterations' values concatenated ([x + 3, x + 6])."""
+    x = o8.parameter([1], np.float32, name="x")
+    inner_v = o8.parameter([1], np.float32, name="inner_v")
+    added = o8.add(inner_v, o8.constant(np.array([1], np.float32)), name="added")
+    inner_body = ov.Model([o8.constant(True).output(0), added.output(0)], [inner_v], "inner")
+    outer_v = o8.parameter([1], np.float32, name="outer_v")
+    inner = o8.loop(o8.constant(np.int64(3)), o8.constant(True))
+    inner.set_friendly_name("inner_loop")
+    inner.set_function(inner_body)
+    inner.set_special_body_ports([-1, 0])
+    inner.set_merged_input(inner_v, outer_v.output(0), added.output(0))
+    inner_out = inner.get_iter_value(added.output(0), -1)
+    outer_body = ov.Model([o8.constant(True).output(0), inner_out], [outer_v], "outer")
+    outer = o8.loop(o8.constant(np.int64(2)), o8.constant(True))
+    outer.set_friendly_name("outer_loop")
+    outer.set_function(outer_body)
+    outer.set_special_body_ports([-1, 0])
+    outer.set_merged_input(outer_v, x.output(0), outer_body.outputs[1])
+    last = outer.get_iter_value(outer_body.outputs[1], -1)
+    every = outer.get_concatenated_slices(outer_body.outputs[1], 0, 1, 1, -1, 0)
+    return ov.Model([last, every], [x], "nested_loops")
+
+
 if __name__ == "__main__":
-    for make in (loop_concat, tensor_iterator_reverse, if_branches, stateful, loop_early_exit):
+    for make in (loop_concat, tensor_iterator_reverse, if_branches, stateful, loop_early_exit,
+                 nested_loops):
         ov.save_model(make(), f"{make.__name__}.xml", compress_to_fp16=False)
