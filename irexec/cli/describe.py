@@ -114,7 +114,32 @@ def layer(node: Node, runs: bool) -> dict:
             entry["constant"] = {"element_type": str(node.attrs["element_type"]),
                                  "shape": list(array.shape), "elements": int(array.size),
                                  "values": values(array, JSON_VALUES)}
+    if node.bodies:
+        entry["bodies"] = [body(name, b) for name, b in node.bodies.items()]
     return entry
+
+
+def _mapping(m) -> dict:
+    entry = {"external_port": m.external, "internal_layer": m.internal}
+    if m.axis is not None:
+        entry.update(axis=m.axis, start=m.start, end=m.end, stride=m.stride,
+                     part_size=m.part_size)
+    if m.purpose:
+        entry["purpose"] = m.purpose
+    return entry
+
+
+def body(name: str, b) -> dict:
+    """A layer's sub-graph in plain data: its port map, back edges, layers and edges (layers
+    with bodies of their own hold them the same way)."""
+    return {
+        "name": name,
+        "inputs": [_mapping(m) for m in b.inputs],
+        "outputs": [_mapping(m) for m in b.outputs],
+        "back_edges": [{"from_layer": r, "to_layer": p} for r, p in b.back_edges],
+        "layers": [layer(n, runs=n.op is not None) for n in b.model.nodes],
+        "edges": edges(b.model),
+    }
 
 
 def edges(model: Model) -> list[dict]:

@@ -82,22 +82,81 @@ def _edges(model: Model):
                 yield port.source.node, node, port.source, port
 
 
+def _walk(model: Model, prefix: str = "n"):
+    """The models to draw, depth first without recursion (bodies may nest deeply): ("open",
+    model, prefix of its node ids, owning layer, body name, the layer's id) before a model's
+    bodies, ("close", …) after them; the outermost model has no owner."""
+    stack = [("open", model, prefix, None, None, None)]
+    while stack:
+        item = stack.pop()
+        yield item
+        if item[0] == "close":
+            continue
+        _, m, pre, owner, _, _ = item
+        stack.append(("close", *item[1:]))
+        children = [("open", body.model, f"{pre}{node.id}_{_safe_id(name)}_", node, name,
+                     f"{pre}{node.id}")
+                    for node in m.nodes for name, body in node.bodies.items()]
+        stack.extend(reversed(children))
+
+
+def _safe_id(text: str) -> str:
+    return "".join(c if c.isalnum() else "_" for c in text)
+
+
+def _port_map_edges(node, body, outer_id: str, inner_prefix: str):
+    """(from id, to id, label, style) for a body's port map and back edges: the layer's inputs
+    into the body's Parameters, the body's Results out to the layer, a back edge to the next
+    iteration."""
+    for m in body.inputs:
+        label = "iteration" if m.purpose else f"in {m.external}" + (
+            f" sliced on {m.axis}" if m.axis is not None else "")
+        yield outer_id, f"{inner_prefix}{m.internal}", label, "dotted"
+    for m in body.outputs:
+        label = m.purpose.replace("_", " ") if m.purpose else f"out {m.external}" + (
+            f" concatenated on {m.axis}" if m.axis is not None else "")
+        yield f"{inner_prefix}{m.internal}", outer_id, label, "dotted"
+    for result, parameter in body.back_edges:
+        yield f"{inner_prefix}{result}", f"{inner_prefix}{parameter}", "next iteration", "dashed"
+
+
 def to_dot(model: Model) -> str:
     lines = [f"digraph {_dot_string(model.name)} {{",
              "  rankdir=TB;",
+             "  compound=true;",
              '  node [shape=box, style="rounded,filled", fillcolor="#f4f4f4",'
              ' fontname="Helvetica"];',
              '  edge [fontname="Helvetica", fontsize=10];']
     fills = {"Parameter": "#d7ecff", "Result": "#ffe2c6", "Constant": "#eeeeee"}
-    for node in model.nodes:
-        fill = f', fillcolor="{fills[node.type]}"' if node.type in fills else ""
-        if node.op is None:  # drawn dashed: irexec cannot run it
-            fill = ', style="rounded,filled,dashed", fillcolor="#fff4d6"'
-        label = "\\n".join(_dot_string(s)[1:-1] for s in _label_lines(node))
-        lines.append(f'  n{node.id} [label="{label}"{fill}];')
-    for src, dst, out, inp in _edges(model):  # port numbers at the ends of the edge
-        lines.append(f"  n{src.id} -> n{dst.id} [label={_dot_string(_port_text(out))}, "
-                     f'taillabel="{out.port_id}", headlabel="{inp.port_id}"];')
+    depth = 1
+    for event, m, prefix, owner, body_name, owner_id in _walk(model):
+        if event == "close":
+            if owner is not None:
+                depth -= 1
+                indent = "  " * depth
+                body = owner.bodies[body_name]
+                for a, b, label, style in _port_map_edges(owner, body, owner_id, prefix):
+                    lines.append(f"{indent}  {a} -> {b} [label={_dot_string(label)}, "
+                                 f'style={style}, color="#888888"];')
+                lines.append(f"{indent}}}")
+            continue
+        if owner is not None:  # a body: a cluster of its own, its port map drawn dotted
+            indent = "  " * depth
+            lines.append(f"{indent}subgraph cluster_{prefix[:-1]} {{")
+            lines.append(f"{indent}  label={_dot_string(f'{owner.name}: {body_name}')}; "
+                         f'style="rounded,dashed"; color="#888888";')
+            depth += 1
+        indent = "  " * depth
+        for node in m.nodes:
+            fill = f', fillcolor="{fills[node.type]}"' if node.type in fills else ""
+            if node.op is None:  # drawn dashed: irexec cannot run it
+                fill = ', style="rounded,filled,dashed", fillcolor="#fff4d6"'
+            label = "\\n".join(_dot_string(s)[1:-1] for s in _label_lines(node))
+            lines.append(f'{indent}{prefix}{node.id} [label="{label}"{fill}];')
+        for src, dst, out, inp in _edges(m):  # port numbers at the ends of the edge
+            lines.append(f"{indent}{prefix}{src.id} -> {prefix}{dst.id} "
+                         f"[label={_dot_string(_port_text(out))}, "
+                         f'taillabel="{out.port_id}", headlabel="{inp.port_id}"];')
     lines.append("}")
     return "\n".join(lines) + "\n"
 
@@ -110,14 +169,34 @@ def _mermaid_text(text: str) -> str:
 
 def to_mermaid(model: Model) -> str:
     lines = ["flowchart TD"]
-    for node in model.nodes:
-        label = "<br/>".join(_mermaid_text(s) for s in _label_lines(node))
-        shape = ('(["', '"])') if node.type in ("Parameter", "Result") else ('["', '"]')
-        lines.append(f"  n{node.id}{shape[0]}{label}{shape[1]}")
-    for src, dst, out, inp in _edges(model):
-        text = f"{_port_text(out)} ({out.port_id}→{inp.port_id})"
-        lines.append(f'  n{src.id} -->|"{_mermaid_text(text)}"| n{dst.id}')
-    not_run = [f"n{n.id}" for n in model.nodes if n.op is None]
+    not_run = []
+    links = []
+    depth = 1
+    for event, m, prefix, owner, body_name, owner_id in _walk(model):
+        if event == "close":
+            if owner is not None:
+                depth -= 1
+                lines.append("  " * depth + "end")
+                body = owner.bodies[body_name]
+                links += [f'  {a} -.->|"{_mermaid_text(label)}"| {b}'
+                          for a, b, label, _ in _port_map_edges(owner, body, owner_id, prefix)]
+            continue
+        if owner is not None:
+            title = _mermaid_text(f"{owner.name}: {body_name}")
+            lines.append("  " * depth + f'subgraph {prefix[:-1]}["{title}"]')
+            depth += 1
+        indent = "  " * depth
+        for node in m.nodes:
+            label = "<br/>".join(_mermaid_text(s) for s in _label_lines(node))
+            shape = ('(["', '"])') if node.type in ("Parameter", "Result") else ('["', '"]')
+            lines.append(f"{indent}{prefix}{node.id}{shape[0]}{label}{shape[1]}")
+            if node.op is None:
+                not_run.append(f"{prefix}{node.id}")
+        for src, dst, out, inp in _edges(m):
+            text = f"{_port_text(out)} ({out.port_id}→{inp.port_id})"
+            lines.append(f'{indent}{prefix}{src.id} -->|"{_mermaid_text(text)}"| '
+                         f"{prefix}{dst.id}")
+    lines += links
     if not_run:  # drawn dashed: irexec cannot run them
         lines.append("  classDef notrun stroke-dasharray: 5 5, fill:#fff4d6")
         lines.append(f"  class {','.join(not_run)} notrun")

@@ -40,6 +40,17 @@ def _port(port: OutputPort | None) -> dict:
             "shape": describe._str(port.partial_shape)}
 
 
+def _body_layer_count(model: Model) -> int:
+    """Layers inside sub-graphs, at any depth (without recursion: bodies may nest deeply)."""
+    count, stack = 0, [model]
+    while stack:
+        for node in stack.pop().nodes:
+            for body in node.bodies.values():
+                count += len(body.model.nodes)
+                stack.append(body.model)
+    return count
+
+
 def describe_model(model: Model) -> dict:
     """Everything ``irexec info`` shows, as plain data (what ``--format json`` prints)."""
     constants = [n for n in model.nodes if n.type == "Constant" and not n.broken
@@ -52,6 +63,7 @@ def describe_model(model: Model) -> dict:
         "ir_version": model.ir_version,
         "opsets": sorted({n.version for n in model.nodes}),
         "layer_counts": dict(sorted(Counter(n.type for n in model.nodes).items())),
+        "body_layers": _body_layer_count(model),
         "not_run": not_run_summary(not_run) if not_run else None,
         "inputs": [{"name": p.name, "tensor_names": list(p.outputs[0].names),
                     **_port(p.outputs[0])} for p in model.parameters],
@@ -74,22 +86,51 @@ def _ends(links: list[dict]) -> str:
     return ", ".join(f"{e['layer']}:{e['port']} {e['name']}" for e in links)
 
 
-def _layer_lines(entry: dict) -> list[str]:
-    head = f"  {entry['id']} {entry['name']}: {entry['type']}-{entry['version']}"
+def _body_lines(entry: dict, indent: str) -> list[str]:
+    """A layer's bodies: each with its port map and back edges, then its layers, indented."""
+    lines = []
+    for b in entry.get("bodies", []):
+        lines.append(f"{indent}    body {b['name']}: {len(b['layers'])} layers")
+        for kind in ("inputs", "outputs"):
+            for m in b[kind]:
+                lines.append(f"{indent}      {_mapping_line(m, kind[:-1])}")
+        for e in b["back_edges"]:
+            lines.append(f"{indent}      back edge: layer {e['from_layer']} -> layer "
+                         f"{e['to_layer']} (the next iteration's value)")
+        for layer in b["layers"]:
+            lines += _layer_lines(layer, indent + "      ")
+    return lines
+
+
+def _mapping_line(m: dict, direction: str) -> str:
+    arrow = "->" if direction == "input" else "<-"
+    port = "special" if m["external_port"] < 0 else m["external_port"]
+    text = f"{direction} {port} {arrow} layer {m['internal_layer']}"
+    if "purpose" in m:
+        text += f" ({m['purpose'].replace('_', ' ')})"
+    if "axis" in m:
+        how = "sliced" if direction == "input" else "concatenated"
+        text += (f", {how} along axis {m['axis']} (start {m['start']}, end {m['end']}, stride "
+                 f"{m['stride']}, part {m['part_size']})")
+    return text
+
+
+def _layer_lines(entry: dict, indent: str = "  ") -> list[str]:
+    head = f"{indent}{entry['id']} {entry['name']}: {entry['type']}-{entry['version']}"
     if not entry["runs"]:
         head += "  (irexec cannot run it yet)"
     lines = [head]
     attrs = describe.attribute_text(entry["attributes"])
     if attrs:
-        lines.append("      attributes: " + ", ".join(attrs))
+        lines.append(f"{indent}    attributes: " + ", ".join(attrs))
     for port in entry["inputs"]:
         source = port["from"]
         where = f" <- {source['layer']}:{source['port']} {source['name']}" if source else \
             " <- nothing"
-        lines.append(f"      input {port['port']}: "
+        lines.append(f"{indent}    input {port['port']}: "
                      f"{describe.type_text(port['element_type'], port['shape'])}{where}")
     for port in entry["outputs"]:
-        text = f"      output {port['port']}: " \
+        text = f"{indent}    output {port['port']}: " \
                f"{describe.type_text(port['element_type'], port['shape'])}"
         if "declared_precision" in port:
             text += f" (declared {port['declared_precision']})"
@@ -103,9 +144,9 @@ def _layer_lines(entry: dict) -> list[str]:
         shown = constant["values"][:SHOWN_VALUES]
         more = ", ..." if constant["elements"] > len(shown) else ""
         items = ", ".join(json.dumps(v) if isinstance(v, str) else str(v) for v in shown)
-        lines.append(f"      value: {constant['element_type']} "
+        lines.append(f"{indent}    value: {constant['element_type']} "
                      f"[{','.join(map(str, constant['shape']))}] = [{items}{more}]")
-    return lines
+    return lines + _body_lines(entry, indent)
 
 
 def render_text(info: dict) -> list[str]:
@@ -122,7 +163,8 @@ def render_text(info: dict) -> list[str]:
         f"name:       {info['name']}",
         f"IR version: {info['ir_version']}",
         f"opsets:     {', '.join(info['opsets'])}",
-        f"layers:     {len(info['layers'])} ({counts})",
+        f"layers:     {len(info['layers'])} ({counts})" + (
+            f", and {info['body_layers']} in bodies" if info["body_layers"] else ""),
         f"weights:    {weights}",
     ]
     if info["not_run"]:
