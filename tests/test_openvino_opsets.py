@@ -107,15 +107,15 @@ def test_the_registry_serves_an_op_in_exactly_the_opsets_openvino_puts_it_in():
     from irexec.ops import registry
 
     wrong = []
-    for op_type in registry.registered_types(registry.OPSET):
+    known = set().union(*OPSETS.values())
+    for op_type in sorted(set(registry.registered_types(registry.OPSET)) & known):
         for n in sorted(OPSETS):
             try:
                 registry.lookup(op_type, f"opset{n}")
                 served = True
             except registry.LookupFailure as e:
                 served = False
-                if op_type in set().union(*OPSETS.values()) and op_type not in OPSETS[n]:
-                    assert "opset" in str(e)
+                assert "opset" in str(e)
             if served != (op_type in OPSETS[n]):
                 wrong.append((op_type, n, served))
     assert wrong == []

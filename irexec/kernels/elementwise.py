@@ -21,7 +21,9 @@ NaN results are values here, not errors.
 
 from __future__ import annotations
 
+import contextlib
 import math
+from contextvars import ContextVar
 
 import ml_dtypes
 import numpy as np
@@ -97,8 +99,50 @@ def output(shape: tuple, dtype: np.dtype, into: np.ndarray | None = None) -> np.
     return None
 
 
+# Set while a compiled model runs its steps, all under np.errstate(all="ignore"): kernels then
+# skip entering errstate themselves (several µs a call, which small tensors in a loop body pay
+# every iteration).
+_IGNORING = ContextVar("irexec_ignoring_float_errors", default=False)
+_NOTHING = contextlib.nullcontext()
+
+
+def quiet():
+    """``np.errstate(all="ignore")``, or nothing where :func:`ignoring` is already in force."""
+    return _NOTHING if _IGNORING.get() else np.errstate(all="ignore")
+
+
+@contextlib.contextmanager
+def ignoring():
+    """Floating-point flags ignored for a whole run: kernels' :func:`quiet` costs nothing."""
+    with np.errstate(all="ignore"):
+        token = _IGNORING.set(True)
+        try:
+            yield
+        finally:
+            _IGNORING.reset(token)
+
+
 def broadcast_shape(a: np.ndarray, b: np.ndarray) -> tuple:
-    return a.shape if a.shape == b.shape else np.broadcast_shapes(a.shape, b.shape)
+    """numpy's broadcast of two shapes, without numpy's cost (several µs a call, which small
+    tensors in a loop body pay every iteration); inference has checked they broadcast."""
+    sa, sb = a.shape, b.shape
+    if sa == sb or not sb:
+        return sa
+    if not sa:
+        return sb
+    if len(sa) < len(sb):
+        sa = (1,) * (len(sb) - len(sa)) + sa
+    elif len(sb) < len(sa):
+        sb = (1,) * (len(sa) - len(sb)) + sb
+    out = []
+    for x, y in zip(sa, sb):
+        if x == y or y == 1:
+            out.append(x)
+        elif x == 1:
+            out.append(y)
+        else:
+            raise ValueError(f"shapes {a.shape} and {b.shape} do not broadcast")
+    return tuple(out)
 
 
 def array(result) -> np.ndarray:

@@ -140,16 +140,19 @@ def lookup(type_name: str, version: str) -> type[Op]:
         raise LookupFailure(f"version '{version}' is not a version name like {names}; "
                             f"registered: {available}")
     family, n = parsed
-    if family == OPSET and n in OPSETS and canonical not in OPSETS[n]:
-        held = [k for k in sorted(OPSETS) if canonical in OPSETS[k]]
-        where = (f"OpenVINO's opsets holding it: {_ranges(held)}" if held
-                 else "no OpenVINO opset holds it")
-        raise LookupFailure(f"{canonical} is not in {family}{n} ({where})")
     candidates = [s for f, s in versions if f == family and s <= n]
+    # irexec's own registrations of OpenVINO's op types resolve only in the opsets that hold
+    # them; a user's registration (a new version, an op of their own) by its versions alone.
+    held = [k for k in sorted(OPSETS) if canonical in OPSETS[k]] if family == OPSET else []
     if candidates:
         op = versions[(family, max(candidates))]
-        if op.spec.until is None or n <= op.spec.until:
+        builtin = op.__module__.startswith("irexec.ops.")
+        if (op.spec.until is None or n <= op.spec.until) and not (
+                builtin and held and n in OPSETS and n not in held):
             return op
+    if held and n not in held:
+        raise LookupFailure(f"{canonical} is not in {family}{n} (OpenVINO's opsets holding it: "
+                            f"{_ranges(held)})")
     raise LookupFailure(f"{canonical} is not in {family}{n}; registered: {available}")
 
 

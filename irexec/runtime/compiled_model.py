@@ -12,6 +12,7 @@ from irexec.ir import element_type as et_table
 from irexec.ir.model import Model, OutputPort
 from irexec.ir.shape import PartialShape
 from irexec.kernels import buffers, state
+from irexec.kernels import elementwise as ew
 from irexec.runtime.plan import InputSlot, Plan, compile_plan, remember
 from irexec.runtime.precise import precision_of
 from irexec.runtime.results import Results, Tensor
@@ -182,7 +183,7 @@ class CompiledModel:
         token = tracer.activate() if tracer is not None else None
         try:
             with buffers.using(pool), state.using(self._variables if variables is None
-                                                   else variables):
+                                                   else variables), ew.ignoring():
                 outputs = self._run(plan, inputs, tracer)
         finally:
             if tracer is not None:

@@ -111,9 +111,9 @@ def _kernel(float_fn, int_fn=None, *, half_native: bool = False, divides: bool =
                 return int_fn(a, b, out=out)
             if divides and a.size:  # an empty output divides nothing
                 _no_zero(b)
-            with np.errstate(all="ignore"):  # the lowest value // -1 flags an overflow
+            with ew.quiet():  # the lowest value // -1 flags an overflow
                 return int_fn(a, b, out=out)
-        with np.errstate(all="ignore"):
+        with ew.quiet():
             if k in float_kinds:
                 return float_fn(a, b, out=ew.output(ew.broadcast_shape(a, b), a.dtype, into))
             if k == ew.NARROW_INT:

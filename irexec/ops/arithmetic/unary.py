@@ -55,14 +55,14 @@ def _kernel(float_fn, int_fn=None, *, half_native: bool = False):
         if k == ew.INT:
             if int_fn is None:
                 return ew.real_of_int(float_fn, x)
-            with np.errstate(all="ignore"):
+            with ew.quiet():
                 return int_fn(x, out=ew.output(x.shape, x.dtype, into))
         if k == ew.NARROW_INT:
             if int_fn is None:
                 return ew.real_of_int(float_fn, x)
-            with np.errstate(all="ignore"):
+            with ew.quiet():
                 return ew.from_compute(int_fn(ew.to_compute(x)), x.dtype)
-        with np.errstate(all="ignore"):
+        with ew.quiet():
             if k in float_kinds:
                 return float_fn(x, out=ew.output(x.shape, x.dtype, into))
             return ew.from_compute(float_fn(ew.to_compute(x)), x.dtype)
