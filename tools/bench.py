@@ -318,6 +318,31 @@ def memory_unused_weights(gib: float, tmp: str) -> dict:
 
 # ---- printing --------------------------------------------------------------------------------
 
+def startup(runs: int) -> dict:
+    """CPU time (user + system) of ``irexec run`` on a one-layer sample in a new process, the
+    median of ``runs``, and of a process that only imports numpy and lxml, for scale."""
+    import resource
+    import subprocess
+
+    sample = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "samples",
+                          "reverse_index.xml")
+
+    def cpu(command) -> float:
+        times = []
+        for _ in range(runs):
+            before = resource.getrusage(resource.RUSAGE_CHILDREN)
+            subprocess.run(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                           check=True)
+            after = resource.getrusage(resource.RUSAGE_CHILDREN)
+            times.append(after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime)
+        return statistics.median(times)
+
+    ours = cpu([sys.executable, "-m", "irexec", "run", sample])
+    base = cpu([sys.executable, "-c", "import numpy, lxml.etree"])
+    return {"case": "start-up: irexec run on a one-layer sample, CPU s (x numpy+lxml import)",
+            "value": ours, "baseline": base}
+
+
 def _ms(t):
     return "-" if t is None else f"{t * 1e3:.1f}"
 
@@ -423,6 +448,11 @@ def main(argv=None) -> int:
             memory.append(memory_unused_weights(1.0 if not args.quick else 0.01, tmp))
             for m in memory:
                 print(f"  {m['case']}: {_ratio(m['value'])}", flush=True)
+        if wanted("start-up"):
+            s = startup(runs)
+            memory.append({"case": s["case"], "value": s["value"] / s["baseline"]})
+            print(f"  {s['case']}: {s['value']:.3f} s, {s['value'] / s['baseline']:.2f}x",
+                  flush=True)
     print()
     if memory:
         print("| memory case | value |\n| --- | --- |")

@@ -158,5 +158,30 @@ def register(code: Code) -> None:
     BY_NAME[code.name] = code
 
 
+# Loads every op module, whose codes join the table as they register (set by irexec.ops.registry,
+# which imports an op's module only when a model uses the op).
+_load_all = None
+
+
+def set_loader(load_all) -> None:
+    global _load_all
+    _load_all = load_all
+
+
+def get(code: str) -> Code:
+    """The code's entry; an op's own code not yet in the table loads the ops first. KeyError
+    for a code no one declares."""
+    found = CODES.get(code)
+    if found is None and _load_all is not None:
+        _load_all()
+        found = CODES.get(code)
+    if found is None:
+        raise KeyError(code)
+    return found
+
+
 def lookup(code_or_name: str) -> Code:
+    found = CODES.get(code_or_name) or BY_NAME.get(code_or_name)
+    if found is None and _load_all is not None:
+        _load_all()
     return CODES.get(code_or_name) or BY_NAME[code_or_name]

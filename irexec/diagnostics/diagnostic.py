@@ -28,7 +28,7 @@ class Diagnostic:
 
     @property
     def info(self) -> codes.Code:
-        return codes.CODES[self.code]
+        return codes.get(self.code)
 
     @property
     def severity(self) -> str:
@@ -59,7 +59,7 @@ class Diagnostics:
         self.items: list[Diagnostic] = []
 
     def add(self, code: str, message: str, location: Location | None = None) -> Diagnostic:
-        codes.CODES[code]  # an unknown code is our bug: fail loudly here, not in a renderer
+        codes.get(code)  # an unknown code is our bug: fail loudly here, not in a renderer
         diag = Diagnostic(code, message, location or Location())
         self.items.append(diag)
         return diag

@@ -77,7 +77,7 @@ def render(results: Sequence[FileDiagnostics]) -> str:
             "tool": {"driver": {
                 "name": "irexec",
                 "version": __version__,
-                "rules": [rule(codes.CODES[code]) for code in used],
+                "rules": [rule(codes.get(code)) for code in used],
             }},
             "results": [result(path, d, index[d.code]) for path, d in pairs],
         }],
