@@ -382,7 +382,7 @@ def _bounds(node: Node, ctx: InferContext, outputs: list[TensorType]):
     """The outputs' bounds (a list with None where unknown), or None."""
     if not any(_boundable(t) for t in outputs):
         return None
-    hook = node.op.bounds or bounds_rules.RULES.get(node.op.spec.type)
+    hook = node.op.bounds
     try:
         if hook is not None:
             return hook(ctx)

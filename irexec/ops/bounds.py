@@ -12,10 +12,9 @@ unbounded when read as a dim (:func:`as_dims`).
 
 How a layer's output bounds are found (first that applies):
 
-1. the op's own ``bounds(ctx)`` hook (ShapeOf, Convert ...);
-2. a rule in ``RULES`` for its type (the element-wise arithmetic, Select, the reductions),
-   until those ops' files declare their hooks;
-3. data movement (``OpSpec(exact=True)``): the kernel run once on the lower and once on the
+1. the op's own ``bounds(ctx)`` hook (ShapeOf, Convert, the element-wise arithmetic, Select,
+   the reductions: made from the rules here, e.g. ``bounds = staticmethod(bounds.binary(add))``);
+2. data movement (``OpSpec(exact=True)``): the kernel run once on the lower and once on the
    upper bounds of its data inputs (those whose element type is the output's), every other input
    known exactly (Gather, Concat, Reshape, Squeeze, StridedSlice ...).
 """
@@ -112,7 +111,9 @@ def divide(a: Bounds, b: Bounds, floor: bool) -> Bounds:
     return np.where(unknown, -np.inf, lo), np.where(unknown, np.inf, hi)
 
 
-def _binary(fn):
+def binary(fn):
+    """The ``bounds`` hook of an element-wise binary op whose interval rule is ``fn`` (``add``,
+    ``subtract``, ``multiply``), for integer tensors and numpy or no broadcasting."""
     def rule(ctx):
         a, b = ctx.input_bounds(0), ctx.input_bounds(1)
         if a is None or b is None or not ctx.input_type(0).element_type.is_integral:
@@ -123,14 +124,15 @@ def _binary(fn):
     return rule
 
 
-def _divide(ctx):
+def divide_rule(ctx):
+    """Divide's ``bounds`` hook (integer tensors)."""
     a, b = ctx.input_bounds(0), ctx.input_bounds(1)
     if a is None or b is None or not ctx.input_type(0).element_type.is_integral:
         return None
     return [divide(a, b, ctx.attrs.get("m_pythondiv", True))]
 
 
-def _monotone(fn):
+def monotone(fn):
     """Element-wise ops non-decreasing in every input: bounds of the output are the op on the
     bounds of the inputs."""
     def rule(ctx):
@@ -141,7 +143,9 @@ def _monotone(fn):
     return rule
 
 
-def _select(ctx):
+def select(ctx):
+    """Select's ``bounds`` hook: the chosen branch's where the condition is known, else the
+    hull of both."""
     cond, then, other = (ctx.input_bounds(i) for i in range(3))
     if then is None or other is None:
         return None
@@ -163,7 +167,9 @@ def convert(ctx):
     return [(np.where(inside, lo, -np.inf), np.where(inside, hi, np.inf))]
 
 
-def _reduce(fn, nonnegative: bool = False):
+def reduce(fn, nonnegative: bool = False):
+    """The ``bounds`` hook of a reduction whose interval rule is ``fn`` over each bound (sum,
+    max, min; a product only of non-negative bounds)."""
     def rule(ctx):
         got, axes = ctx.input_bounds(0), ctx.input_value(1)
         if got is None or axes is None or not ctx.input_type(0).element_type.is_integral:
@@ -178,28 +184,3 @@ def _reduce(fn, nonnegative: bool = False):
             out = [_clean(fn(x, axis=ax, keepdims=keep)) for x in (lo, hi)]
         return [tuple(out)]
     return rule
-
-
-def binary(fn):
-    """The ``bounds`` hook of an element-wise binary op whose interval rule is ``fn`` (``add``,
-    ``subtract``, ``multiply``), for integer tensors and numpy or no broadcasting."""
-    return _binary(fn)
-
-
-# Interval rules by op type for the element-wise, Select and reduction ops, which other
-# branches write: the rule applies to any op of that type until its own file declares a
-# ``bounds`` hook (e.g. ``bounds = staticmethod(bounds.binary(bounds.add))``), which wins; then
-# its row here goes.
-RULES: dict[str, Callable] = {
-    "Add": _binary(add),
-    "Subtract": _binary(subtract),
-    "Multiply": _binary(multiply),
-    "Divide": _divide,
-    "Maximum": _monotone(np.maximum),
-    "Minimum": _monotone(np.minimum),
-    "Select": _select,
-    "ReduceSum": _reduce(np.sum),
-    "ReduceMax": _reduce(np.max),
-    "ReduceMin": _reduce(np.min),
-    "ReduceProd": _reduce(np.prod, nonnegative=True),
-}

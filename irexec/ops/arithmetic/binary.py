@@ -16,7 +16,7 @@ from irexec.errors import OpError
 from irexec.ir.element_type import plain_values
 from irexec.kernels import elementwise as ew
 from irexec.kernels import in_place
-from irexec.ops import rules
+from irexec.ops import bounds, rules
 from irexec.ops.spec import register
 from irexec.ops.spec import NUMERIC, Attr, Input, Op, OpSpec, Output, TypeVar
 
@@ -210,7 +210,14 @@ def _make(type_name: str, result: str, doc: str, kernel, attrs, divides: bool) -
                "__module__": __name__}
     if divides:
         members["infer"] = staticmethod(_divisor_infer)
+    if type_name in _BOUNDS:  # how shape arithmetic's value bounds pass through
+        members["bounds"] = staticmethod(_BOUNDS[type_name])
     return register(type(type_name, (Op,), members))
+
+
+_BOUNDS = {"Add": bounds.binary(bounds.add), "Subtract": bounds.binary(bounds.subtract),
+           "Multiply": bounds.binary(bounds.multiply), "Divide": bounds.divide_rule,
+           "Maximum": bounds.monotone(np.maximum), "Minimum": bounds.monotone(np.minimum)}
 
 
 OPS = {row[0]: _make(*row) for row in _ROWS}

@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from irexec.ir import shape_rules
-from irexec.ops import rules
+from irexec.ops import bounds, rules
 from irexec.ops.spec import register
 from irexec.ops.spec import BOOLEAN, Input, Op, OpSpec, Output, Types, TypeVar
 
@@ -45,6 +45,7 @@ class Select(Op):
         doc="Chooses each element from then or else by a boolean condition.",
         exact=True,
     )
+    bounds = staticmethod(bounds.select)
 
     @staticmethod
     def kernel(cond, then, other, **_attrs):

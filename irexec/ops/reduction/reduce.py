@@ -22,7 +22,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from irexec.kernels.numeric import compute_dtype, finish, is_float
-from irexec.ops import rules, windows
+from irexec.ops import bounds, rules, windows
 from irexec.ops.domains import AxisIndices, as_int64
 from irexec.ops.spec import register
 from irexec.ops.spec import (BOOLEAN, INTEGER, SCALAR_OR_VECTOR, Attr, Input, Op, OpSpec, Output,
@@ -162,9 +162,16 @@ def _make(row: Row) -> type[Op]:
         doc=f"Reduces the data over the given axes to {row.doc}.",
         exact=function is None,
     )
-    return type(row.type, (Op,), {"spec": spec, "kernel": staticmethod(kernel),
-                                  "openvino_refuses": staticmethod(openvino_refuses),
-                                  "__module__": __name__})
+    members = {"spec": spec, "kernel": staticmethod(kernel),
+               "openvino_refuses": staticmethod(openvino_refuses), "__module__": __name__}
+    if row.type in _BOUNDS:  # how shape arithmetic's value bounds pass through
+        members["bounds"] = staticmethod(_BOUNDS[row.type])
+    return type(row.type, (Op,), members)
+
+
+_BOUNDS = {"ReduceSum": bounds.reduce(np.sum), "ReduceMax": bounds.reduce(np.max),
+           "ReduceMin": bounds.reduce(np.min),
+           "ReduceProd": bounds.reduce(np.prod, nonnegative=True)}
 
 
 for _row in ROWS:
