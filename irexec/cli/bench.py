@@ -30,6 +30,9 @@ def add_parser(sub) -> None:
     common.add_input_arguments(p)
     p.add_argument("--runs", "-n", type=int, default=20, help="timed calls (default 20)")
     p.add_argument("--warmup", type=int, default=2, help="untimed calls first (default 2)")
+    p.add_argument("--per-op", action="store_true",
+                   help="also show where a call's time goes, per op type (time per call, "
+                        "share, layers; measured on the timed calls)")
 
 
 def _duration(seconds: float) -> str:
@@ -72,12 +75,13 @@ def execute(args) -> int:
     input_bytes = sum(np.asarray(v).nbytes for v in inputs.values())
     times = []
     output_bytes = 0
+    profile: dict[str, float] | None = {} if args.per_op else None
     with Progress(args.warmup + args.runs) as progress:
         for i in range(args.warmup + args.runs):
             warm = i < args.warmup
             progress.start("warm-up" if warm else f"run {i - args.warmup + 1}")
             start = time.perf_counter()
-            outputs = compiled(inputs)
+            outputs = compiled(inputs, profile=None if warm else profile)
             elapsed = time.perf_counter() - start
             if not warm:
                 times.append(elapsed)
@@ -97,4 +101,31 @@ def execute(args) -> int:
     print(f"data:     {input_bytes + output_bytes} bytes in and out per call, "
           f"{_rate(input_bytes + output_bytes, median)} at the median")
     print(f"memory:   peak resident {_peak_rss_mib():.1f} MiB")
+    if profile is not None:
+        print("\n".join(per_op_lines(model, profile, args.runs, median)))
     return 0
+
+
+def per_op_lines(model, profile: dict[str, float], runs: int, median: float) -> list[str]:
+    """The table of ``--per-op``: op types by their time per call, largest first, with their
+    share of the median call and how many layers of the type ran."""
+    by_id = {str(n.id): n for n in model.nodes}
+    seconds: dict[str, float] = {}
+    layers: dict[str, int] = {}
+    for layer_id, total in profile.items():
+        key = f"{by_id[layer_id].type}-{by_id[layer_id].version}"
+        seconds[key] = seconds.get(key, 0.0) + total / runs
+        layers[key] = layers.get(key, 0) + 1
+    rows = [("op type", "per call", "share", "layers")]
+    for key in sorted(seconds, key=lambda k: -seconds[k]):
+        share = f"{100 * seconds[key] / median:.1f}%" if median > 0 else "-"
+        rows.append((key, _duration(seconds[key]), share, str(layers[key])))
+    spent = sum(seconds.values())
+    rows.append(("(between layers)", _duration(max(median - spent, 0.0)),
+                 f"{100 * max(median - spent, 0.0) / median:.1f}%" if median > 0 else "-", ""))
+    widths = [max(len(r[i]) for r in rows) for i in range(4)]
+    lines = ["per op type (time per call; layers folded into constants take none):"]
+    for r in rows:
+        lines.append("  " + "  ".join(c.ljust(w) if i == 0 else c.rjust(w)
+                                      for i, (c, w) in enumerate(zip(r, widths))).rstrip())
+    return lines

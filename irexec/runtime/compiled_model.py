@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Mapping, Sequence
 
 import numpy as np
@@ -163,10 +164,13 @@ class CompiledModel:
         return given
 
     def __call__(self, inputs=None, trace=None, variables: dict | None = None,
-                 trace_bodies: bool = False) -> dict[str, np.ndarray]:
+                 trace_bodies: bool = False, profile: dict | None = None) \
+            -> dict[str, np.ndarray]:
         """Run the plan. ``trace`` (a directory, or a callable ``trace(layer, port, array)``)
         is given every layer's outputs as they are made; with ``trace_bodies`` the layers of
-        sub-graphs too, per iteration (see ``irexec.runtime.trace``).
+        sub-graphs too, per iteration (see ``irexec.runtime.trace``). ``profile``: a dict to
+        which each layer's time in this call is added, in seconds, keyed by layer id (a layer
+        with bodies counts theirs; layers folded into constants take none).
         ``variables`` holds a stateful model's variables (ReadValue/Assign) between calls: an
         InferRequest's own; by default the compiled model's."""
         plan = self.plan
@@ -184,7 +188,7 @@ class CompiledModel:
         try:
             with buffers.using(pool), state.using(self._variables if variables is None
                                                    else variables), ew.ignoring():
-                outputs = self._run(plan, inputs, tracer)
+                outputs = self._run(plan, inputs, tracer, profile=profile)
         finally:
             if tracer is not None:
                 tracer.deactivate(token)
@@ -200,8 +204,8 @@ class CompiledModel:
         self._pool = None
         self._returned = []
 
-    def _run(self, plan: Plan, inputs, tracer: Tracer | None, bound=None) \
-            -> dict[str, np.ndarray]:
+    def _run(self, plan: Plan, inputs, tracer: Tracer | None, bound=None,
+             profile: dict | None = None) -> dict[str, np.ndarray]:
         """Run the plan on ``inputs`` (checked here), or on ``bound``: {slot: array} already
         known to fit (a body's Parameters, fed by its layer after inference)."""
         pool = buffers.current()
@@ -215,7 +219,10 @@ class CompiledModel:
             values[s] = array
         if tracer is not None:
             tracer.inputs(plan, values)
+        clock = time.perf_counter if profile is not None else None
         for step in plan.steps:
+            if clock is not None:
+                started = clock()
             args = [values[i] for i in step.inputs]
             memo = step.memo
             if memo is not None:  # shape arithmetic: once per distinct input
@@ -232,6 +239,9 @@ class CompiledModel:
                 args = None
                 self._store(step, values, result)
                 result = None
+                if clock is not None:
+                    lid = step.location.layer_id
+                    profile[lid] = profile.get(lid, 0.0) + clock() - started
                 if tracer is not None:
                     tracer.step(step, values)
                 for s in step.free:
@@ -263,6 +273,9 @@ class CompiledModel:
                     values[s] = r
                 r = None
             result = None  # the slots hold the outputs now; reference counts prove the rest
+            if clock is not None:
+                lid = step.location.layer_id
+                profile[lid] = profile.get(lid, 0.0) + clock() - started
             if tracer is not None:
                 tracer.step(step, values)
             for s in step.free:
