@@ -5,7 +5,7 @@ import math
 import numpy as np
 
 from irexec.diagnostics.codes import ERROR, Code
-from irexec.kernels import floatmath
+from irexec.kernels import buffers, floatmath, in_place
 from irexec.ops.spec import register
 from irexec.ops.spec import NUMERIC, Attr, Input, Op, OpSpec, Output, TypeVar
 
@@ -24,15 +24,33 @@ def _integer_bounds(dtype, low: float, high: float) -> tuple[int, int]:
         clip(math.floor(high) if math.isfinite(high) else high)
 
 
-def clamp(x, *, min, max):
+def _bounds(dtype, low: float, high: float):
+    if dtype.kind in "iu":
+        low, high = _integer_bounds(dtype, low, high)
+        return np.asarray(low, dtype), np.asarray(high, dtype)
+    return tuple(np.asarray(v).astype(dtype) for v in (low, high))  # rounded to the type
+
+
+def clamp(x, *, min, max, out=None):
     """min where x < min, max where x > max, else x (NaN stays NaN); computed in x's own type,
-    with the bounds rounded to it first (OpenVINO's rule)."""
-    if x.dtype.kind in "iu":
-        low, high = _integer_bounds(x.dtype, min, max)
-        return np.clip(x, np.asarray(low, x.dtype), np.asarray(high, x.dtype))
-    low, high = (np.asarray(v).astype(x.dtype) for v in (min, max))  # rounded to x's type
+    with the bounds rounded to it first (OpenVINO's rule). f32, f64 and integers are written
+    into ``out`` (a pooled array, or x itself when it dies here)."""
+    low, high = _bounds(x.dtype, min, max)
+    if x.dtype.kind in "iu" or x.dtype in (np.float32, np.float64):
+        return np.clip(x, low, high, out=buffers.empty(x.shape, x.dtype) if out is None
+                       else out)
     w = floatmath.widen(x)  # exact: the result is x, low or high, all of x's type
     return floatmath.narrow(np.clip(w, low.astype(w.dtype), high.astype(w.dtype)), x.dtype)
+
+
+def _clamp_over(x, *, min, max):
+    """Clamp written over its input (the run loop proves nothing else sees it)."""
+    if x.dtype.kind in "iu" or x.dtype in (np.float32, np.float64):
+        return clamp(x, min=min, max=max, out=x)
+    return clamp(x, min=min, max=max)
+
+
+in_place.register(clamp, _clamp_over)
 
 
 @register

@@ -1,0 +1,207 @@
+"""Whole-model benchmark: ResNet-18 and MobileNet-V2 at 1x3x224x224 (issue 18's targets).
+
+    python tools/bench_models.py [--runs N] [--cache DIR] [--no-onnx]
+
+The two networks are written here in plain torch.nn with the standard torchvision layouts
+(ResNet-18: 64-128-256-512 basic blocks; MobileNet-V2: the 17 inverted residuals of width 1.0),
+seeded random weights, converted by ``openvino.convert_model`` and saved as IR (f32) in the cache
+folder, and exported to ONNX for ONNX's reference evaluator. For each model, in one run:
+
+- latency: the best of ``--runs`` calls of irexec and of OpenVINO's CPU plugin (compiled with
+  ``INFERENCE_PRECISION_HINT=f32``), called in turn; and one call of ``onnx.reference``;
+- peak memory: in a fresh process with irexec imported, the growth of the peak RSS while the
+  model is read, compiled and called twice, against the weights plus the two largest
+  activations;
+- where irexec's time goes, per op type (``irexec bench --per-op`` on the same file).
+
+Needs torch, OpenVINO and onnx (the ``zoo``, ``oracle`` and ``onnx`` extras).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+import irexec  # noqa: E402
+from tools.bench_compute import alternate, openvino_call  # noqa: E402
+
+
+def networks():
+    import torch
+    from torch import nn
+
+    def conv_bn(cin, cout, k, s, groups=1, act=True, relu6=False):
+        layers = [nn.Conv2d(cin, cout, k, s, k // 2, groups=groups, bias=False),
+                  nn.BatchNorm2d(cout)]
+        if act:
+            layers.append(nn.ReLU6() if relu6 else nn.ReLU())
+        return nn.Sequential(*layers)
+
+    class Basic(nn.Module):
+        def __init__(self, cin, cout, s):
+            super().__init__()
+            self.a, self.b = conv_bn(cin, cout, 3, s), conv_bn(cout, cout, 3, 1, act=False)
+            self.skip = conv_bn(cin, cout, 1, s, act=False) if s != 1 or cin != cout \
+                else nn.Identity()
+
+        def forward(self, x):
+            return torch.relu(self.b(self.a(x)) + self.skip(x))
+
+    class ResNet18(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.stem = nn.Sequential(conv_bn(3, 64, 7, 2), nn.MaxPool2d(3, 2, 1))
+            blocks, cin = [], 64
+            for i, w in enumerate((64, 128, 256, 512)):
+                blocks += [Basic(cin, w, 1 if i == 0 else 2), Basic(w, w, 1)]
+                cin = w
+            self.blocks = nn.Sequential(*blocks)
+            self.fc = nn.Linear(512, 1000)
+
+        def forward(self, x):
+            x = self.blocks(self.stem(x))
+            return self.fc(torch.flatten(nn.functional.adaptive_avg_pool2d(x, 1), 1))
+
+    class Inverted(nn.Module):
+        def __init__(self, cin, cout, s, t):
+            super().__init__()
+            mid = cin * t
+            layers = [conv_bn(cin, mid, 1, 1, relu6=True)] if t != 1 else []
+            layers += [conv_bn(mid, mid, 3, s, groups=mid, relu6=True),
+                       conv_bn(mid, cout, 1, 1, act=False)]
+            self.body = nn.Sequential(*layers)
+            self.residual = s == 1 and cin == cout
+
+        def forward(self, x):
+            return x + self.body(x) if self.residual else self.body(x)
+
+    class MobileNetV2(nn.Module):
+        def __init__(self):
+            super().__init__()
+            layers, cin = [conv_bn(3, 32, 3, 2, relu6=True)], 32
+            for t, c, n, s in ((1, 16, 1, 1), (6, 24, 2, 2), (6, 32, 3, 2), (6, 64, 4, 2),
+                               (6, 96, 3, 1), (6, 160, 3, 2), (6, 320, 1, 1)):
+                for i in range(n):
+                    layers.append(Inverted(cin, c, s if i == 0 else 1, t))
+                    cin = c
+            layers.append(conv_bn(cin, 1280, 1, 1, relu6=True))
+            self.features = nn.Sequential(*layers)
+            self.classifier = nn.Linear(1280, 1000)
+
+        def forward(self, x):
+            x = nn.functional.adaptive_avg_pool2d(self.features(x), 1)
+            return self.classifier(torch.flatten(x, 1))
+
+    return {"resnet18": ResNet18, "mobilenet_v2": MobileNetV2}
+
+
+def build(name: str, cache: Path) -> tuple[Path, Path]:
+    """The model's IR and ONNX files in ``cache`` (built once)."""
+    xml, onnx_path = cache / f"{name}_224.xml", cache / f"{name}_224.onnx"
+    if xml.exists() and onnx_path.exists():
+        return xml, onnx_path
+    import openvino as ov
+    import torch
+
+    torch.manual_seed(0)
+    module = networks()[name]().eval()
+    for m in module.modules():  # non-trivial batch-norm statistics
+        if isinstance(m, torch.nn.BatchNorm2d):
+            m.running_mean.uniform_(-0.1, 0.1)
+            m.running_var.uniform_(0.5, 1.5)
+    example = torch.randn(1, 3, 224, 224)
+    with torch.no_grad():
+        ov.save_model(ov.convert_model(module, example_input=example,
+                                       input=[ov.PartialShape([1, 3, 224, 224])]), xml,
+                      compress_to_fp16=False)
+        torch.onnx.export(module, (example,), str(onnx_path), dynamo=False,
+                          input_names=["x"], output_names=["y"], opset_version=17)
+    return xml, onnx_path
+
+
+PEAK = """
+import json, sys, numpy as np, irexec
+from irexec.runtime.inputs import make_inputs
+def status(key):
+    for line in open("/proc/self/status"):
+        if line.startswith(key + ":"):
+            return int(line.split()[1]) * 1024
+open("/proc/self/clear_refs", "w").write("5")
+before = status("VmRSS")
+model = irexec.read_model(sys.argv[1])
+compiled = irexec.compile_model(model)
+inputs = make_inputs(model, {}, 0)
+compiled(inputs)
+compiled(inputs)
+print(json.dumps({"growth": status("VmHWM") - before}))
+"""
+
+
+def sizes(xml: Path) -> tuple[int, int]:
+    """The weights' bytes, and the two largest activations' bytes (outputs of layers that run)."""
+    model = irexec.read_model(xml)
+    weights = sum(n.value.nbytes for n in model.nodes if n.type == "Constant"
+                  and n.value is not None)
+    acts = sorted((int(np.prod(p.partial_shape.to_shape())) * p.element_type.dtype.itemsize
+                   for n in model.nodes if n.type not in ("Constant", "Parameter", "Result")
+                   for p in n.outputs if p.partial_shape.is_static), reverse=True)
+    return weights, sum(acts[:2])
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=7)
+    parser.add_argument("--cache", default=str(ROOT / ".bench-models"))
+    parser.add_argument("--no-onnx", action="store_true", help="skip ONNX's reference evaluator")
+    args = parser.parse_args(argv)
+    cache = Path(args.cache)
+    cache.mkdir(parents=True, exist_ok=True)
+    rows = []
+    for name in networks():
+        xml, onnx_path = build(name, cache)
+        x = np.random.default_rng(0).standard_normal((1, 3, 224, 224), dtype=np.float32)
+        model = irexec.read_model(xml)
+        compiled = irexec.compile_model(model)
+        feed = {model.parameters[0].name: x}
+        ours_out = list(compiled(feed).values())[0]
+        theirs = openvino_call(xml, feed)
+        theirs_out = list(theirs().values())[0]
+        err = float(np.abs(ours_out - theirs_out).max() / max(np.abs(theirs_out).max(), 1e-9))
+        t_ours, t_ov = alternate([lambda: compiled(feed), theirs], args.runs)
+        t_ref = None
+        if not args.no_onnx:
+            from onnx.reference import ReferenceEvaluator
+            ref = ReferenceEvaluator(str(onnx_path))
+            start = time.perf_counter()
+            ref.run(None, {"x": x})
+            t_ref = time.perf_counter() - start
+        peak = json.loads(subprocess.run([sys.executable, "-c", PEAK, str(xml)], check=True,
+                                         capture_output=True, text=True).stdout)["growth"]
+        weights, acts = sizes(xml)
+        row = {"model": name, "irexec_ms": t_ours * 1e3, "openvino_ms": t_ov * 1e3,
+               "x_openvino": t_ours / t_ov, "onnx_reference_ms": t_ref and t_ref * 1e3,
+               "x_faster_than_reference": t_ref and t_ref / t_ours,
+               "peak_growth_mib": peak / 2**20, "weights_mib": weights / 2**20,
+               "two_largest_activations_mib": acts / 2**20,
+               "peak_over_weights_plus_activations": peak / (weights + acts),
+               "max_relative_difference": err}
+        rows.append(row)
+        print(json.dumps(row), flush=True)
+        per_op = subprocess.run([sys.executable, "-m", "irexec", "bench", str(xml), "--per-op",
+                                 "-n", str(args.runs)], capture_output=True, text=True)
+        print(per_op.stdout[per_op.stdout.find("per op type"):], flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
