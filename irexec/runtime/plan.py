@@ -120,8 +120,17 @@ class Plan:
         return "\n".join(lines)
 
 
+def _unread_kernel(node):
+    """The op's kernel for the outputs of this layer that nothing reads, if it has one."""
+    make = node.op.kernel_for_unread
+    if make is None or len(node.outputs) < 2:
+        return None
+    unread = frozenset(i for i, p in enumerate(node.outputs) if not p.consumers)
+    return make(unread) if unread else None
+
+
 def _bind(node, kernel=None, bodies: dict | None = None) -> Callable[..., np.ndarray]:
-    kernel = kernel or node.op.kernel
+    kernel = kernel or _unread_kernel(node) or node.op.kernel
     if kernel is None:
         raise InternalError(f"{node.type} has no kernel")
     attrs = {a.name: node.attrs[a.name] for a in node.op.spec.attrs if a.name in node.attrs}

@@ -112,7 +112,8 @@ class Tracer:
         self._done += 1
         node = self._nodes[step.location.layer_id]
         for port, s in enumerate(step.outputs):
-            self.trace(node, port, values[s])
+            if values[s] is not None:  # an output no layer reads may not be computed
+                self.trace(node, port, values[s])
 
     def finish(self) -> None:
         """The run succeeded: the folded layers after the last step."""
@@ -132,7 +133,8 @@ class Tracer:
             node = self._nodes[step.location.layer_id]
             for port, (s, r) in enumerate(zip(step.outputs, results)):
                 self._folded[s] = r
-                self.trace(node, port, r)
+                if r is not None:
+                    self.trace(node, port, r)
 
     def close(self) -> None:
         """The run ended (or failed): let the trace finish (a folder writes its index)."""

@@ -52,6 +52,17 @@ class _WithIndices(Op):
                                           attrs["axis"] % data.ndim,
                                           attrs["index_element_type"].dtype)
 
+    @staticmethod
+    def kernel_for_unread(unread):
+        """Converted models keep MaxPool-8/14's indices unread: then only the values."""
+        if unread != {1}:
+            return None
+
+        def values_only(data, **attrs):
+            kernel, strides, dil, pb, _, out = common.geometry(data, attrs)
+            return pool.max_pool(data, kernel, strides, dil, pb, out), None
+        return values_only
+
 
 @register
 class MaxPool1(Op):

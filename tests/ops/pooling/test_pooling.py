@@ -486,3 +486,33 @@ def test_window_larger_than_the_input_at_run_time():
     e = layer_error("MaxPool", np.zeros((1, 1, 2, 2), np.float32), shapes=[[1, 1, -1, -1]],
                     **pool_attrs(2, 3))
     assert e.code == "IR346"
+
+
+@settings(max_examples=40, deadline=None)
+@given(pool_cases(), st.sampled_from(["f32", "f16", "i32"]))
+def test_property_max_pool_with_unread_indices_skips_them(case, type_name):
+    """A MaxPool-8/14 whose indices no layer reads (as converters write it) computes the values
+    alone: the same values as the loop, and the indices kernel is never called."""
+    import irexec
+    from irexec.builder import ModelBuilder
+    from irexec.kernels import pool
+
+    shape, at, seed = case
+    x = _data(shape, type_name, seed)
+    for version in ("opset8", "opset14"):
+        if version == "opset8" and at["rounding_type"] == "ceil_torch":
+            continue
+        b = ModelBuilder("unread_indices")
+        values, _ = b.op("MaxPool", b.parameter("x", type_name, list(shape)), version=version,
+                         name="pool", **at)
+        b.result(values, "y")
+        compiled = irexec.compile_model(b.build())
+        calls = []
+        original = pool.max_pool_with_indices
+        pool.max_pool_with_indices = lambda *a, **k: calls.append(1) or original(*a, **k)
+        try:
+            (got,) = compiled({"x": x}).values()
+        finally:
+            pool.max_pool_with_indices = original
+        assert calls == []
+        np.testing.assert_array_equal(got, max_pool_loop(x, at, 2)[0])
