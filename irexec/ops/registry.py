@@ -154,12 +154,15 @@ def parse_opset(version: str) -> int | None:
 
 
 def default_version(type_name: str) -> str:
-    """The version name to write for a type when none is given: ``opset1`` for OpenVINO's ops,
-    the first registered version of the family otherwise (``irexec1``)."""
-    load_builtin()
+    """The version name to write for a type when none is given: for OpenVINO's ops the first
+    opset that holds the type (``opset1`` for Relu, ``opset2`` for MVN), the first registered
+    version of the family otherwise (``irexec1``)."""
+    _load_type(type_name)
     versions = _REGISTRY.get(type_name.lower(), {})
     if not versions or any(family == OPSET for family, _ in versions):
-        return f"{OPSET}1"
+        canonical = next(iter(versions.values())).spec.type if versions else type_name
+        held = [n for n in sorted(OPSETS) if canonical in OPSETS[n]]
+        return f"{OPSET}{held[0] if held else 1}"
     family, since = min(versions)
     return f"{family}{since}"
 

@@ -80,8 +80,8 @@ def close(y, ref, what):
 # --- the specification's examples ----------------------------------------------------------------
 
 @pytest.mark.parametrize("op, version, extra, attrs", [
-    ("MVN", "opset1", [], dict(across_channels=True, eps=1e-9, normalize_variance=True)),
-    ("MVN", "opset1", [], dict(reduction_axes=(2, 3), eps=1e-9, normalize_variance=True)),
+    ("MVN", "opset2", [], dict(across_channels=True, eps=1e-9, normalize_variance=True)),
+    ("MVN", "opset2", [], dict(reduction_axes=(2, 3), eps=1e-9, normalize_variance=True)),
     ("MVN", "opset6", [np.array([0, 2, 3])], dict(eps=1e-9, eps_mode="inside_sqrt",
                                                    normalize_variance=True)),
     ("NormalizeL2", "opset1", [np.array([1])], dict(eps=1e-8, eps_mode="add")),
