@@ -1,0 +1,216 @@
+"""What the non-maximum-suppression ops share: boxes as corners, intersection over union in f32
+(the operation order of OpenVINO's kernels, so that a threshold compares the same number), the
+exact (score descending, index ascending) order as sortable integer keys, and the greedy
+selection of NonMaxSuppression, run for every (batch, class) pair at once.
+
+The selection loops over selection *steps* (at most ``max_output_boxes_per_class`` of them),
+never over box pairs: each step picks the next box of every pair still selecting and suppresses,
+in one vectorised IoU, what overlaps it. Hard NMS looks at a window of the best candidates of
+each pair and widens it only when a pair runs out of candidates in it, so its cost follows the
+boxes it selects, not the boxes it is given.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+F32 = np.float32
+_NO_KEY = np.uint64(0xFFFFFFFFFFFFFFFF)
+
+
+def corners(boxes: np.ndarray, encoding: str = "corner"):
+    """Boxes [..., 4] as four f32 arrays (y1, x1, y2, x2) with y1 <= y2 and x1 <= x2: corner
+    boxes may name either diagonal pair; center boxes are [x_center, y_center, width, height]."""
+    b = np.asarray(boxes, F32)
+    if encoding == "center":
+        xc, yc, w, h = (b[..., i] for i in range(4))
+        hw, hh = w / F32(2), h / F32(2)
+        return yc - hh, xc - hw, yc + hh, xc + hw
+    y1, x1, y2, x2 = (b[..., i] for i in range(4))
+    return np.minimum(y1, y2), np.minimum(x1, x2), np.maximum(y1, y2), np.maximum(x1, x2)
+
+
+def area(c) -> np.ndarray:
+    y1, x1, y2, x2 = c
+    return (y2 - y1) * (x2 - x1)
+
+
+def iou(a, area_a, b, area_b) -> np.ndarray:
+    """IoU of corner boxes ``a`` and ``b`` (broadcasting), in f32; 0 when either area is not
+    positive. ``area_a``/``area_b`` are their areas (``area``)."""
+    ay1, ax1, ay2, ax2 = a
+    by1, bx1, by2, bx2 = b
+    ih = np.maximum(np.minimum(ay2, by2) - np.maximum(ay1, by1), F32(0))
+    iw = np.maximum(np.minimum(ax2, bx2) - np.maximum(ax1, bx1), F32(0))
+    inter = ih * iw
+    with np.errstate(divide="ignore", invalid="ignore"):
+        out = inter / (area_a + area_b - inter)
+    return np.where((area_a <= 0) | (area_b <= 0), F32(0), out)
+
+
+def overlaps(a, area_a, pos_a, b, area_b, pos_b, threshold) -> np.ndarray:
+    """iou(a, b) > threshold as booleans, without materialising the IoU: ``pos_a``/``pos_b``
+    say where the areas are positive (elsewhere the IoU is 0)."""
+    ay1, ax1, ay2, ax2 = a
+    by1, bx1, by2, bx2 = b
+    ih = np.minimum(ay2, by2)
+    ih -= np.maximum(ay1, by1)
+    np.maximum(ih, F32(0), out=ih)
+    iw = np.minimum(ax2, bx2)
+    iw -= np.maximum(ax1, bx1)
+    np.maximum(iw, F32(0), out=iw)
+    ih *= iw  # the intersection
+    union = area_a + area_b
+    union -= ih
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ih /= union
+    over = ih > threshold
+    if F32(0) > threshold:  # a box without area has IoU 0, which is above a negative threshold
+        return over | ~(pos_a & pos_b)
+    return over & pos_a & pos_b
+
+
+def order_keys(scores: np.ndarray, keep: np.ndarray) -> np.ndarray:
+    """uint64 keys, one per score along the last axis, whose ascending order is score
+    descending then index ascending (-0.0 equal to 0.0); entries not kept get the largest key.
+    Keys are unique, so partial sorts of them are exact."""
+    s = np.asarray(scores, F32) + F32(0)  # -0.0 -> 0.0
+    bits = s.view(np.int32).astype(np.int64)
+    rank = np.where(bits < 0, bits ^ 0x7FFFFFFF, bits)  # monotone in the float's value
+    idx = np.arange(s.shape[-1], dtype=np.uint64)
+    key = (np.uint64((1 << 31) - 1) - rank.astype(np.uint64)) << np.uint64(32) | idx
+    key[~keep] = _NO_KEY
+    return key
+
+
+def best_sorted(key: np.ndarray, lo: int, hi: int):
+    """Positions lo..hi-1 of each row's ascending key order: (indices, present), where present
+    is False for padding (keys of entries not kept)."""
+    n = key.shape[-1]
+    hi = min(hi, n)
+    part = key if hi >= n else np.partition(key, hi - 1, axis=-1)[..., :hi]
+    part = np.sort(part, axis=-1)[..., lo:hi]
+    present = part != _NO_KEY
+    return np.where(present, part & np.uint64(0xFFFFFFFF), 0).astype(np.intp), present
+
+
+def _gather(c, rows_batch, idx):
+    return tuple(x[rows_batch[:, None], idx] for x in c)
+
+
+def select(boxes_c, scores, max_per_class: int, iou_threshold: float, score_threshold: float,
+           soft_sigma: float = 0.0):
+    """NonMaxSuppression's selection for boxes_c (corners, four [B, N] arrays) and scores
+    [B, C, N]: per (batch, class) pair in row-major order, the selected boxes in the order they
+    were selected. Returns (batch, class, box, score) arrays.
+
+    Hard (soft_sigma == 0): candidates score > score_threshold, best first (ties: smaller index);
+    a candidate is dropped when its IoU with a box already selected exceeds iou_threshold.
+    Soft: each selection multiplies the others' scores by exp(-0.5 * iou^2 / sigma); the next
+    box is the best current score (ties: smaller index); scores <= score_threshold drop out."""
+    B, C, N = scores.shape
+    P = B * C
+    K = min(int(max_per_class), N)
+    empty = (np.zeros(0, np.int64),) * 3 + (np.zeros(0, F32),)
+    if K <= 0 or P == 0:
+        return empty
+    s = np.asarray(scores, F32).reshape(P, N)
+    thr = F32(score_threshold)
+    valid = s > thr
+    row_batch = np.repeat(np.arange(B), C)
+    if soft_sigma > 0:
+        sel, sel_score, nsel = _soft(boxes_c, s, valid, row_batch, K, F32(soft_sigma), thr)
+    else:
+        sel, sel_score, nsel = _hard(boxes_c, s, valid, row_batch, K, F32(iou_threshold))
+    taken = np.arange(K)[None, :] < nsel[:, None]
+    rows = np.nonzero(taken)[0]
+    return (row_batch[rows].astype(np.int64), (rows % C).astype(np.int64),
+            sel[taken].astype(np.int64), sel_score[taken])
+
+
+def _hard(boxes_c, s, valid, row_batch, K, thr):
+    P, N = s.shape
+    counts = valid.sum(axis=1)
+    key = order_keys(s, valid)
+    width = min(N, 2 * K + 16)
+    idx, alive = best_sorted(key, 0, width)
+    wc = _gather(boxes_c, row_batch, idx)
+    warea = area(wc)
+    wpos = warea > 0
+    sel = np.zeros((P, K), np.intp)
+    nsel = np.zeros(P, np.intp)
+    while True:
+        has = alive.any(axis=1)
+        short = (nsel < K) & ~has & (counts > width)
+        if short.any():  # a pair ran out of its window: widen every pair's window
+            new = min(N, 2 * width)
+            nidx, nalive = best_sorted(key, width, new)
+            nc = _gather(boxes_c, row_batch, nidx)
+            narea = area(nc)
+            npos = narea > 0
+            top = int(nsel.max())
+            if top:
+                sc = tuple(x[:, :top, None] for x in _gather(boxes_c, row_batch, sel[:, :top]))
+                sarea = area(sc)
+                hit = overlaps(sc, sarea, sarea > 0, tuple(x[:, None, :] for x in nc),
+                               narea[:, None, :], npos[:, None, :], thr)
+                hit &= (np.arange(top)[None, :] < nsel[:, None])[:, :, None]
+                nalive &= ~hit.any(axis=1)
+            idx = np.concatenate([idx, nidx], axis=1)
+            alive = np.concatenate([alive, nalive], axis=1)
+            wc = tuple(np.concatenate([a, b], axis=1) for a, b in zip(wc, nc))
+            warea = np.concatenate([warea, narea], axis=1)
+            wpos = np.concatenate([wpos, npos], axis=1)
+            width = new
+            continue
+        going = (nsel < K) & has
+        if going.all():  # every pair still selecting: whole arrays, no row gathers
+            rows = slice(None)
+            n = P
+        else:
+            rows = np.nonzero(going)[0]
+            n = rows.size
+            if n == 0:
+                break
+        live = alive[rows]
+        pos = live.argmax(axis=1)
+        at = np.arange(n)
+        which = np.arange(P) if n == P else rows
+        sel[which, nsel[which]] = idx[which, pos]
+        nsel[which] += 1
+        live[at, pos] = False
+        here = tuple(x[rows] for x in wc)
+        a, p = warea[rows], wpos[rows]
+        chosen = tuple(x[at, pos][:, None] for x in here)
+        live &= ~overlaps(chosen, a[at, pos][:, None], p[at, pos][:, None], here, a, p, thr)
+        alive[rows] = live
+    sel_score = s[np.arange(P)[:, None], sel]
+    return sel, sel_score, nsel
+
+
+def _soft(boxes_c, s, valid, row_batch, K, sigma, thr):
+    P, N = s.shape
+    scale = F32(-0.5) / sigma
+    cur = np.where(valid, s, F32(-np.inf))
+    allc = _gather(boxes_c, row_batch, np.broadcast_to(np.arange(N), (P, N)))
+    aarea = area(allc)
+    sel = np.zeros((P, K), np.intp)
+    sel_score = np.zeros((P, K), F32)
+    nsel = np.zeros(P, np.intp)
+    while True:
+        rows = np.nonzero((nsel < K) & (cur > thr).any(axis=1))[0]
+        if rows.size == 0:
+            break
+        c = cur[rows]
+        pos = c.argmax(axis=1)  # the first of equal maxima: the smaller index
+        sel[rows, nsel[rows]] = pos
+        sel_score[rows, nsel[rows]] = c[np.arange(rows.size), pos]
+        nsel[rows] += 1
+        c[np.arange(rows.size), pos] = -np.inf
+        chosen = tuple(x[rows, pos][:, None] for x in allc)
+        o = iou(chosen, aarea[rows, pos][:, None], tuple(x[rows] for x in allc), aarea[rows])
+        with np.errstate(invalid="ignore", over="ignore"):
+            c = c * np.exp(scale * o * o)
+        c[~(c > thr)] = -np.inf
+        cur[rows] = c
+    return sel, sel_score, nsel
