@@ -28,6 +28,7 @@ import numpy as np
 from irexec.ir.element_type import from_name
 from irexec.ir.shape import Dimension, PartialShape
 from irexec.ops.activation.params import check_one_element
+from irexec.ops.domains import SmallInts
 from irexec.ops.shape.shape_of import check_index_type
 from irexec.ops.sort import nms_common
 from irexec.ops.spec import (INTEGER, REAL, SCALAR, SCALAR_OR_VECTOR, Attr, Input, Op, OpSpec,
@@ -51,7 +52,7 @@ def _inputs(version: int):
     thr = REAL if version < 5 else TypeVar("T_THRESHOLDS", REAL)
     ins = (Input("boxes", T, RANK3, doc="[num_batches, num_boxes, 4]"),
            Input("scores", T, RANK3, doc="[num_batches, num_classes, num_boxes]"),
-           Input("max_output_boxes_per_class", INTEGER, one, optional=True,
+           Input("max_output_boxes_per_class", INTEGER, one, SmallInts(0, 0, 10), optional=True,
                  doc="at most this many boxes per class (default 0: none); not negative"),
            Input("iou_threshold", thr, one, optional=True,
                  doc="drop a box whose IoU with a selected one is above this (default 0)"),

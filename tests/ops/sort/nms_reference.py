@@ -1,0 +1,76 @@
+"""Plain-Python references for the NMS tests: one box pair at a time, f32 scalars, written from the
+specifications (and OpenVINO's reference kernels where the text is loose), independent of
+irexec.ops.sort.nms_common."""
+
+from __future__ import annotations
+
+import heapq
+
+import numpy as np
+
+F = np.float32
+
+
+def box_corners(box, encoding="corner"):
+    b = [F(v) for v in box]
+    if encoding == "center":
+        xc, yc, w, h = b
+        return yc - h / F(2), xc - w / F(2), yc + h / F(2), xc + w / F(2)
+    return min(b[0], b[2]), min(b[1], b[3]), max(b[0], b[2]), max(b[1], b[3])
+
+
+def iou(a, b):
+    area_a = (a[2] - a[0]) * (a[3] - a[1])
+    area_b = (b[2] - b[0]) * (b[3] - b[1])
+    if area_a <= 0 or area_b <= 0:
+        return F(0)
+    ih = max(min(a[2], b[2]) - max(a[0], b[0]), F(0))
+    iw = max(min(a[3], b[3]) - max(a[1], b[1]), F(0))
+    inter = ih * iw
+    return F(inter / (area_a + area_b - inter))
+
+
+def nms_class(boxes, scores, max_out, iou_thr, score_thr, sigma=0.0):
+    """One class: [(box index, score)] in selection order. A lazy priority queue, as OpenVINO's
+    kernels do: a candidate's score is brought up to date with the boxes selected since its last
+    visit when it reaches the top."""
+    iou_thr, score_thr, sigma = F(iou_thr), F(score_thr), F(sigma)
+    scale = F(-0.5) / sigma if sigma > 0 else F(0)
+    heap = [(-F(s), i, F(s), 0) for i, s in enumerate(scores) if F(s) > score_thr]
+    heapq.heapify(heap)
+    selected = []
+    while heap and len(selected) < max_out:
+        _, i, score, since = heapq.heappop(heap)
+        original = score
+        dropped = False
+        for j in range(len(selected) - 1, since - 1, -1):
+            o = iou(boxes[i], boxes[selected[j][0]])
+            if sigma > 0:
+                score = F(score * F(np.exp(F(scale * o * o))))
+                if score <= score_thr:
+                    dropped = True
+                    break
+            elif o > iou_thr:
+                dropped = True
+                break
+        if dropped:
+            continue
+        if score == original:
+            selected.append((i, score))
+        else:
+            heapq.heappush(heap, (-score, i, score, len(selected)))
+    return selected
+
+
+def nms(boxes, scores, max_out, iou_thr, score_thr, sigma=0.0, encoding="corner",
+        sort_desc=True):
+    """All of NonMaxSuppression-5/9: [(batch, class, box, score)]."""
+    out = []
+    for b in range(scores.shape[0]):
+        corners = [box_corners(x, encoding) for x in boxes[b]]
+        for c in range(scores.shape[1]):
+            for i, s in nms_class(corners, scores[b, c], max_out, iou_thr, score_thr, sigma):
+                out.append((b, c, i, s))
+    if sort_desc:
+        out.sort(key=lambda r: (-r[3], r[0], r[1], r[2]))
+    return out
