@@ -214,3 +214,74 @@ def _soft(boxes_c, s, valid, row_batch, K, sigma, thr):
         c[~(c > thr)] = -np.inf
         cur[rows] = c
     return sel, sel_score, nsel
+
+
+def iou_offset(a, b, norm) -> np.ndarray:
+    """IoU of boxes ``a`` and ``b`` (four arrays each, broadcasting, either axis naming) in f32,
+    with ``norm`` (0 or 1) added to every width and height, as MulticlassNms does for boxes that
+    are not normalized; 0 when either area is not positive."""
+    norm = F32(norm)
+    a0, a1, a2, a3 = a
+    b0, b1, b2, b3 = b
+    area_a = (a2 - a0 + norm) * (a3 - a1 + norm)
+    area_b = (b2 - b0 + norm) * (b3 - b1 + norm)
+    i0 = np.maximum(np.minimum(a2, b2) - np.maximum(a0, b0) + norm, F32(0))
+    i1 = np.maximum(np.minimum(a3, b3) - np.maximum(a1, b1) + norm, F32(0))
+    inter = i0 * i1
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        out = inter / (area_a + area_b - inter)
+    return np.where((area_a <= 0) | (area_b <= 0), F32(0), out)
+
+
+def select_adaptive(coords, scores, keep, top_k: int, iou_threshold: float, eta: float = 1.0,
+                    norm: float = 0.0, score_threshold: float | None = None):
+    """MulticlassNms's per-class greedy NMS for P rows at once: ``coords`` four [P, M] arrays
+    (each row its own boxes), ``scores`` [P, M], ``keep`` [P, M] the candidates. At most
+    ``top_k`` candidates per row (-1: all), best score first (ties: smaller index); a candidate
+    is dropped when its IoU with a selected box reaches the adaptive threshold, which starts at
+    ``iou_threshold`` and, after each selection while above 0.5, is multiplied by ``eta`` (< 1).
+
+    With ``score_threshold`` given (OpenVINO's adaptive path, nms_eta < 1), a candidate is
+    compared with the selected boxes from the latest back, stopping as soon as its score is not
+    above the threshold: one scoring exactly the threshold is checked against the latest
+    selected box only (so it is here).
+
+    Returns (row, column, score) of the selected boxes, row by row in selection order."""
+    P, M = scores.shape
+    width = M if top_k < 0 else min(M, top_k)
+    if P == 0 or width == 0:
+        return np.zeros(0, np.intp), np.zeros(0, np.intp), np.zeros(0, F32)
+    idx, present = best_sorted(order_keys(scores, keep), 0, width)
+    at = np.arange(P)[:, None]
+    cand = tuple(x[at, idx] for x in coords)
+    worst = np.full((P, width), -np.inf, F32)  # the largest IoU with a selected box so far
+    latest = np.full((P, width), -np.inf, F32)  # the IoU with the latest selected box
+    s_sorted = np.asarray(scores, F32)[at, idx]
+    at_floor = (s_sorted <= F32(score_threshold)) if score_threshold is not None else \
+        np.zeros((P, width), bool)
+    thr = np.full(P, F32(iou_threshold), F32)
+    last = np.full(P, -1)
+    cols = np.arange(width)
+    sel = np.zeros((P, width), np.intp)
+    nsel = np.zeros(P, np.intp)
+    while True:
+        seen = np.where(at_floor, latest, worst)
+        ok = present & (cols[None, :] > last[:, None]) & ~(seen >= thr[:, None])
+        rows = np.nonzero(ok.any(axis=1))[0]
+        if rows.size == 0:
+            break
+        pos = ok[rows].argmax(axis=1)
+        sel[rows, nsel[rows]] = pos
+        nsel[rows] += 1
+        last[rows] = pos
+        if eta < 1:
+            shrink = rows[thr[rows] > F32(0.5)]
+            thr[shrink] *= F32(eta)
+        chosen = tuple(x[rows, pos][:, None] for x in cand)
+        o = iou_offset(tuple(x[rows] for x in cand), chosen, norm)
+        worst[rows] = np.fmax(worst[rows], o)
+        latest[rows] = o
+    taken = np.arange(width)[None, :] < nsel[:, None]
+    rows = np.nonzero(taken)[0]
+    cols_sel = idx[rows, sel[taken]]
+    return rows, cols_sel, np.asarray(scores, F32)[rows, cols_sel]
