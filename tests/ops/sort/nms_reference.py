@@ -74,3 +74,91 @@ def nms(boxes, scores, max_out, iou_thr, score_thr, sigma=0.0, encoding="corner"
     if sort_desc:
         out.sort(key=lambda r: (-r[3], r[0], r[1], r[2]))
     return out
+
+
+def iou_plus(a, b, norm):
+    """MulticlassNms's IoU: raw [x1, y1, x2, y2] (no reordering), ``norm`` added to sides."""
+    a = [F(v) for v in a]
+    b = [F(v) for v in b]
+    n = F(norm)
+    area_a = (a[2] - a[0] + n) * (a[3] - a[1] + n)
+    area_b = (b[2] - b[0] + n) * (b[3] - b[1] + n)
+    if area_a <= 0 or area_b <= 0:
+        return F(0)
+    iw = max(min(a[2], b[2]) - max(a[0], b[0]) + n, F(0))
+    ih = max(min(a[3], b[3]) - max(a[1], b[1]) + n, F(0))
+    inter = iw * ih
+    return F(inter / (area_a + area_b - inter))
+
+
+def multiclass_class(boxes, scores, attrs):
+    """One class of one image: [(box index, score)]. Greedy over the best nms_top_k candidates;
+    with nms_eta < 1 a lazy queue whose comparison stops once the score is not above the
+    threshold (OpenVINO's adaptive path)."""
+    thr_s = F(attrs["score_threshold"])
+    cands = sorted((i for i, s in enumerate(scores) if F(s) >= thr_s),
+                   key=lambda i: (-F(scores[i]), i))
+    if attrs["nms_top_k"] > -1:
+        cands = cands[:attrs["nms_top_k"]]
+    norm = 0 if attrs["normalized"] else 1
+    thr = F(attrs["iou_threshold"])
+    eta = F(attrs["nms_eta"])
+    chosen = []
+    for i in cands:
+        score = F(scores[i])
+        ok = True
+        for j in reversed(chosen):
+            if iou_plus(boxes[i], boxes[j], norm) >= thr:
+                ok = False
+                break
+            if eta < 1 and score <= thr_s:
+                break
+        if ok:
+            chosen.append(i)
+            if eta < 1 and thr > F(0.5):
+                thr = F(thr * eta)
+    return [(i, F(scores[i])) for i in chosen]
+
+
+def multiclass(boxes, scores, attrs, roisnum=None):
+    """MulticlassNms: (rows [(batch, class, flat index, score, box)], counts per image)."""
+    per_image = []
+    if roisnum is None:
+        B, C, N = scores.shape
+        images = [(b, boxes[b], scores[b], [b * N + j for j in range(N)]) for b in range(B)]
+    else:
+        C = scores.shape[0]
+        images, head = [], 0
+        for b, n in enumerate(roisnum):
+            images.append((b, None, None, head))
+            head += int(n)
+    rows_all = []
+    for b, (batch, bx, sc, extra) in enumerate(images):
+        rows = []
+        for c in range(C):
+            if c == attrs["background_class"]:
+                continue
+            if roisnum is None:
+                cb, cs, flat = bx, sc[c], [batch * N + j for j in range(len(bx))]
+                coords = list(bx)
+            else:
+                head, n = extra, int(roisnum[b])
+                coords = list(boxes[c, head:head + n])
+                cs = scores[c, head:head + n]
+                flat = [(head + j) * C + c for j in range(n)]
+                cb = coords
+            for j, s in multiclass_class(cb, cs, attrs):
+                rows.append((batch, c, j, s, flat[j], tuple(coords[j])))
+        rows.sort(key=lambda r: (-r[3], r[1], r[2]))
+        if attrs["keep_top_k"] > -1:
+            rows = rows[:attrs["keep_top_k"]]
+        if not attrs["sort_result_across_batch"] and attrs["sort_result_type"] == "classid":
+            rows.sort(key=lambda r: (r[1], -r[3], r[2]))
+        per_image.append(len(rows))
+        rows_all += rows
+    if attrs["sort_result_across_batch"]:
+        if attrs["sort_result_type"] == "score":
+            rows_all.sort(key=lambda r: (-r[3], r[0], r[1], r[2]))
+        elif attrs["sort_result_type"] == "classid":
+            rows_all.sort(key=lambda r: (r[1], r[0], -r[3], r[2]))
+    return rows_all, per_image
