@@ -99,10 +99,11 @@ def _gather(c, rows_batch, idx):
 
 
 def select(boxes_c, scores, max_per_class: int, iou_threshold: float, score_threshold: float,
-           soft_sigma: float = 0.0):
+           soft_sigma: float = 0.0, geometry=None):
     """NonMaxSuppression's selection for boxes_c (corners, four [B, N] arrays) and scores
     [B, C, N]: per (batch, class) pair in row-major order, the selected boxes in the order they
-    were selected. Returns (batch, class, box, score) arrays.
+    were selected. Returns (batch, class, box, score) arrays. ``geometry``: (prepare, overlap)
+    for boxes that are not axis-aligned corners (hard NMS only; see ``_hard``).
 
     Hard (soft_sigma == 0): candidates score > score_threshold, best first (ties: smaller index);
     a candidate is dropped when its IoU with a box already selected exceeds iou_threshold.
@@ -121,22 +122,35 @@ def select(boxes_c, scores, max_per_class: int, iou_threshold: float, score_thre
     if soft_sigma > 0:
         sel, sel_score, nsel = _soft(boxes_c, s, valid, row_batch, K, F32(soft_sigma), thr)
     else:
-        sel, sel_score, nsel = _hard(boxes_c, s, valid, row_batch, K, F32(iou_threshold))
+        sel, sel_score, nsel = _hard(boxes_c, s, valid, row_batch, K, F32(iou_threshold),
+                                     *(geometry or ()))
     taken = np.arange(K)[None, :] < nsel[:, None]
     rows = np.nonzero(taken)[0]
     return (row_batch[rows].astype(np.int64), (rows % C).astype(np.int64),
             sel[taken].astype(np.int64), sel_score[taken])
 
 
-def _hard(boxes_c, s, valid, row_batch, K, thr):
+def _corner_prepare(c):
+    """Corner boxes (four arrays) with their areas and whether those are positive."""
+    a = area(c)
+    return tuple(c) + (a, a > 0)
+
+
+def _corner_overlaps(a, b, threshold):
+    return overlaps(a[:4], a[4], a[5], b[:4], b[4], b[5], threshold)
+
+
+def _hard(boxes_c, s, valid, row_batch, K, thr, prepare=_corner_prepare,
+          overlap=_corner_overlaps):
+    """Greedy hard NMS of every row of ``s`` at once. ``boxes_c``: per-box arrays [B, N] (the
+    box's numbers); ``prepare`` adds what ``overlap(a, b, thr)`` needs to such a tuple, and
+    ``overlap`` says (broadcasting) which pairs overlap by more than ``thr``."""
     P, N = s.shape
     counts = valid.sum(axis=1)
     key = order_keys(s, valid)
     width = min(N, 2 * K + 16)
     idx, alive = best_sorted(key, 0, width)
-    wc = _gather(boxes_c, row_batch, idx)
-    warea = area(wc)
-    wpos = warea > 0
+    wc = prepare(_gather(boxes_c, row_batch, idx))
     sel = np.zeros((P, K), np.intp)
     nsel = np.zeros(P, np.intp)
     while True:
@@ -145,22 +159,17 @@ def _hard(boxes_c, s, valid, row_batch, K, thr):
         if short.any():  # a pair ran out of its window: widen every pair's window
             new = min(N, 2 * width)
             nidx, nalive = best_sorted(key, width, new)
-            nc = _gather(boxes_c, row_batch, nidx)
-            narea = area(nc)
-            npos = narea > 0
+            nc = prepare(_gather(boxes_c, row_batch, nidx))
             top = int(nsel.max())
             if top:
-                sc = tuple(x[:, :top, None] for x in _gather(boxes_c, row_batch, sel[:, :top]))
-                sarea = area(sc)
-                hit = overlaps(sc, sarea, sarea > 0, tuple(x[:, None, :] for x in nc),
-                               narea[:, None, :], npos[:, None, :], thr)
+                sc = prepare(tuple(x[:, :top, None]
+                                   for x in _gather(boxes_c, row_batch, sel[:, :top])))
+                hit = overlap(sc, tuple(x[:, None, :] for x in nc), thr)
                 hit &= (np.arange(top)[None, :] < nsel[:, None])[:, :, None]
                 nalive &= ~hit.any(axis=1)
             idx = np.concatenate([idx, nidx], axis=1)
             alive = np.concatenate([alive, nalive], axis=1)
             wc = tuple(np.concatenate([a, b], axis=1) for a, b in zip(wc, nc))
-            warea = np.concatenate([warea, narea], axis=1)
-            wpos = np.concatenate([wpos, npos], axis=1)
             width = new
             continue
         going = (nsel < K) & has
@@ -180,9 +189,8 @@ def _hard(boxes_c, s, valid, row_batch, K, thr):
         nsel[which] += 1
         live[at, pos] = False
         here = tuple(x[rows] for x in wc)
-        a, p = warea[rows], wpos[rows]
         chosen = tuple(x[at, pos][:, None] for x in here)
-        live &= ~overlaps(chosen, a[at, pos][:, None], p[at, pos][:, None], here, a, p, thr)
+        live &= ~overlap(chosen, here, thr)
         alive[rows] = live
     sel_score = s[np.arange(P)[:, None], sel]
     return sel, sel_score, nsel
@@ -285,3 +293,88 @@ def select_adaptive(coords, scores, keep, top_k: int, iou_threshold: float, eta:
     rows = np.nonzero(taken)[0]
     cols_sel = idx[rows, sel[taken]]
     return rows, cols_sel, np.asarray(scores, F32)[rows, cols_sel]
+
+
+# --- rotated boxes (NMSRotated) -----------------------------------------------------------------
+
+def rotated_prepare(b):
+    """Rotated boxes (x_ctr, y_ctr, w, h, angle in radians, clockwise) with their four vertices
+    (as OpenVINO's kernel places them, in f32) and their areas w * h."""
+    xc, yc, w, h, a = (np.asarray(x, F32) for x in b[:5])
+    cos2 = np.cos(a.astype(np.float64)).astype(F32) * F32(0.5)
+    sin2 = np.sin(a.astype(np.float64)).astype(F32) * F32(0.5)
+    x0 = xc - sin2 * h - cos2 * w
+    y0 = yc + cos2 * h - sin2 * w
+    x1 = xc + sin2 * h - cos2 * w
+    y1 = yc - cos2 * h - sin2 * w
+    x2, y2 = F32(2) * xc - x0, F32(2) * yc - y0
+    x3, y3 = F32(2) * xc - x1, F32(2) * yc - y1
+    return (xc, yc, w, h, a, x0, y0, x1, y1, x2, y2, x3, y3, w * h)
+
+
+def _inside(px, py, q):
+    """Whether points (px, py) lie in the rectangle with vertices q (x0, y0, ... x3, y3)."""
+    abx, aby = q[2] - q[0], q[3] - q[1]
+    dax, day = q[0] - q[6], q[1] - q[7]
+    apx, apy = px - q[0], py - q[1]
+    along = apx * abx + apy * aby
+    across = -(apx * dax + apy * day)
+    return (along >= 0) & (across >= 0) & (along <= abx * abx + aby * aby) & \
+        (across <= dax * dax + day * day)
+
+
+def rotated_iou(a, b) -> np.ndarray:
+    """IoU of rotated boxes prepared by ``rotated_prepare`` (broadcasting): the intersection is
+    the convex polygon of the edge crossings and of each box's corners inside the other, its
+    area by the shoelace formula over the points in angular order (computed in f64)."""
+    pa, pb = a[5:13], b[5:13]
+    shape = np.broadcast_shapes(np.shape(a[0]), np.shape(b[0]))
+    xs, ys, ok = [], [], []
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        for i in range(4):
+            ax, ay = pa[2 * i], pa[2 * i + 1]
+            ux, uy = pa[(2 * i + 2) % 8] - ax, pa[(2 * i + 3) % 8] - ay
+            for j in range(4):
+                bx, by = pb[2 * j], pb[2 * j + 1]
+                vx, vy = pb[(2 * j + 2) % 8] - bx, pb[(2 * j + 3) % 8] - by
+                det = vx * uy - ux * vy
+                wx, wy = bx - ax, by - ay
+                t1 = (vx * wy - wx * vy) / det
+                t2 = (ux * wy - wx * uy) / det
+                good = (np.abs(det) > 1e-14) & (t1 >= 0) & (t1 <= 1) & (t2 >= 0) & (t2 <= 1)
+                xs.append(ax + ux * t1)
+                ys.append(ay + uy * t1)
+                ok.append(good)
+        for p, q in ((pa, pb), (pb, pa)):
+            for i in range(4):
+                xs.append(p[2 * i])
+                ys.append(p[2 * i + 1])
+                ok.append(_inside(p[2 * i], p[2 * i + 1], q))
+    X = np.stack([np.broadcast_to(x, shape) for x in xs]).astype(np.float64)
+    Y = np.stack([np.broadcast_to(y, shape) for y in ys]).astype(np.float64)
+    V = np.stack([np.broadcast_to(v, shape) for v in ok])
+    count = V.sum(axis=0)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        cx = np.where(V, X, 0).sum(axis=0) / count
+        cy = np.where(V, Y, 0).sum(axis=0) / count
+        angle = np.where(V, np.arctan2(Y - cy, X - cx), np.inf)
+    order = np.argsort(angle, axis=0, kind="stable")
+    X = np.take_along_axis(X, order, axis=0)
+    Y = np.take_along_axis(Y, order, axis=0)
+    last = np.maximum(count - 1, 0)[None]
+    keep = np.arange(X.shape[0]).reshape((-1,) + (1,) * len(shape)) <= last
+    X = np.where(keep, X, np.take_along_axis(X, last, axis=0))
+    Y = np.where(keep, Y, np.take_along_axis(Y, last, axis=0))
+    cross = X * np.roll(Y, -1, axis=0) - np.roll(X, -1, axis=0) * Y
+    inter = np.where(count > 2, np.abs(cross.sum(axis=0)) / 2, 0.0).astype(F32)
+    area_a, area_b = a[13], b[13]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        out = inter / (area_a + area_b - inter)
+    return np.where((area_a <= 0) | (area_b <= 0), F32(0), out)
+
+
+def rotated_overlap(a, b, threshold):
+    return rotated_iou(a, b) > threshold
+
+
+ROTATED = (rotated_prepare, rotated_overlap)

@@ -91,10 +91,10 @@ def _min(a, b):
 
 
 def check_boxes_scores(ctx, boxes: PartialShape, scores: PartialShape, *,
-                       scores_boxes_axis: int = 2, what: str = "scores"):
+                       scores_boxes_axis: int = 2, what: str = "scores", box_size: int = 4):
     """IR307 unless boxes [B, N, 4] and scores [B, C, N] agree (both of rank 3)."""
-    if boxes.rank_is_static and not boxes[2].contains(4):
-        ctx.error("IR307", f"boxes have shape {boxes}; their last dim must be 4")
+    if boxes.rank_is_static and not boxes[2].contains(box_size):
+        ctx.error("IR307", f"boxes have shape {boxes}; their last dim must be {box_size}")
     if boxes.rank_is_static and scores.rank_is_static:
         if not boxes[0].compatible(scores[0]):
             ctx.error("IR307", f"boxes {boxes} and {what} {scores} disagree on the batch "
@@ -104,7 +104,7 @@ def check_boxes_scores(ctx, boxes: PartialShape, scores: PartialShape, *,
                                f"(boxes dim 1, {what} dim {scores_boxes_axis})")
 
 
-def _infer(version):
+def _infer(version, rotated=False):
     def infer(ctx):
         out_type = ctx.attrs["output_type"] if version >= 3 else from_name("i64")
         if version >= 3:
@@ -112,7 +112,7 @@ def _infer(version):
         if version >= 5:
             check_one_element(ctx, range(2, ctx.num_inputs))
         boxes, scores = ctx.input_shape(0), ctx.input_shape(1)
-        check_boxes_scores(ctx, boxes, scores)
+        check_boxes_scores(ctx, boxes, scores, box_size=5 if rotated else 4)
         lo_max, hi_max = _max_boxes(ctx)
         dims = [None, None, None]  # (min, max) of batches, boxes, classes
         if boxes.rank_is_static:
@@ -148,17 +148,23 @@ def _scalar(value, default, dtype):
     return dtype(default) if value is None else dtype(np.asarray(value).reshape(-1)[0])
 
 
-def _kernel(version):
+def _kernel(version, rotated=False):
     def kernel(boxes, scores, max_boxes=None, iou_threshold=None, score_threshold=None,
                soft_nms_sigma=None, *, box_encoding="corner", sort_result_descending=True,
-               output_type=None):
+               output_type=None, clockwise=True):
         out_dtype = np.int64 if output_type is None else output_type.dtype
         B, C, N = scores.shape
         k = int(_scalar(max_boxes, 0, np.int64))
+        if rotated:
+            b = np.asarray(boxes, np.float32)
+            data = tuple(b[..., i] for i in range(4)) + (b[..., 4] if clockwise else -b[..., 4],)
+            geometry = nms_common.ROTATED
+        else:
+            data, geometry = nms_common.corners(boxes, box_encoding), None
         batch, cls, box, score = nms_common.select(
-            nms_common.corners(boxes, box_encoding), scores, k,
-            _scalar(iou_threshold, 0, np.float32), _scalar(score_threshold, 0, np.float32),
-            _scalar(soft_nms_sigma, 0, np.float32))
+            data, scores, k, _scalar(iou_threshold, 0, np.float32),
+            _scalar(score_threshold, 0, np.float32), _scalar(soft_nms_sigma, 0, np.float32),
+            geometry)
         if sort_result_descending:
             order = np.argsort(-score, kind="stable")
             batch, cls, box, score = batch[order], cls[order], box[order], score[order]
@@ -212,3 +218,27 @@ NonMaxSuppression3 = _op(3, 3)
 NonMaxSuppression4 = _op(4, 4)
 NonMaxSuppression5 = _op(5, 8)
 NonMaxSuppression9 = _op(9, 16)
+
+
+@register
+class NMSRotated(Op):
+    spec = OpSpec(
+        type="NMSRotated", since=13, until=16,
+        attrs=(_SORT, _OUT_TYPE,
+               Attr("clockwise", "bool", default=True,
+                    doc="a positive angle turns clockwise (false: counterclockwise)")),
+        inputs=(Input("boxes", T, RANK3, doc="[num_batches, num_boxes, 5]: x_center, "
+                                             "y_center, width, height, angle in radians"),
+                Input("scores", T, RANK3, doc="[num_batches, num_classes, num_boxes]"),
+                Input("max_output_boxes_per_class", INTEGER, SCALAR_OR_VECTOR,
+                      SmallInts(0, 0, 10), doc="at most this many boxes per class; not negative"),
+                Input("iou_threshold", TypeVar("T_THRESHOLDS", REAL), SCALAR_OR_VECTOR,
+                      doc="drop a box whose rotated IoU with a selected one is above this"),
+                Input("score_threshold", TypeVar("T_THRESHOLDS", REAL), SCALAR_OR_VECTOR,
+                      doc="consider only boxes scoring above this")),
+        outputs=_spec(9, 16).outputs,
+        doc="Greedy non-maximum suppression of rotated boxes per class of each batch element: "
+            "NonMaxSuppression-9's selection and order with the IoU of rotated rectangles.",
+    )
+    infer = staticmethod(_infer(9, rotated=True))
+    kernel = staticmethod(_kernel(9, rotated=True))
