@@ -1028,3 +1028,40 @@ def test_nms_score_equal_to_the_threshold_is_no_candidate():
     scores = np.array([[[0.5, 0.25]]], np.float32)
     out = _nms(9, boxes, scores, np.int64(5), np.float32(0.5), np.float32(0.25))
     assert out[0][:, 2].tolist() == [0]
+
+
+def _matrix(boxes, scores, **attrs):
+    b = ModelBuilder()
+    outs = b.op("MatrixNms", b.parameter("boxes", "f32", list(boxes.shape)),
+                b.parameter("scores", "f32", list(scores.shape)), version="opset8", **attrs)
+    for i, o in enumerate(outs):
+        b.result(o, f"out{i}")
+    return list(irexec.compile_model(b.build())({"boxes": boxes, "scores": scores}).values())
+
+
+def test_matrix_nms_selecting_nothing_is_an_empty_result():
+    sel, idx, num = _matrix(np.ones((2, 3, 4), np.float32), np.full((2, 1, 3), 0.1, np.float32),
+                            score_threshold=0.5)
+    assert sel.shape == (0, 6) and idx.shape == (0, 1) and num.tolist() == [0, 0]
+
+
+def test_matrix_nms_equal_scores_take_the_smaller_index_first():
+    # box 1 and box 2 tie; box 2 overlaps box 1 by 1/2: the one taken later decays
+    boxes = np.array([[[9, 9, 10, 10], [0, 0, 1, 1], [0, 0, 2, 1]]], np.float32)
+    scores = np.array([[[0.9, 0.5, 0.5]]], np.float32)
+    sel, idx, _ = _matrix(boxes, scores)
+    assert idx[:, 0].tolist() == [0, 1, 2]
+    np.testing.assert_allclose(sel[:, 1], [0.9, 0.5, 0.25], rtol=1e-6)
+
+
+def test_multiclass_nms_empty_roisnum_image_counts_zero():
+    b = ModelBuilder()
+    outs = b.op("MulticlassNms", b.parameter("boxes", "f32", [1, 2, 4]),
+                b.parameter("scores", "f32", [1, 2]), b.parameter("roisnum", "i32", [2]),
+                version="opset9", iou_threshold=0.5)
+    for i, o in enumerate(outs):
+        b.result(o, f"out{i}")
+    boxes = np.array([[[0, 0, 1, 1], [5, 5, 6, 6]]], np.float32)
+    out = irexec.compile_model(b.build())({"boxes": boxes, "scores": np.ones((1, 2), np.float32),
+                                           "roisnum": np.array([0, 2], np.int32)})
+    assert list(out.values())[2].tolist() == [0, 2]
