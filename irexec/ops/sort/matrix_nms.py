@@ -17,7 +17,8 @@ import numpy as np
 
 from irexec.ir.shape import Dimension, PartialShape
 from irexec.ops.sort import nms_common
-from irexec.ops.sort.multiclass_nms import check_common, order_within_images, sort_attrs
+from irexec.ops.sort.multiclass_nms import (check_common, order_within_images, output_rows,
+                                           sort_attrs)
 from irexec.ops.sort.non_max_suppression import check_boxes_scores
 from irexec.ops.spec import (REAL, Attr, Input, Op, OpSpec, Output, Rank, TensorType, TypeVar,
                              register)
@@ -116,16 +117,12 @@ def matrix_nms(boxes, scores, *, sort_result_type, sort_result_across_batch, out
 
 def _infer(ctx):
     check_common(ctx)
-    for name in ("nms_top_k", "keep_top_k", "background_class"):
-        if ctx.attrs[name] < -1:
-            ctx.error("IR302", f"{name} is {ctx.attrs[name]}; it is -1 or more")
     boxes, scores = ctx.input_shape(0), ctx.input_shape(1)
     check_boxes_scores(ctx, boxes, scores)
     images = boxes[0] if boxes.rank_is_static else (
         scores[0] if scores.rank_is_static else Dimension.dynamic())
     n = boxes[1] if boxes.rank_is_static else Dimension.dynamic()
     c = scores[1] if scores.rank_is_static else Dimension.dynamic()
-    from irexec.ops.sort.multiclass_nms import output_rows
     rows = output_rows(ctx, n, c, images)
     out_t, idx_t = ctx.input_type(0).element_type, ctx.attrs["output_type"]
     return [TensorType(out_t, PartialShape([rows, 6])), TensorType(idx_t, PartialShape([rows, 1])),

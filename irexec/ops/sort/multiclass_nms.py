@@ -81,6 +81,9 @@ class RoisNum(Domain):
 
 def check_common(ctx):
     check_index_type(ctx, "output_type")
+    for name in ("nms_top_k", "keep_top_k", "background_class"):
+        if ctx.attrs[name] < -1:
+            ctx.error("IR302", f"{name} is {ctx.attrs[name]}; it is -1 or more")
     eta = ctx.attrs.get("nms_eta", 1.0)
     if not 0 <= eta <= 1:
         ctx.error("IR302", f"nms_eta is {eta}; it lies in [0, 1]")

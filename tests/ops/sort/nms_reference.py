@@ -203,7 +203,8 @@ def matrix_nms(boxes, scores, attrs):
                         d = F(np.exp(F((max_iou[j] * max_iou[j] - iou[i][j] * iou[i][j])
                                        * F(attrs["gaussian_sigma"]))))
                     else:
-                        d = F((1.0 - float(iou[i][j])) / (1.0 - float(max_iou[j]) + float(F(1e-10))))
+                        d = F((1.0 - float(iou[i][j]))
+                              / (1.0 - float(max_iou[j]) + float(F(1e-10))))
                     decay = min(decay, d)
                 ds = F(decay * F(scores[b, c, box]))
                 if ds > F(attrs["post_threshold"]):

@@ -143,6 +143,7 @@ def test_f16_boxes_give_f16_outputs():
     (dict(boxes_shape=[1, 5, 4], scores_shape=[1, 5]), "IR305", "rank 3"),
     (dict(boxes_shape=[1, 5, 4], scores_shape=[1, 2, 5], nms_eta=1.5), "IR302", "nms_eta"),
     (dict(boxes_shape=[1, 5, 4], scores_shape=[1, 2, 5], output_type="f32"), "IR302", "i32"),
+    (dict(boxes_shape=[1, 5, 4], scores_shape=[1, 2, 5], keep_top_k=-2), "IR302", "keep_top_k"),
     (dict(boxes_shape=[2, 5, 4], scores_shape=[2, 5], rois_shape=[2], rois=[3, 3]), "IR308",
      "adds up"),
     (dict(boxes_shape=[2, 5, 4], scores_shape=[2, 5], rois_shape=[2], rois=[-1, 3]), "IR308",
