@@ -238,3 +238,39 @@ def test_openvino_conformance_with_roisnum(tmp_path):
             background_class=(-1, 0)[i // 4], nms_eta=(1.0, 0.8)[i % 2],
             normalized=bool(i // 2 % 2)).outputs()
     _compare(tmp_path, ov, outputs, params, feed, "multiclass_rois", skip_num=tuple(skip))
+
+
+def test_openvino_f16_and_no_boxes(tmp_path):
+    """MulticlassNms and MatrixNms on f16 boxes (f16 outputs) and on images without boxes."""
+    ov = openvino()
+    import openvino.opset8 as o8
+    import openvino.opset9 as o9
+    rng = np.random.default_rng(23)
+    outputs, params, feed = [], [], []
+    for dtype, n in ((np.float16, 9), (np.float32, 0)):
+        boxes = boxes_and_scores(rng, (2,), n).astype(dtype)
+        scores = rng.uniform(0, 1, (2, 3, n)).astype(dtype)
+        pb, ps = o9.parameter([2, n, 4], dtype), o9.parameter([2, 3, n], dtype)
+        params += [pb, ps]
+        feed += [boxes, scores]
+        outputs += o9.multiclass_nms(pb, ps, iou_threshold=0.5, sort_result_type="score",
+                                     normalized=False).outputs()
+        outputs += o8.matrix_nms(pb, ps, decay_function="linear", post_threshold=0.2).outputs()
+    model = ov.Model(outputs, params, "nms_f16")
+    xml = tmp_path / "nms_f16.xml"
+    ov.save_model(model, str(xml), compress_to_fp16=False)
+    core = ov.Core()
+    request = core.compile_model(core.read_model(str(xml)), "CPU", OV_CONFIG).create_infer_request()
+    request.infer(feed)
+    names = [p.get_friendly_name() for p in model.get_parameters()]
+    ours = list(irexec.compile_model(irexec.read_model(xml))(dict(zip(names, feed))).values())
+    for i, a in enumerate(ours):
+        b = request.get_output_tensor(i).data
+        assert a.dtype == b.dtype and a.shape == b.shape, i
+        if i == 3:  # MatrixNms's decayed scores: f16 rounding of an f32 product
+            np.testing.assert_allclose(a.astype(np.float32), b.astype(np.float32), rtol=1e-3)
+        elif i in (8, 11):  # the counts of no boxes: OpenVINO may leave them unwritten
+            assert a.tolist() == [0, 0]
+        else:
+            assert a.tolist() == b.tolist(), i
+    assert ours[0].dtype == np.float16 and ours[0].shape[0] > 0 and ours[6].shape == (0, 6)
