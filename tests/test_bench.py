@@ -20,6 +20,8 @@ def test_quick_bench_prints_every_case(tmp_path):
     table = run.stdout
     for case in bench.KERNEL_CASES:
         assert f"| {case.name} |" in table
+    for case in bench.RATIO_CASES:
+        assert f"| {case.name} |" in table
     for layers in (10, 100):
         assert f"| {layers} |" in table
     assert "irexec / memcpy: median" in table

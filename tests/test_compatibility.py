@@ -963,3 +963,105 @@ def test_movement_on_types_the_cpu_refuses_or_breaks(type_name):
     parts = _movement("Split", p, np.array(1), outputs=2, num_splits=2)
     assert parts[1].tolist() == x[:, 2:].tolist() if type_name == "string" else \
         np.ascontiguousarray(parts[1]).tobytes() == np.ascontiguousarray(x[:, 2:]).tobytes()
+
+
+# --- non-maximum suppression (issue 22) ---------------------------------------------------------
+
+def _nms(version, boxes, scores, *inputs, **attrs):
+    b = ModelBuilder()
+    x = b.parameter("boxes", "f32", list(boxes.shape))
+    s = b.parameter("scores", "f32", list(scores.shape))
+    out = b.op("NonMaxSuppression", x, s, *(b.constant(v) for v in inputs),
+               version=f"opset{version}", **attrs)
+    outs = out if isinstance(out, tuple) else (out,)
+    for i, o in enumerate(outs):
+        b.result(o, f"out{i}")
+    return list(irexec.compile_model(b.build())({"boxes": boxes, "scores": scores}).values())
+
+
+def test_nms_keeps_a_box_whose_iou_equals_the_threshold():
+    # box 1 overlaps box 0 by IoU 1/2 exactly; box 2 overlaps nothing
+    boxes = np.array([[[0, 0, 1, 2], [0, 0, 1, 1], [5, 5, 6, 6]]], np.float32)
+    scores = np.array([[[0.9, 0.8, 0.7]]], np.float32)
+    for version in (4, 9):
+        out = _nms(version, boxes, scores, np.int64(5), np.float32(0.5), np.float32(0),
+                   sort_result_descending=False)
+        assert out[0][:3, 2].tolist() == [0, 1, 2]
+    out = _nms(9, boxes, scores, np.int64(5), np.float32(0), np.float32(0),
+               sort_result_descending=False)
+    assert out[0][:, 2].tolist() == [0, 2]  # threshold 0: only the overlapping box drops
+
+
+def test_nms_versions_1_to_4_keep_their_static_shape_padded_with_minus_one():
+    boxes = np.array([[[0, 0, 1, 1], [0, 0, 1, 1], [5, 5, 6, 6]]] * 2, np.float32)
+    scores = np.ones((2, 1, 3), np.float32)
+    for version, rows in ((1, 3), (3, 3), (4, 6)):
+        (out,) = _nms(version, boxes, scores, np.int64(3), np.float32(0.5), np.float32(0))
+        # two boxes per batch survive (box 1 duplicates box 0); v1/v3 have room for 3 rows
+        want = [[0, 0, 0], [0, 0, 2], [1, 0, 0], [1, 0, 2]][:rows]
+        assert out.tolist() == want + [[-1, -1, -1]] * (rows - len(want))
+
+
+def test_nms_valid_outputs_is_zero_without_selection():
+    boxes = np.ones((1, 3, 4), np.float32)
+    out = _nms(9, boxes, np.ones((1, 1, 3), np.float32), np.int64(0))
+    assert out[2].tolist() == [0] and out[0].shape == (0, 3)
+
+
+def test_nms_negative_max_output_boxes_is_ir308():
+    with pytest.raises(irexec.IRError) as e:
+        _nms(9, np.ones((1, 3, 4), np.float32), np.ones((1, 1, 3), np.float32), np.int64(-1))
+    assert e.value.code == "IR308"
+
+
+def test_nms5_soft_ignores_the_iou_threshold():
+    boxes = np.array([[[0, 0, 1, 1], [0, 0, 1, 1.1]]], np.float32)  # IoU 1/1.1
+    scores = np.array([[[0.9, 0.8]]], np.float32)
+    out = _nms(5, boxes, scores, np.int64(5), np.float32(0.5), np.float32(0), np.float32(0.5),
+               sort_result_descending=False)
+    assert out[0][:, 2].tolist() == [0, 1]
+    np.testing.assert_allclose(out[1][1, 2], 0.8 * np.exp(-(1 / 1.1) ** 2), rtol=1e-6)
+
+
+def test_nms_score_equal_to_the_threshold_is_no_candidate():
+    boxes = np.array([[[0, 0, 1, 1], [5, 5, 6, 6]]], np.float32)
+    scores = np.array([[[0.5, 0.25]]], np.float32)
+    out = _nms(9, boxes, scores, np.int64(5), np.float32(0.5), np.float32(0.25))
+    assert out[0][:, 2].tolist() == [0]
+
+
+def _matrix(boxes, scores, **attrs):
+    b = ModelBuilder()
+    outs = b.op("MatrixNms", b.parameter("boxes", "f32", list(boxes.shape)),
+                b.parameter("scores", "f32", list(scores.shape)), version="opset8", **attrs)
+    for i, o in enumerate(outs):
+        b.result(o, f"out{i}")
+    return list(irexec.compile_model(b.build())({"boxes": boxes, "scores": scores}).values())
+
+
+def test_matrix_nms_selecting_nothing_is_an_empty_result():
+    sel, idx, num = _matrix(np.ones((2, 3, 4), np.float32), np.full((2, 1, 3), 0.1, np.float32),
+                            score_threshold=0.5)
+    assert sel.shape == (0, 6) and idx.shape == (0, 1) and num.tolist() == [0, 0]
+
+
+def test_matrix_nms_equal_scores_take_the_smaller_index_first():
+    # box 1 and box 2 tie; box 2 overlaps box 1 by 1/2: the one taken later decays
+    boxes = np.array([[[9, 9, 10, 10], [0, 0, 1, 1], [0, 0, 2, 1]]], np.float32)
+    scores = np.array([[[0.9, 0.5, 0.5]]], np.float32)
+    sel, idx, _ = _matrix(boxes, scores)
+    assert idx[:, 0].tolist() == [0, 1, 2]
+    np.testing.assert_allclose(sel[:, 1], [0.9, 0.5, 0.25], rtol=1e-6)
+
+
+def test_multiclass_nms_empty_roisnum_image_counts_zero():
+    b = ModelBuilder()
+    outs = b.op("MulticlassNms", b.parameter("boxes", "f32", [1, 2, 4]),
+                b.parameter("scores", "f32", [1, 2]), b.parameter("roisnum", "i32", [2]),
+                version="opset9", iou_threshold=0.5)
+    for i, o in enumerate(outs):
+        b.result(o, f"out{i}")
+    boxes = np.array([[[0, 0, 1, 1], [5, 5, 6, 6]]], np.float32)
+    out = irexec.compile_model(b.build())({"boxes": boxes, "scores": np.ones((1, 2), np.float32),
+                                           "roisnum": np.array([0, 2], np.int32)})
+    assert list(out.values())[2].tolist() == [0, 2]

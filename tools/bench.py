@@ -17,6 +17,10 @@ output's size (1.0 = the output and nothing else).
 Overhead cases: a chain of Reverse layers on an [8, 16] tensor, each with its own axes constant;
 the time to read (parse + validate + infer), to compile, and the cost per layer of a call.
 
+Ratio cases (ops that compute rather than move bytes, e.g. NonMaxSuppression on 5,000 boxes x
+80 classes): irexec's time over OpenVINO's CPU plugin on the same IR file, measured in the same
+run; the outputs are checked to be the same.
+
 ``--quick`` uses small sizes and fewer runs; CI runs it (tests/test_bench.py) so the bench keeps
 working. Quick timings mean nothing. Results of a full run are kept in docs/performance.md.
 """
@@ -150,6 +154,40 @@ KERNEL_CASES = [
 ]
 
 
+@dataclass
+class RatioCase:
+    """A case measured against OpenVINO only: build(scale) -> (Model, {input name: array})."""
+    name: str
+    build: object
+
+
+def _nms(boxes: int, classes: int):
+    def build(scale):
+        n, c = max(boxes // scale, 50), max(classes // min(scale, 10), 2)
+        rng = _rng()
+        center = rng.uniform(0, 1, (1, n, 2))
+        size = rng.uniform(0.02, 0.2, (1, n, 2))
+        data = np.concatenate([center - size / 2, center + size / 2], -1).astype(np.float32)
+        scores = rng.uniform(0, 1, (1, c, n)).astype(np.float32)
+        b = ModelBuilder("bench_nms")
+        outs = b.op("NonMaxSuppression", b.parameter("boxes", "f32", [1, n, 4]),
+                    b.parameter("scores", "f32", [1, c, n]),
+                    b.constant(np.int64(100), name="max_boxes"),
+                    b.constant(np.float32(0.5), name="iou"),
+                    b.constant(np.float32(0.05), name="score"), version="opset9",
+                    sort_result_descending=False, name="nms")
+        for i, o in enumerate(outs):
+            b.result(o, name=f"out{i}")
+        return b.build(), {"boxes": data, "scores": scores}
+    return build
+
+
+RATIO_CASES = [
+    RatioCase("NonMaxSuppression-9 5000 boxes x 80 classes (iou 0.5, score 0.05, max 100)",
+              _nms(5000, 80)),
+]
+
+
 def chain_model(n: int):
     b = ModelBuilder(f"bench_chain_{n}")
     x = b.parameter("data", "f32", [8, 16])
@@ -236,6 +274,42 @@ def run_kernel_case(case: KernelCase, scale: int, runs: int, ov, tmp: str) -> Ro
                                                  share_outputs=True), runs)
         del request, result, theirs
     return Row(case.name, ours.nbytes, t_ours, t_memcpy, t_flip, t_ov, peak, same)
+
+
+def run_ratio_case(case: RatioCase, scale: int, runs: int, ov, tmp: str) -> dict:
+    model, inputs = case.build(scale)
+    xml = os.path.join(tmp, "ratio.xml")
+    irexec.save_model(model, xml)
+    compiled = irexec.compile_model(irexec.read_model(xml))
+    ours = compiled(inputs)
+    row = {"case": case.name, "irexec_s": median_time(lambda: compiled(inputs), runs)}
+    if ov is not None:
+        core = ov.Core()
+        request = core.compile_model(core.read_model(xml), "CPU",
+                                     {"INFERENCE_PRECISION_HINT": "f32"}).create_infer_request()
+        feed = list(inputs.values())
+        request.infer(feed)
+        theirs = [request.get_output_tensor(i).data.copy() for i in range(len(ours))]
+        row["same_as_openvino"] = all(
+            a.shape == b.shape and np.array_equal(a, b.astype(a.dtype))
+            for a, b in zip(ours.values(), theirs))
+        row["openvino_s"] = median_time(lambda: request.infer(feed), runs)
+    return row
+
+
+def ratio_table(rows: list[dict]) -> str:
+    head = "| case | irexec ms | OpenVINO ms | irexec / OpenVINO | same result |"
+    lines = [head, "|" + " --- |" * (head.count("|") - 1)]
+    for r in rows:
+        ov = r.get("openvino_s")
+        same = r.get("same_as_openvino")
+        lines.append(f"| {r['case']} | {_ms(r['irexec_s'])} | {_ms(ov)} | "
+                     f"{_ratio(None if ov is None else r['irexec_s'] / ov)} | "
+                     f"{'-' if same is None else 'yes' if same else 'NO'} |")
+    mismatch = [r["case"] for r in rows if r.get("same_as_openvino") is False]
+    if mismatch:
+        lines.append(f"DIFFERENT from OpenVINO: {', '.join(mismatch)}")
+    return "\n".join(lines)
 
 
 def run_overhead_case(n: int, runs: int, ov, tmp: str, ov_compile: bool) -> dict:
@@ -433,6 +507,13 @@ def main(argv=None) -> int:
                 r = rows[-1]
                 print(f"  {r.name}: {_ms(r.irexec)} ms, {r.irexec / r.memcpy:.2f}x memcpy",
                       flush=True)
+        ratios = []
+        for case in RATIO_CASES:
+            if wanted(case.name):
+                ratios.append(run_ratio_case(case, scale, runs, ov, tmp))
+                r = ratios[-1]
+                print(f"  {r['case']}: {_ms(r['irexec_s'])} ms, OpenVINO "
+                      f"{_ms(r.get('openvino_s'))} ms", flush=True)
         for n in chains:
             name = f"chain of {n} Reverse layers [8,16]"
             if wanted(name):
@@ -462,11 +543,15 @@ def main(argv=None) -> int:
     if rows:
         print(kernel_table(rows))
         print()
+    if ratios:
+        print(ratio_table(ratios))
+        print()
     if overhead:
         print(overhead_table(overhead))
     if args.json:
         with open(args.json, "w") as f:
             json.dump({"machine": machine(), "kernels": [r.__dict__ for r in rows],
+                       "ratios": ratios,
                        "overhead": overhead, "memory": memory}, f, indent=1)
     return 0
 
