@@ -92,7 +92,7 @@ class ModelBuilder:
     def op(self, type_name: str, *inputs: OutputPort, version: str | None = None,
            name: str | None = None, outputs: int | None = None, **attrs):
         """Add a layer and return its output port, or a tuple of every output port when the op
-        has several (TopK, Split ...). ``version`` defaults to ``opset1`` for OpenVINO's ops and
+        has several (TopK, Split ...). ``version`` defaults to the first opset holding an OpenVINO op and
         to the first version of irexec's own (``irexec1``). ``outputs`` gives the number of
         outputs of an op whose count varies (Split's ``num_splits``, VariadicSplit's lengths)."""
         version = version or registry.default_version(type_name)

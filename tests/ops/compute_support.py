@@ -117,7 +117,7 @@ def ov_type(type_name: str):
 
 # --- running one layer ----------------------------------------------------------------------------
 
-def build_layer(op_type: str, *inputs, version: str = "opset1", consts=(), shapes=None,
+def build_layer(op_type: str, *inputs, version: str | None = None, consts=(), shapes=None,
                 types=None, **attrs):
     """A model of one layer: input i is a Constant of ``inputs[i]`` when i is in ``consts``,
     else a Parameter ``in{i}`` (partial shape ``shapes[i]`` when given, element type
@@ -143,7 +143,7 @@ def build_layer(op_type: str, *inputs, version: str = "opset1", consts=(), shape
     return b.build(), feed
 
 
-def run_layer(op_type: str, *inputs, version: str = "opset1", consts=(), shapes=None,
+def run_layer(op_type: str, *inputs, version: str | None = None, consts=(), shapes=None,
               types=None, **attrs):
     """Run one layer (see ``build_layer``): its output, or a tuple of its outputs."""
     model, feed = build_layer(op_type, *inputs, version=version, consts=consts, shapes=shapes,
@@ -153,7 +153,7 @@ def run_layer(op_type: str, *inputs, version: str = "opset1", consts=(), shapes=
     return values[0] if len(values) == 1 else tuple(values)
 
 
-def layer_error(op_type: str, *inputs, version: str = "opset1", consts=(), shapes=None,
+def layer_error(op_type: str, *inputs, version: str | None = None, consts=(), shapes=None,
                 **attrs):
     """The IRError building (or, failing that, running) one layer raises; AssertionError if
     it raises none."""
