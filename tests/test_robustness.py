@@ -287,7 +287,7 @@ def test_output_dir_never_the_input_dir(workdir):
 def test_error_mid_run_leaves_no_output(workdir, monkeypatch):
     from irexec.runtime.compiled_model import CompiledModel
 
-    def broken(self, *args):
+    def broken(self, *args, **kwargs):
         raise irexec.IRError.make("IR308", "refused for the test")
 
     monkeypatch.setattr(CompiledModel, "_run", broken)
