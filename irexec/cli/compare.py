@@ -149,9 +149,11 @@ def _bits(a: np.ndarray) -> np.ndarray:
     return a if a.dtype == np.bool_ else a.view(f"u{a.dtype.itemsize}")
 
 
-def judge(r: LayerResult, tolerances: Tolerances, inherited=()) -> None:
+def judge(r: LayerResult, tolerances: Tolerances, inherited=(), carried=None) -> None:
     """Fill in the verdict and the size of the difference of one layer output (``inherited``:
-    the tolerances of its inputs that already differ from the reference)."""
+    the tolerances of its inputs that already differ from the reference; ``carried``: the
+    largest absolute difference of those inputs, None when every input is bit-exact, negative
+    when one of them differs beyond its tolerance)."""
     a, b = r.ours, r.theirs
     if b is None:
         r.verdict = "not in OpenVINO"
@@ -169,7 +171,8 @@ def judge(r: LayerResult, tolerances: Tolerances, inherited=()) -> None:
             b.astype(np.complex128 if kind == "c" else np.float64)
         both_nan = np.isnan(x) & np.isnan(y)
         same = (x == y) | both_nan
-        diff = np.where(same, 0.0, np.abs(x - y))
+        with np.errstate(invalid="ignore"):  # inf - inf where both are the same infinity
+            diff = np.where(same, 0.0, np.abs(x - y))
         finite = diff[np.isfinite(diff)]
         r.max_abs = float(finite.max()) if finite.size else float("inf")
         r.differing = int((~same).sum())
@@ -190,12 +193,20 @@ def judge(r: LayerResult, tolerances: Tolerances, inherited=()) -> None:
             finite_ref = np.abs(y[np.isfinite(y)])
             scale = float(finite_ref.max()) if tol.accum and finite_ref.size else None
             r.verdict = "DIFFERS" if tol.outside(a, b, scale).any() else "close"
-        # Data movement on inputs that agree bit for bit must agree bit for bit; on inputs
-        # that already differ it carries their difference along (judged by their tolerance).
-        if r.node.op is not None and r.node.op.spec.exact and not inherited \
-                and r.verdict != "DIFFERS":
-            r.verdict, r.note = "DIFFERS", "data movement must be bit-exact"
-            r.differing = int((_bits(a) != _bits(b)).sum())
+        if (r.node.op is not None and r.node.op.spec.exact
+                and (carried is not None or r.verdict != "DIFFERS")):
+            # Data movement copies its inputs' elements: bit-exact when they are, and never
+            # further from the reference than the inputs it moves when they already differ.
+            if carried is None:
+                r.verdict, r.note = "DIFFERS", "data movement must be bit-exact"
+                r.differing = int((_bits(a) != _bits(b)).sum())
+            elif not r.max_abs <= abs(carried):
+                r.verdict = "DIFFERS"
+                r.note = f"data movement added to its inputs' difference ({abs(carried):.6g})"
+            elif carried < 0:  # an input it moves differs beyond its own tolerance
+                r.verdict, r.note = "DIFFERS", "moves a differing input"
+            else:
+                r.verdict, r.note = "close", "moves its inputs' difference"
         return
     different = _bits(a) != _bits(b)
     r.differing = int(different.sum())
@@ -332,12 +343,17 @@ def compare(model: Model, inputs: dict[str, np.ndarray], ov, weights=None,
         theirs = run_openvino(ov, model, weights, inputs, [(n.name, p) for n, p, _ in computed])
     results = []
     differing: dict = {}  # OutputPort -> the tolerance of a layer output that is not bit-exact
+    sizes: dict = {}  # OutputPort -> its largest absolute difference, where it has one
     for node, port, array in computed:
         r = LayerResult(node, port, np.asarray(array), theirs.get((node.name, port)))
         inherited = [differing[p.source] for p in node.inputs if p.source in differing]
-        judge(r, tolerances, inherited)
+        carried = [sizes[p.source] for p in node.inputs if p.source in sizes]
+        size = max(abs(c) for c in carried) if carried else None
+        judge(r, tolerances, inherited, -size if any(c < 0 for c in carried) else size)
         if r.verdict not in ("bit-exact", "equal") and r.tolerance is not None:
             differing[node.outputs[port]] = r.tolerance
+            if r.max_abs is not None:
+                sizes[node.outputs[port]] = r.max_abs if r.agrees else -r.max_abs
         results.append(r)
     return results
 

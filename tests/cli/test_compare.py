@@ -115,9 +115,37 @@ def test_tolerances_let_computed_layers_be_close(monkeypatch):
     monkeypatch.setattr(Convert, "kernel", staticmethod(nudged))
     code, out, _ = irexec_cli("compare", CHAIN, "--atol", "0.01")
     assert rows(out)["to_f32"][3] == "close"
-    # ReverseSequence then moves irexec's nudged value: it carries the difference of its input
-    # along, judged by that input's tolerance (fed bit-exact inputs, it must be bit-exact)
-    assert rows(out)["reversed_sequences"][3] == "close" and code == 0
+    # ReverseSequence then moves irexec's nudged value: it differs from OpenVINO's by exactly
+    # what its input does, which data movement may carry but not add to
+    row = rows(out)["reversed_sequences"]
+    assert row[3] == "close" and "moves its inputs' difference" in " ".join(row) and code == 0
+    assert float(row[4]) == float(rows(out)["to_f32"][4])
+
+
+def test_data_movement_may_not_add_to_its_inputs_difference(monkeypatch):
+    pytest.importorskip("openvino")
+    from irexec.ops.type.convert import Convert
+
+    convert, reverse = Convert.kernel, ReverseSequence.kernel
+
+    def nudged(*args, **kwargs):
+        out = np.array(convert(*args, **kwargs))
+        if out.dtype == np.float32:
+            out.reshape(-1)[0] += np.float32(1e-3)
+        return out
+
+    def nudged_more(*args, **kwargs):
+        out = np.array(reverse(*args, **kwargs))
+        out.reshape(-1)[-1] += np.float32(2e-3)
+        return out
+
+    monkeypatch.setattr(Convert, "kernel", staticmethod(nudged))
+    monkeypatch.setattr(ReverseSequence, "kernel", staticmethod(nudged_more))
+    code, out, _ = irexec_cli("compare", CHAIN, "--atol", "0.01")
+    assert rows(out)["to_f32"][3] == "close"
+    row = rows(out)["reversed_sequences"]
+    assert row[3] == "DIFFERS" and "added to its inputs' difference" in " ".join(row)
+    assert code == 1
 
 
 def test_without_openvino_it_explains(monkeypatch):
