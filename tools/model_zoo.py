@@ -33,7 +33,7 @@ class Entry:
     inputs: tuple  # ((name, shape, dtype), ...) of the example inputs
     fp16: bool = False  # saved with compress_to_fp16 (f16 Const -> Convert pairs)
     dynamic: tuple = ()  # input dims left dynamic at conversion: ((input index, dim), ...)
-    needs: str = "torch"  # "torch" or "transformers"
+    needs: str = "torch"  # "torch", "transformers", "tensorflow" or "nncf" (and torch)
     extra: dict = field(default_factory=dict)
 
 
@@ -66,6 +66,31 @@ ZOO = [
     Entry("gpt_tiny", "a tiny GPT-style decoder: causal attention, learned positions from the "
           "dynamic length (transformers' GPT-2 does not convert with OpenVINO 2026.4: "
           "aten::diff)", (("input_ids", (2, 9), "i64"),), dynamic=((0, 0), (0, 1))),
+    Entry("efficientnet_b0", "EfficientNet-B0 at its published widths (MBConv, SiLU, "
+          "squeeze-and-excitation)", (("x", (1, 3, 64, 64), "f32"),), fp16=True),
+    Entry("densenet121", "DenseNet-121 at its published widths (growth 32, blocks 6-12-24-16)",
+          (("x", (1, 3, 32, 32), "f32"),)),
+    Entry("regnet_x_200mf", "RegNetX-200MF (grouped bottlenecks, group width 8)",
+          (("x", (1, 3, 64, 64), "f32"),), fp16=True),
+    Entry("lraspp_mobilenet_v3", "LR-ASPP segmentation on a MobileNet-V3-small backbone "
+          "(bilinear upsampling)", (("x", (1, 3, 64, 64), "f32"),)),
+    Entry("ssdlite_detector", "an SSD-Lite detector: MobileNet-V2 backbone, two heads, anchor "
+          "decoding, torchvision's nms (NonMaxSuppression)", (("x", (1, 3, 64, 64), "f32"),)),
+    Entry("keras_bilstm", "a Keras bidirectional LSTM tagger (TensorFlow: Loop and "
+          "ReverseSequence; dynamic batch and length)", (("tokens", (2, 7), "i32"),),
+          dynamic=((0, 0), (0, 1)), needs="tensorflow"),
+    Entry("resnet18_int8", "ResNet-18 quantized to int8 by NNCF's post-training quantization "
+          "(FakeQuantize)", (("x", (1, 3, 64, 64), "f32"),), needs="nncf",
+          extra={"base": "resnet18", "nncf": "int8", "int8_kernels": True}),
+    Entry("gpt_tiny_int4", "the tiny GPT with weights compressed by NNCF: int4 asymmetric in "
+          "groups of 16, int8 for the rest (u4 and u8 decompression subgraphs)",
+          (("input_ids", (2, 9), "i64"),), dynamic=((0, 0), (0, 1)), needs="nncf",
+          extra={"base": "gpt_tiny", "nncf": "INT4_ASYM"}),
+    Entry("bert_tiny_int4", "the tiny BERT with weights compressed by NNCF: int4 symmetric in "
+          "groups of 16, int8 for the rest (i4 and u8 decompression subgraphs)",
+          (("input_ids", (2, 9), "i64"), ("attention_mask", (2, 9), "i64")),
+          dynamic=((0, 0), (0, 1), (1, 0), (1, 1)), needs="nncf",
+          extra={"base": "bert_tiny", "nncf": "INT4_SYM"}),
 ]
 
 
@@ -364,11 +389,201 @@ def _architectures():
             x = self.tokens(input_ids) + self.positions(pos)
             return self.head(self.ln(self.blocks(x)))
 
+    class MBConv(nn.Module):
+        """EfficientNet's block: expand, depthwise, squeeze-and-excitation (SiLU, sigmoid)."""
+
+        def __init__(self, cin, cout, stride, expand, k):
+            super().__init__()
+            mid = cin * expand
+            layers = [conv_bn(cin, mid, 1, act=nn.SiLU)] if expand != 1 else []
+            layers.append(conv_bn(mid, mid, k, stride, groups=mid, act=nn.SiLU))
+            self.body = nn.Sequential(*layers)
+            squeeze = max(1, cin // 4)
+            self.se = nn.Sequential(nn.AdaptiveAvgPool2d(1), nn.Conv2d(mid, squeeze, 1),
+                                    nn.SiLU(), nn.Conv2d(squeeze, mid, 1), nn.Sigmoid())
+            self.project = conv_bn(mid, cout, 1, act=None)
+            self.residual = stride == 1 and cin == cout
+
+        def forward(self, x):
+            y = self.body(x)
+            y = self.project(y * self.se(y))
+            return x + y if self.residual else y
+
+    class EfficientNetB0(nn.Module):
+        def __init__(self, classes=10):
+            super().__init__()
+            # (expand, channels, repeats, stride, kernel): B0's published table
+            cfg = [(1, 16, 1, 1, 3), (6, 24, 2, 2, 3), (6, 40, 2, 2, 5), (6, 80, 3, 2, 3),
+                   (6, 112, 3, 1, 5), (6, 192, 4, 2, 5), (6, 320, 1, 1, 3)]
+            layers, cin = [conv_bn(3, 32, 3, 2, act=nn.SiLU)], 32
+            for t, c, n, s, k in cfg:
+                for i in range(n):
+                    layers.append(MBConv(cin, c, s if i == 0 else 1, t, k))
+                    cin = c
+            layers.append(conv_bn(cin, 1280, 1, act=nn.SiLU))
+            self.features = nn.Sequential(*layers)
+            self.head = nn.Sequential(nn.Dropout(0.2), nn.Linear(1280, classes))
+
+        def forward(self, x):
+            return self.head(F.adaptive_avg_pool2d(self.features(x), 1).flatten(1))
+
+    class DenseLayer(nn.Module):
+        def __init__(self, cin, growth, bn_size=4):
+            super().__init__()
+            self.body = nn.Sequential(nn.BatchNorm2d(cin), nn.ReLU(),
+                                      nn.Conv2d(cin, bn_size * growth, 1, bias=False),
+                                      nn.BatchNorm2d(bn_size * growth), nn.ReLU(),
+                                      nn.Conv2d(bn_size * growth, growth, 3, padding=1,
+                                                bias=False))
+
+        def forward(self, features):
+            return self.body(torch.cat(features, 1))
+
+    class DenseNet121(nn.Module):
+        def __init__(self, classes=10, growth=32, blocks=(6, 12, 24, 16), init=64):
+            super().__init__()
+            self.stem = nn.Sequential(nn.Conv2d(3, init, 7, 2, 3, bias=False),
+                                      nn.BatchNorm2d(init), nn.ReLU(), nn.MaxPool2d(3, 2, 1))
+            self.blocks, self.transitions = nn.ModuleList(), nn.ModuleList()
+            c = init
+            for i, n in enumerate(blocks):
+                block = nn.ModuleList()
+                for j in range(n):
+                    block.append(DenseLayer(c + j * growth, growth))
+                self.blocks.append(block)
+                c += n * growth
+                if i < len(blocks) - 1:
+                    self.transitions.append(nn.Sequential(
+                        nn.BatchNorm2d(c), nn.ReLU(), nn.Conv2d(c, c // 2, 1, bias=False),
+                        nn.AvgPool2d(2, 2)))
+                    c //= 2
+            self.norm = nn.BatchNorm2d(c)
+            self.head = nn.Linear(c, classes)
+
+        def forward(self, x):
+            x = self.stem(x)
+            for i, block in enumerate(self.blocks):
+                features = [x]
+                for layer in block:
+                    features.append(layer(features))
+                x = torch.cat(features, 1)
+                if i < len(self.transitions):
+                    x = self.transitions[i](x)
+            x = F.relu(self.norm(x))
+            return self.head(F.adaptive_avg_pool2d(x, 1).flatten(1))
+
+    class RegNetBlock(nn.Module):
+        """RegNetX's residual bottleneck: 1x1, grouped 3x3, 1x1 (bottleneck ratio 1)."""
+
+        def __init__(self, cin, cout, stride, group_width):
+            super().__init__()
+            self.body = nn.Sequential(conv_bn(cin, cout, 1),
+                                      conv_bn(cout, cout, 3, stride, groups=cout // group_width),
+                                      conv_bn(cout, cout, 1, act=None))
+            self.skip = (conv_bn(cin, cout, 1, stride, act=None)
+                         if stride != 1 or cin != cout else nn.Identity())
+
+        def forward(self, x):
+            return F.relu(self.body(x) + self.skip(x))
+
+    class RegNetX200MF(nn.Module):
+        def __init__(self, classes=10):
+            super().__init__()
+            self.stem = conv_bn(3, 32, 3, 2)
+            layers, cin = [], 32
+            for width, depth in ((24, 1), (56, 1), (152, 4), (368, 7)):  # RegNetX-200MF
+                for i in range(depth):
+                    layers.append(RegNetBlock(cin, width, 2 if i == 0 else 1, 8))
+                    cin = width
+            self.stages = nn.Sequential(*layers)
+            self.head = nn.Linear(cin, classes)
+
+        def forward(self, x):
+            return self.head(F.adaptive_avg_pool2d(self.stages(self.stem(x)), 1).flatten(1))
+
+    class LRASPP(nn.Module):
+        """LR-ASPP segmentation head on a MobileNet-V3-small backbone (stride 8 and 16)."""
+
+        def __init__(self, classes=4):
+            super().__init__()
+            hs = nn.Hardswish
+            self.low = nn.Sequential(conv_bn(3, 16, 3, 2, act=hs),
+                                     InvertedResidual(16, 16, 2, 1, act=nn.ReLU, se=True),
+                                     InvertedResidual(16, 24, 2, 4, act=nn.ReLU))
+            self.high = nn.Sequential(InvertedResidual(24, 24, 1, 3, act=nn.ReLU),
+                                      InvertedResidual(24, 40, 2, 4, act=hs, se=True, k=5),
+                                      InvertedResidual(40, 48, 1, 3, act=hs, se=True, k=5),
+                                      conv_bn(48, 96, 1, act=hs))
+            self.cbr = conv_bn(96, 32, 1)
+            self.scale = nn.Sequential(nn.AdaptiveAvgPool2d(1), nn.Conv2d(96, 32, 1, bias=False),
+                                       nn.Sigmoid())
+            self.low_classifier = nn.Conv2d(24, classes, 1)
+            self.high_classifier = nn.Conv2d(32, classes, 1)
+
+        def forward(self, x):
+            low = self.low(x)
+            high = self.high(low)
+            y = self.cbr(high) * self.scale(high)
+            y = F.interpolate(y, size=low.shape[-2:], mode="bilinear", align_corners=False)
+            y = self.low_classifier(low) + self.high_classifier(y)
+            return F.interpolate(y, size=x.shape[-2:], mode="bilinear", align_corners=False)
+
+    class SSDLite(nn.Module):
+        """An SSD-Lite detector: a MobileNet-V2 backbone, depthwise-separable heads on two
+        feature maps, anchor decoding and class-agnostic non-maximum suppression (torchvision's
+        ``nms``, which OpenVINO converts to NonMaxSuppression)."""
+
+        def __init__(self, classes=3, anchors=2, size=64):
+            super().__init__()
+            r6 = nn.ReLU6
+            self.stage8 = nn.Sequential(conv_bn(3, 16, 3, 2, act=r6),
+                                        InvertedResidual(16, 16, 1, 1),
+                                        InvertedResidual(16, 24, 2, 6),
+                                        InvertedResidual(24, 32, 2, 6))
+            self.stage16 = nn.Sequential(InvertedResidual(32, 64, 2, 6),
+                                         InvertedResidual(64, 64, 1, 6))
+            self.classes, self.anchors = classes, anchors
+
+            def head(cin, per):
+                return nn.Sequential(conv_bn(cin, cin, 3, groups=cin, act=r6),
+                                     nn.Conv2d(cin, anchors * per, 1))
+            self.cls = nn.ModuleList([head(32, classes), head(64, classes)])
+            self.box = nn.ModuleList([head(32, 4), head(64, 4)])
+            priors = []
+            for cells, scales in ((size // 8, (0.1, 0.2)), (size // 16, (0.35, 0.5))):
+                centres = (torch.arange(cells, dtype=torch.float32) + 0.5) / cells
+                cy, cx = torch.meshgrid(centres, centres, indexing="ij")
+                for_cells = [torch.stack([cx, cy, torch.full_like(cx, s),
+                                          torch.full_like(cx, s * 1.5)], -1) for s in scales]
+                priors.append(torch.stack(for_cells, 2).reshape(-1, 4))
+            self.register_buffer("priors", torch.cat(priors))
+
+        def _flat(self, x, per):
+            n = x.shape[0]
+            return x.permute(0, 2, 3, 1).reshape(n, -1, per)
+
+        def forward(self, x):
+            f8 = self.stage8(x)
+            f16 = self.stage16(f8)
+            logits = torch.cat([self._flat(h(f), self.classes)
+                                for h, f in zip(self.cls, (f8, f16))], 1)[0]
+            deltas = torch.cat([self._flat(h(f), 4) for h, f in zip(self.box, (f8, f16))], 1)[0]
+            p = self.priors
+            centre = p[:, :2] + 0.1 * deltas[:, :2] * p[:, 2:]
+            size = p[:, 2:] * torch.exp(0.2 * deltas[:, 2:])
+            boxes = torch.cat([centre - size / 2, centre + size / 2], 1)
+            scores, labels = F.softmax(4.0 * logits, -1)[:, 1:].max(-1)
+            keep = torch.ops.torchvision.nms(boxes, scores, 0.45)[:20]
+            return boxes[keep], scores[keep], labels[keep] + 1
+
     return {"resnet18": ResNet18, "mobilenet_v2": MobileNetV2,
             "mobilenet_v3_small": MobileNetV3Small, "squeezenet": SqueezeNet,
             "shufflenet_v2": ShuffleNetV2, "densenet_tiny": DenseTiny,
             "convnext_tiny": ConvNeXtTiny, "vit_tiny": ViTTiny, "lstm_tagger": LSTMTagger,
-            "bigru_tagger": BiGRUTagger, "conv1d_audio": Conv1dAudio, "gpt_tiny": GPTTiny}
+            "bigru_tagger": BiGRUTagger, "conv1d_audio": Conv1dAudio, "gpt_tiny": GPTTiny,
+            "efficientnet_b0": EfficientNetB0, "densenet121": DenseNet121,
+            "regnet_x_200mf": RegNetX200MF, "lraspp_mobilenet_v3": LRASPP,
+            "ssdlite_detector": SSDLite}
 
 
 def _transformers_model(name: str):
@@ -382,44 +597,132 @@ def _transformers_model(name: str):
     raise ValueError(name)
 
 
+def _register_torchvision_nms() -> None:
+    """``torch.ops.torchvision.nms`` without torchvision (which does not install beside the CPU
+    build of torch): the same schema, a plain greedy implementation. OpenVINO's converter
+    translates the traced ``torchvision::nms`` call to NonMaxSuppression, as it does for
+    torchvision's detection models."""
+    import torch
+
+    if hasattr(torch.ops, "torchvision") and hasattr(torch.ops.torchvision, "nms"):
+        return
+    lib = torch.library.Library("torchvision", "DEF")
+    lib.define("nms(Tensor dets, Tensor scores, float iou_threshold) -> Tensor")
+
+    def nms(boxes, scores, iou_threshold):
+        x1, y1, x2, y2 = boxes.unbind(1)
+        area = (x2 - x1) * (y2 - y1)
+        suppressed = torch.zeros(len(scores), dtype=torch.bool)
+        keep = []
+        for i in scores.argsort(descending=True).tolist():
+            if suppressed[i]:
+                continue
+            keep.append(i)
+            w = (torch.minimum(x2[i], x2) - torch.maximum(x1[i], x1)).clamp(min=0)
+            h = (torch.minimum(y2[i], y2) - torch.maximum(y1[i], y1)).clamp(min=0)
+            suppressed |= w * h / (area[i] + area - w * h) > iou_threshold
+        return torch.tensor(keep, dtype=torch.int64)
+
+    lib.impl("nms", nms, "CPU")
+    _register_torchvision_nms.library = lib  # kept alive: the registration lives as long
+
+
+def _keras_model(name: str, seed: int):
+    """A Keras model (TensorFlow), converted by OpenVINO's TensorFlow frontend."""
+    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+    import tensorflow as tf
+
+    tf.keras.utils.set_random_seed(seed)
+    if name == "keras_bilstm":
+        tokens = tf.keras.Input((None,), dtype="int32", name="tokens")
+        x = tf.keras.layers.Embedding(50, 16)(tokens)
+        x = tf.keras.layers.Bidirectional(tf.keras.layers.LSTM(12, return_sequences=True))(x)
+        return tf.keras.Model(tokens, tf.keras.layers.Dense(5)(x))
+    raise ValueError(name)
+
+
 # --- building ------------------------------------------------------------------------------------
 
-def _example_inputs(entry: Entry, seed: int):
+def _example_inputs(entry: Entry, seed: int, shapes=None):
     import numpy as np
 
     rng = np.random.default_rng(seed)
     arrays = {}
-    for name, shape, dtype in entry.inputs:
-        if dtype == "i64":
-            high = 50 if "mask" not in name else 2
-            arrays[name] = rng.integers(0 if "mask" not in name else 1, high, size=shape)
+    for i, (name, shape, dtype) in enumerate(entry.inputs):
+        shape = shapes[i] if shapes else shape
+        if dtype in ("i64", "i32"):
+            low, high = (1, 2) if "mask" in name else (0, 50)
+            arrays[name] = rng.integers(low, high, size=shape,
+                                        dtype=np.int64 if dtype == "i64" else np.int32)
         else:
             arrays[name] = rng.standard_normal(shape).astype(np.float32)
     return arrays
+
+
+def second_shapes(entry: Entry) -> list[tuple]:
+    """Other input shapes for a dynamic model's second run: each dynamic dimension one less
+    (a batch of 1, a shorter sequence), the same for every input."""
+    return [tuple(n - 1 if (i, d) in entry.dynamic else n for d, n in enumerate(shape))
+            for i, (_, shape, _) in enumerate(entry.inputs)]
+
+
+def _torch_module(entry: Entry, seed: int):
+    import torch
+
+    name = entry.extra.get("base", entry.name)
+    torch.manual_seed(seed)
+    if name == "bert_tiny":
+        module = _transformers_model(name)
+    else:
+        if name == "ssdlite_detector":
+            _register_torchvision_nms()
+        module = _architectures()[name]()
+    return module.eval()
+
+
+def _convert(entry: Entry, arrays: dict, seed: int):
+    """The OpenVINO model of an entry, converted as users convert (and compressed by NNCF for
+    the NNCF entries)."""
+    import openvino as ov
+
+    if entry.needs == "tensorflow":
+        return ov.convert_model(_keras_model(entry.name, seed))
+    import torch
+
+    module = _torch_module(entry, seed)
+    example = tuple(torch.from_numpy(a) for a in arrays.values())
+    shapes = []
+    for i, (name, shape, dtype) in enumerate(entry.inputs):
+        dims = [-1 if (i, d) in entry.dynamic else n for d, n in enumerate(shape)]
+        shapes.append(ov.PartialShape(dims))
+    with torch.no_grad():
+        model = ov.convert_model(module, example_input=example if len(example) > 1
+                                 else example[0], input=shapes)
+    if entry.needs != "nncf":
+        return model
+    import nncf
+
+    if entry.extra["nncf"] == "int8":
+        # Post-training quantization on a few seeded samples: FakeQuantize on activations
+        # and weights.
+        samples = [_example_inputs(entry, seed + 1 + k) for k in range(8)]
+        feed = [{p.get_any_name(): a for p, a in zip(model.inputs, s.values())}
+                for s in samples]
+        return nncf.quantize(model, nncf.Dataset(feed), subset_size=len(feed),
+                             fast_bias_correction=True)
+    mode = getattr(nncf.CompressWeightsMode, entry.extra["nncf"])
+    return nncf.compress_weights(model, mode=mode, group_size=16, ratio=0.6,
+                                 all_layers=True)
 
 
 def build(entry: Entry, cache: Path, seed: int = 0) -> dict:
     """Build one model into ``cache``; returns its figures (layers, op types, seconds)."""
     import numpy as np
     import openvino as ov
-    import torch
 
-    torch.manual_seed(seed)
-    if entry.needs == "transformers":
-        module = _transformers_model(entry.name)
-    else:
-        module = _architectures()[entry.name]()
-    module.eval()
-    arrays = _example_inputs(entry, seed)
-    example = tuple(torch.from_numpy(a) for a in arrays.values())
-    shapes = []
-    for i, (name, shape, dtype) in enumerate(entry.inputs):
-        dims = [-1 if (i, d) in entry.dynamic else n for d, n in enumerate(shape)]
-        shapes.append(ov.PartialShape(dims))
     start = time.perf_counter()
-    with torch.no_grad():
-        model = ov.convert_model(module, example_input=example if len(example) > 1
-                                 else example[0], input=shapes)
+    arrays = _example_inputs(entry, seed)
+    model = _convert(entry, arrays, seed)
     xml = cache / f"{entry.name}.xml"
     ov.save_model(model, xml, compress_to_fp16=entry.fp16)
     core = ov.Core()
@@ -431,9 +734,10 @@ def build(entry: Entry, cache: Path, seed: int = 0) -> dict:
     outputs = {f"output_{i}": np.asarray(result[o]) for i, o in enumerate(compiled.outputs)}
     np.savez(cache / f"{entry.name}.inputs.npz", **arrays)
     np.savez(cache / f"{entry.name}.outputs.npz", **outputs)
-    types = sorted({op.get_type_name() for op in model.get_ops()}
+    saved = core.read_model(xml)
+    types = sorted({op.get_type_name() for op in saved.get_ops()}
                    - {"Parameter", "Constant", "Result"})
-    return {"name": entry.name, "layers": len(model.get_ops()), "op_types": types,
+    return {"name": entry.name, "layers": len(saved.get_ops()), "op_types": types,
             "seconds": time.perf_counter() - start}
 
 
