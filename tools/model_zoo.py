@@ -1,7 +1,8 @@
 """Build a zoo of real architectures as OpenVINO IR, exactly as users convert them.
 
     python tools/model_zoo.py --list                 # the models (no torch or OpenVINO needed)
-    python tools/model_zoo.py [--only NAME]... [--cache DIR]
+    python tools/model_zoo.py [--only NAME]... [--cache DIR] [--force]
+    python tools/model_zoo.py --bench [--docs docs/models.md]   # latency, irexec vs OpenVINO
 
 Each model is built in PyTorch with seeded random weights (nothing is downloaded), converted with
 ``openvino.convert_model`` and saved with ``openvino.save_model`` (some with fp16 compression,
@@ -9,9 +10,14 @@ as converters ship them, some without) into the cache folder (default ``.zoo/``)
 example inputs (``NAME.inputs.npz``) and OpenVINO CPU's outputs at f32 inference precision
 (``NAME.outputs.npz``, ``output_0``, ``output_1`` ... in model order). The architectures are written here in plain ``torch.nn`` (no
 torchvision, which does not install beside the CPU build of torch on PyPI) following the
-published designs at small sizes; BERT and GPT-2 come from ``transformers`` configs.
+published designs at small sizes; BERT comes from a ``transformers`` config, the bidirectional
+LSTM from Keras (TensorFlow), and three models are compressed by NNCF (int8 FakeQuantize, int4
+weights). A rebuild skips the models already in the cache when this file and OpenVINO's version
+are unchanged (``zoo.key``); a model that fails to build is named and the others still build
+(exit 1).
 
-Needs the ``zoo`` extra: ``pip install '.[oracle]' torch==2.13.0 transformers``.
+Needs the ``zoo`` extra: ``pip install '.[oracle]' torch==2.13.0 '.[zoo]'`` (torch's CPU build,
+transformers, tensorflow-cpu, nncf).
 """
 
 from __future__ import annotations
@@ -741,6 +747,190 @@ def build(entry: Entry, cache: Path, seed: int = 0) -> dict:
             "seconds": time.perf_counter() - start}
 
 
+def source(entry: Entry) -> str:
+    """Where a model comes from, in words (docs/models.md)."""
+    if entry.needs == "tensorflow":
+        return "Keras (TensorFlow), openvino.convert_model"
+    if entry.needs == "nncf":
+        how = ("nncf.quantize" if entry.extra["nncf"] == "int8"
+               else f"nncf.compress_weights {entry.extra['nncf']}")
+        return f"{entry.extra['base']} converted, then {how}"
+    if entry.needs == "transformers" or entry.extra.get("base") == "bert_tiny":
+        return "transformers config, openvino.convert_model"
+    return "torch.nn, openvino.convert_model"
+
+
+def cache_key() -> str:
+    """What a built model depends on: this file's content and OpenVINO's version. A cache
+    built under another key is rebuilt."""
+    import hashlib
+
+    import openvino as ov
+
+    digest = hashlib.sha256(Path(__file__).read_bytes()).hexdigest()[:16]
+    return f"{digest} openvino {ov.get_version()}"
+
+
+FILES = (".xml", ".bin", ".inputs.npz", ".outputs.npz")
+
+
+def _built(cache: Path, name: str) -> bool:
+    return all((cache / f"{name}{suffix}").is_file() for suffix in FILES)
+
+
+def op_types(xml: Path) -> list[str]:
+    """The op types of a saved model (bodies included), read from its XML."""
+    from lxml import etree
+
+    return sorted({layer.get("type") for layer in etree.parse(str(xml)).getroot().iter("layer")}
+                  - {"Parameter", "Const", "Result"})
+
+
+def build_all(chosen: list[Entry], cache: Path, force: bool = False) -> int:
+    """Build the chosen models into ``cache``, skipping those already built under the same
+    key; a model that fails is reported in one line and the others are still built. Writes
+    ``build.json`` (each model's seconds). 0 when every model is there, else 1."""
+    import json
+
+    cache.mkdir(parents=True, exist_ok=True)
+    key = cache_key()
+    key_file = cache / "zoo.key"
+    if force or not key_file.is_file() or key_file.read_text().strip() != key:
+        for entry in ZOO:
+            for suffix in FILES:
+                (cache / f"{entry.name}{suffix}").unlink(missing_ok=True)
+        key_file.write_text(key + "\n")
+    record_file = cache / "build.json"
+    record = json.loads(record_file.read_text()) if record_file.is_file() else {}
+    failed = []
+    start = time.perf_counter()
+    for i, entry in enumerate(chosen, 1):
+        head = f"[{i}/{len(chosen)}] {entry.name}:"
+        if _built(cache, entry.name):
+            print(f"{head} cached", flush=True)
+            continue
+        try:
+            figures = build(entry, cache)
+        except Exception as e:  # a converter's or NNCF's error: say it and go on
+            line = (str(e).strip().splitlines() or [type(e).__name__])[0][:300]
+            print(f"{head} FAILED: {type(e).__name__}: {line}", flush=True)
+            failed.append(entry.name)
+            continue
+        record[entry.name] = round(figures["seconds"], 1)
+        print(f"{head} {figures['layers']} layers, {len(figures['op_types'])} op types, "
+              f"{figures['seconds']:.1f} s", flush=True)
+    record_file.write_text(json.dumps(record, indent=1) + "\n")
+    print(f"zoo: {len(chosen) - len(failed)} of {len(chosen)} models in {cache} "
+          f"({time.perf_counter() - start:.0f} s)", flush=True)
+    if failed:
+        print(f"error: {len(failed)} model(s) did not build: {', '.join(failed)}",
+              file=sys.stderr)
+    return 1 if failed else 0
+
+
+def _timed(run, least: float = 0.3, most: int = 50) -> float:
+    """The median seconds of ``run()`` after one warm-up call, over at least three calls and
+    ``least`` seconds."""
+    import statistics
+
+    run()
+    times = []
+    begin = time.perf_counter()
+    while len(times) < 3 or (time.perf_counter() - begin < least and len(times) < most):
+        t = time.perf_counter()
+        run()
+        times.append(time.perf_counter() - t)
+    return statistics.median(times)
+
+
+def bench(chosen: list[Entry], cache: Path) -> list[dict]:
+    """irexec's and OpenVINO CPU's (f32 inference precision) latency per model, measured in one
+    run on this machine, and irexec's largest error against OpenVINO's saved outputs (relative
+    to the outputs' largest magnitude)."""
+    import numpy as np
+    import openvino as ov
+
+    import irexec
+
+    core = ov.Core()
+    rows = []
+    for entry in chosen:
+        xml = cache / f"{entry.name}.xml"
+        row = {"name": entry.name}
+        rows.append(row)
+        if not _built(cache, entry.name):
+            row["note"] = "not built"
+            continue
+        inputs = list(np.load(cache / f"{entry.name}.inputs.npz").values())
+        saved = np.load(cache / f"{entry.name}.outputs.npz")
+        compiled_ov = core.compile_model(core.read_model(xml), "CPU",
+                                         {"INFERENCE_PRECISION_HINT": "f32"})
+        row["openvino_ms"] = 1000 * _timed(lambda: compiled_ov(inputs))
+        try:
+            compiled = irexec.compile_model(irexec.read_model(xml))
+        except irexec.IRError as e:
+            row["note"] = str(e).splitlines()[0].split(": ", 1)[-1]
+            continue
+        row["irexec_ms"] = 1000 * _timed(lambda: compiled(inputs))
+        row["ratio"] = row["irexec_ms"] / row["openvino_ms"]
+        worst = 0.0
+        for i, ours in enumerate(compiled(inputs).values()):
+            theirs = saved[f"output_{i}"]
+            if ours.shape != theirs.shape:
+                worst = float("inf")
+                continue
+            diff = np.abs(ours.astype(np.float64) - theirs.astype(np.float64)).max(initial=0)
+            worst = max(worst, float(diff) / max(1.0, float(np.abs(theirs).max(initial=0))))
+        row["error"] = worst
+        print(f"{entry.name}: irexec {row['irexec_ms']:.1f} ms, OpenVINO "
+              f"{row['openvino_ms']:.2f} ms ({row['ratio']:.0f}x)", flush=True)
+    return rows
+
+
+BEGIN, END = "<!-- zoo table: written by tools/model_zoo.py --docs -->", "<!-- end of zoo table -->"
+
+
+def docs_table(chosen: list[Entry], cache: Path, rows: list[dict]) -> str:
+    import json
+
+    record_file = cache / "build.json"
+    record = json.loads(record_file.read_text()) if record_file.is_file() else {}
+    by_name = {r["name"]: r for r in rows}
+    lines = ["| model | from | layers | op types | build s | irexec ms | OpenVINO ms | ratio "
+             "| largest error |", "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
+    for entry in chosen:
+        xml = cache / f"{entry.name}.xml"
+        r = by_name.get(entry.name, {})
+        layers = ""
+        types = ""
+        if xml.is_file():
+            from lxml import etree
+
+            layers = str(sum(1 for _ in etree.parse(str(xml)).getroot().iter("layer")))
+            types = ", ".join(op_types(xml))
+        if "irexec_ms" in r:
+            timing = (f"{r['irexec_ms']:.1f} | {r['openvino_ms']:.2f} | {r['ratio']:.0f}x "
+                      f"| {r['error']:.1e}")
+        else:
+            timing = (f"— | {r['openvino_ms']:.2f} | — | {r.get('note', '')}"
+                      if "openvino_ms" in r else f"— | — | — | {r.get('note', 'not built')}")
+        lines.append(f"| {entry.name} | {source(entry)} | {layers} | {types} "
+                     f"| {record.get(entry.name, '')} | {timing} |")
+    total = sum(record.get(e.name, 0) for e in chosen)
+    lines += ["", f"Building these {len(chosen)} models took {total:.0f} s in all (conversion, "
+              f"NNCF, saving and OpenVINO's reference run, one process, this 2-core machine)."]
+    return "\n".join(lines)
+
+
+def write_docs(path: Path, table: str) -> None:
+    text = path.read_text()
+    if BEGIN not in text or END not in text:
+        raise SystemExit(f"error: {path} has no zoo table markers ({BEGIN} ... {END})")
+    head, rest = text.split(BEGIN, 1)
+    _, tail = rest.split(END, 1)
+    path.write_text(f"{head}{BEGIN}\n{table}\n{END}{tail}")
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -749,6 +939,13 @@ def main(argv=None) -> int:
                         help="build only this model (repeatable)")
     parser.add_argument("--cache", default=os.environ.get("IREXEC_ZOO", str(ROOT / ".zoo")),
                         help="where the models go (default .zoo/, or $IREXEC_ZOO)")
+    parser.add_argument("--force", action="store_true",
+                        help="rebuild models already in the cache")
+    parser.add_argument("--bench", action="store_true",
+                        help="do not build: time irexec and OpenVINO on the built models")
+    parser.add_argument("--docs", metavar="MODELS_MD",
+                        help="with --bench: write the zoo table into this file "
+                             "(docs/models.md)")
     args = parser.parse_args(argv)
     if args.list:
         for e in ZOO:
@@ -761,14 +958,17 @@ def main(argv=None) -> int:
         print(f"error: no zoo model named {', '.join(sorted(unknown))} (see --list)",
               file=sys.stderr)
         return 2
+    if args.docs and not args.bench:
+        print("error: --docs goes with --bench", file=sys.stderr)
+        return 2
     cache = Path(args.cache)
-    cache.mkdir(parents=True, exist_ok=True)
     chosen = [e for e in ZOO if not args.only or e.name in args.only]
-    for i, entry in enumerate(chosen, 1):
-        figures = build(entry, cache)
-        print(f"[{i}/{len(chosen)}] {entry.name}: {figures['layers']} layers, "
-              f"{len(figures['op_types'])} op types, {figures['seconds']:.1f} s", flush=True)
-    return 0
+    if args.bench:
+        rows = bench(chosen, cache)
+        if args.docs:
+            write_docs(Path(args.docs), docs_table(chosen, cache, rows))
+        return 0
+    return build_all(chosen, cache, args.force)
 
 
 if __name__ == "__main__":
