@@ -883,7 +883,7 @@ def bench(chosen: list[Entry], cache: Path) -> list[dict]:
             worst = max(worst, float(diff) / max(1.0, float(np.abs(theirs).max(initial=0))))
         row["error"] = worst
         print(f"{entry.name}: irexec {row['irexec_ms']:.1f} ms, OpenVINO "
-              f"{row['openvino_ms']:.2f} ms ({row['ratio']:.0f}x)", flush=True)
+              f"{row['openvino_ms']:.2f} ms ({row['ratio']:.1f}x)", flush=True)
     return rows
 
 
@@ -909,7 +909,8 @@ def docs_table(chosen: list[Entry], cache: Path, rows: list[dict]) -> str:
             layers = str(sum(1 for _ in etree.parse(str(xml)).getroot().iter("layer")))
             types = ", ".join(op_types(xml))
         if "irexec_ms" in r:
-            timing = (f"{r['irexec_ms']:.1f} | {r['openvino_ms']:.2f} | {r['ratio']:.0f}x "
+            ratio = f"{r['ratio']:.1f}" if r["ratio"] < 10 else f"{r['ratio']:.0f}"
+            timing = (f"{r['irexec_ms']:.1f} | {r['openvino_ms']:.2f} | {ratio}x "
                       f"| {r['error']:.1e}")
         else:
             timing = (f"— | {r['openvino_ms']:.2f} | — | {r.get('note', '')}"
