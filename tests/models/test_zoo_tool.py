@@ -87,3 +87,12 @@ def test_cache_key_follows_the_tool_content():
 
     assert key.split()[0] == hashlib.sha256(
         (ROOT / "tools" / "model_zoo.py").read_bytes()).hexdigest()[:16]
+
+
+def test_models_md_describes_every_zoo_model():
+    text = (ROOT / "docs" / "models.md").read_text()
+    table = text.split(model_zoo.BEGIN, 1)[1].split(model_zoo.END, 1)[0]
+    described = text.split("## Models", 1)[1]
+    for entry in model_zoo.ZOO:
+        assert f"\n| {entry.name} |" in table, entry.name
+        assert f"\n| {entry.name} |" in described, entry.name
