@@ -18,6 +18,7 @@ every op (listing them, a type the index lacks) imports every module.
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import pkgutil
 import re
@@ -119,6 +120,20 @@ spec_module._SINK.append(register)
 codes.set_loader(lambda: load_builtin())
 while spec_module._DECLARED:
     register(spec_module._DECLARED.pop(0))
+
+
+@contextlib.contextmanager
+def sandbox():
+    """Register, override and unregister ops freely inside; afterwards every registration is as
+    it was (for tests and tools that try ops). Every built-in op is loaded first, so none is
+    lost to the restore."""
+    load_builtin()
+    saved = {k: dict(v) for k, v in _REGISTRY.items()}
+    try:
+        yield
+    finally:
+        _REGISTRY.clear()
+        _REGISTRY.update(saved)
 
 
 def unregister(op: type[Op]) -> None:

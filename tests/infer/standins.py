@@ -132,11 +132,8 @@ def standins():
     """Register the stand-ins whose type no branch has registered yet; restore the registry."""
     from irexec.ops import registry
 
-    registry.load_builtin()
-    saved = {k: dict(v) for k, v in registry._REGISTRY.items()}
-    for op in STANDINS:
-        if op.spec.type.lower() not in registry._REGISTRY:
-            registry.register(op)
-    yield
-    registry._REGISTRY.clear()
-    registry._REGISTRY.update(saved)
+    with registry.sandbox():
+        for op in STANDINS:
+            if not registry.families_of(op.spec.type):
+                registry.register(op)
+        yield

@@ -263,10 +263,8 @@ def test_unknown_version_names(version):
 
 @pytest.fixture
 def sandbox():
-    saved = {k: dict(v) for k, v in registry._REGISTRY.items()}
-    yield registry
-    registry._REGISTRY.clear()
-    registry._REGISTRY.update(saved)
+    with registry.sandbox():
+        yield registry
 
 
 def test_the_family_has_its_own_numbering(sandbox):

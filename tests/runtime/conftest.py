@@ -31,7 +31,5 @@ def registry_sandbox():
     """Let a test register ops (even override built-ins); the registry is restored afterwards."""
     from irexec.ops import registry
 
-    saved = {k: dict(v) for k, v in registry._REGISTRY.items()}
-    yield registry
-    registry._REGISTRY.clear()
-    registry._REGISTRY.update(saved)
+    with registry.sandbox():
+        yield registry
