@@ -31,32 +31,43 @@ _M64 = (1 << 64) - 1
 SKIP = 256  # how far a call moves the stream on, per unit (OpenVINO's, after TensorFlow's)
 
 BF16 = np.dtype(ml_dtypes.bfloat16)
+DTYPES = {"f16": np.dtype(np.float16), "bf16": BF16, "f32": np.dtype(np.float32),
+          "f64": np.dtype(np.float64), "i32": np.dtype(np.int32), "i64": np.dtype(np.int64)}
 
 
 def philox_blocks(key: int, n: int, counter: int, blocks: int) -> np.ndarray:
     """``blocks`` Philox4x32-10 blocks, as a [blocks, 4] uint32 array: block i from the
     counter (n + i, counter) (n's 64 bits carrying into counter) and the 64-bit key."""
-    key, n, counter = key & _M64, n & _M64, counter & _M64
     out = np.empty((blocks, 4), np.uint32)
+    for start, words in philox_passes(key, n, counter, blocks):
+        out[start:start + len(words)] = words
+    return out
+
+
+def philox_passes(key: int, n: int, counter: int, blocks: int):
+    """The same blocks, a pass at a time: (first block's index, [m, 4] uint32 words), the words
+    valid until the next pass (a buffer reused, so that a caller converting them stays in the
+    caches)."""
+    key, n, counter = key & _M64, n & _M64, counter & _M64
     done = 0
     while done < blocks:
         # Up to the point where n wraps past 2**64: there the counter carries by one.
         part = min(blocks - done, (1 << 64) - n)
-        _philox_run(key, n, counter, out[done:done + part])
+        for start, words in _philox_run(key, n, counter, part):
+            yield done + start, words
         done += part
         n, counter = (n + part) & _M64, (counter + (n + part > _M64)) & _M64
-    return out
 
 
-def _philox_run(key: int, n: int, counter: int, out: np.ndarray) -> None:
-    """Fill ``out`` ([m, 4] uint32) with blocks n, n+1, ... (no wrap of n inside).
+def _philox_run(key: int, n: int, counter: int, m_all: int):
+    """Blocks n, n+1, ... n+m_all-1 (no wrap of n inside), a pass at a time (``philox_passes``).
 
     A round is two 32x32->64 products (uint64 buffers whose uint32 halves are read as views:
     little-endian, [..., 0] low, [..., 1] high) and four xors; the products alternate between
     two buffers so that the low halves the next round needs are read in place, not copied.
     Round 1 is done by hand: the counter's words are the same in every block."""
-    m_all = out.shape[0]
     size = min(_CHUNK, m_all)
+    out = np.empty((size, 4), np.uint32)
     prods = [np.empty((2, size), np.uint64) for _ in range(2)]  # [n product, counter product]
     halves = [p.view(np.uint32).reshape(2, size, 2) for p in prods]
     words0, words2 = np.empty(size, np.uint32), np.empty(size, np.uint32)
@@ -85,8 +96,9 @@ def _philox_run(key: int, n: int, counter: int, out: np.ndarray) -> None:
             np.bitwise_xor(half[0, :m, 1], w3, out=w2)
             w2 ^= np.uint32(k1)
             w1, w3 = half[1, :m, 0], half[0, :m, 0]
-        block = out[s:s + m]
+        block = out[:m]
         block[:, 0], block[:, 1], block[:, 2], block[:, 3] = w0, w1, w2, w3
+        yield s, block
 
 
 def mt19937_words(seed: int, count: int) -> np.ndarray:
@@ -239,15 +251,21 @@ def uniform(count: int, kind: str, mn, mx, global_seed: int, op_seed: int, align
     from this state (n, counter); see ``next_state`` for the state after the call."""
     per = words_per_value(kind, alignment,
                           kind == "i64" and pytorch_wide_i64(int(mn), int(mx)))
-    needed = count * per
-    if alignment == "tensorflow":
-        n, counter = state
-        blocks = -(-needed // 4)
-        words = philox_blocks(global_seed, n, counter if counter > 0 else op_seed, blocks)
-        words = words.reshape(-1)[:needed]
-    else:
-        words = mt19937_words(global_seed, needed)
-    return convert_words(words, kind, mn, mx, alignment)
+    if alignment != "tensorflow":
+        return convert_words(mt19937_words(global_seed, count * per), kind, mn, mx, alignment)
+    n, counter = state
+    per_block = 4 // per
+    blocks = -(-count // per_block)
+    if blocks == 0:
+        return np.empty(0, DTYPES[kind])
+    out = None
+    for first, words in philox_passes(global_seed, n, counter if counter > 0 else op_seed,
+                                      blocks):
+        values = convert_words(words.reshape(-1), kind, mn, mx, alignment)
+        if out is None:
+            out = np.empty(blocks * per_block, values.dtype)
+        out[first * per_block:first * per_block + len(values)] = values
+    return out[:count]
 
 
 def next_state(state: tuple[int, int], count: int, alignment: str) -> tuple[int, int]:
