@@ -246,26 +246,28 @@ def convert_words(words: np.ndarray, kind: str, mn, mx, alignment: str) -> np.nd
 
 
 def uniform(count: int, kind: str, mn, mx, global_seed: int, op_seed: int, alignment: str,
-            state: tuple[int, int] = (0, 0)) -> np.ndarray:
+            state: tuple[int, int] = (0, 0), out: np.ndarray | None = None) -> np.ndarray:
     """``count`` values of type ``kind`` in [mn, mx), as OpenVINO's RandomUniform makes them
-    from this state (n, counter); see ``next_state`` for the state after the call."""
+    from this state (n, counter); see ``next_state`` for the state after the call. ``out``: a
+    flat array of ``count`` values of the type to write them into (returned)."""
     per = words_per_value(kind, alignment,
                           kind == "i64" and pytorch_wide_i64(int(mn), int(mx)))
+    if out is None:
+        out = np.empty(count, DTYPES[kind])
     if alignment != "tensorflow":
-        return convert_words(mt19937_words(global_seed, count * per), kind, mn, mx, alignment)
+        out[...] = convert_words(mt19937_words(global_seed, count * per), kind, mn, mx,
+                                 alignment)
+        return out
     n, counter = state
     per_block = 4 // per
     blocks = -(-count // per_block)
-    if blocks == 0:
-        return np.empty(0, DTYPES[kind])
-    out = None
     for first, words in philox_passes(global_seed, n, counter if counter > 0 else op_seed,
                                       blocks):
         values = convert_words(words.reshape(-1), kind, mn, mx, alignment)
-        if out is None:
-            out = np.empty(blocks * per_block, values.dtype)
-        out[first * per_block:first * per_block + len(values)] = values
-    return out[:count]
+        start = first * per_block
+        stop = min(start + len(values), count)
+        out[start:stop] = values[:stop - start]
+    return out
 
 
 def next_state(state: tuple[int, int], count: int, alignment: str) -> tuple[int, int]:

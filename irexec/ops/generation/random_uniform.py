@@ -16,7 +16,7 @@ import numpy as np
 from irexec.diagnostics.codes import ERROR, WARNING, Code
 from irexec.errors import OpError
 from irexec.ir.shape import PartialShape
-from irexec.kernels import philox
+from irexec.kernels import buffers, philox
 from irexec.ops.domains import as_int64
 from irexec.ops.rules import check_output_size
 from irexec.ops.spec import (ANY, SCALAR_OR_VECTOR, SHAPE_INDEX, VECTOR, Attr, Input, Op, OpSpec,
@@ -148,16 +148,15 @@ class RandomUniform(Op):
             return np.empty(dims, dtype)
         if global_seed == 0 and op_seed == 0:
             global_seed = draw_seed()
-        if state is None:
-            out = philox.uniform(count, output_type.name, mn, mx, global_seed, op_seed,
-                                 alignment)
-        else:
+        out = buffers.empty(dims, dtype)
+        start = (0, 0)
+        if state is not None:
             with state.lock:
                 start = state.values.get("stream", (0, 0))
                 state.values["stream"] = philox.next_state(start, count, alignment)
-            out = philox.uniform(count, output_type.name, mn, mx, global_seed, op_seed,
-                                 alignment, start)
-        return out.reshape(dims)
+        philox.uniform(count, output_type.name, mn, mx, global_seed, op_seed, alignment, start,
+                       out=out.reshape(-1))
+        return out
 
     @staticmethod
     def openvino_refuses(node) -> str | None:
