@@ -18,7 +18,7 @@ from irexec.diagnostics.codes import ERROR, Code
 from irexec.errors import OpError
 from irexec.ir.shape import Dimension, PartialShape
 from irexec.kernels import philox
-from irexec.ops.domains import as_int64
+from irexec.ops.domains import SmallInts, as_int64
 from irexec.ops.generation.random_uniform import draw_seed, seeds_warning
 from irexec.ops.rules import check_output_size
 from irexec.ops.spec import (INTEGER, REAL, SCALAR_OR_VECTOR, Attr, Input, Op, OpSpec, Output,
@@ -143,7 +143,7 @@ class Multinomial(Op):
         inputs=(Input("probs", REAL, Rank(exact=2),
                       doc="[batch, classes] probabilities (f16, bf16, f32 or f64), not "
                           "necessarily normalised; log probabilities with log_probs"),
-                Input("num_samples", INTEGER, SCALAR_OR_VECTOR,
+                Input("num_samples", INTEGER, SCALAR_OR_VECTOR, SmallInts(low=1, high=1),
                       doc="how many classes to draw per row; one element"),),
         outputs=(Output("output", "[batch, num_samples] class indices", type="@convert_type"),),
         doc="Class indices drawn from each row of probs (the first class whose normalised "

@@ -17,7 +17,7 @@ from irexec.diagnostics.codes import ERROR, WARNING, Code
 from irexec.errors import OpError
 from irexec.ir.shape import PartialShape
 from irexec.kernels import buffers, philox
-from irexec.ops.domains import as_int64
+from irexec.ops.domains import SmallInts, as_int64
 from irexec.ops.rules import check_output_size
 from irexec.ops.spec import (ANY, SCALAR_OR_VECTOR, SHAPE_INDEX, VECTOR, Attr, Input, Op, OpSpec,
                              Output, TensorType, register)
@@ -91,11 +91,12 @@ class RandomUniform(Op):
                Attr("op_seed", "uint", 0, doc="Philox's counter (tensorflow); unused by pytorch"),
                Attr("alignment", "enum", "tensorflow", values=("tensorflow", "pytorch"),
                     doc="whose generator: TensorFlow's Philox4x32-10 or PyTorch's MT19937")),
-        inputs=(Input("shape", SHAPE_INDEX, VECTOR, doc="the output's shape; sizes >= 0"),
-                Input("minval", ANY, SCALAR_OR_VECTOR, doc="the lowest value (included); one "
-                                                         "element of output_type"),
-                Input("maxval", ANY, SCALAR_OR_VECTOR, doc="the bound (excluded); one element "
-                                                         "of output_type, above minval")),
+        inputs=(Input("shape", SHAPE_INDEX, VECTOR, SmallInts(low=0, high=4),
+                      doc="the output's shape; sizes >= 0"),
+                Input("minval", ANY, SCALAR_OR_VECTOR, SmallInts(low=-2, high=-1),
+                      doc="the lowest value (included); one element of output_type"),
+                Input("maxval", ANY, SCALAR_OR_VECTOR, SmallInts(low=1, high=2),
+                      doc="the bound (excluded); one element of output_type, above minval")),
         outputs=(Output("output", "of the shape given by shape", type="@output_type"),),
         doc="Uniform random numbers in [minval, maxval): OpenVINO's generator bit for bit for "
             "given seeds (docs/numerics.md). A compiled model continues its stream from call to "
