@@ -172,3 +172,25 @@ def test_bad_inputs_have_codes():
     assert _code(lambda: run_op("Multinomial", probs, np.array(-2, np.int64), version="opset13",
                                 convert_type="i64", with_replacement=True, log_probs=False,
                                 global_seed=1)) == "IR389"
+
+
+def test_precise_mode_draws_the_same():
+    """Precise mode computes float layers in float64; a generator's numbers are its own, so
+    RandomUniform and Multinomial run as in the default mode."""
+    import irexec
+    from irexec.builder import ModelBuilder
+    b = ModelBuilder()
+    probs = b.parameter("probs", "f16", [2, 6])
+    m = b.op("Multinomial", probs, b.constant(np.int64(4)), version="opset13",
+             convert_type="i64", with_replacement=False, log_probs=False, global_seed=5,
+             op_seed=6)
+    b.result(m, "mn")
+    r = b.op("RandomUniform", b.constant(np.array([5], np.int64)), b.constant(np.float16(-1)),
+             b.constant(np.float16(3)), version="opset8", output_type="f16", global_seed=5)
+    b.result(r, "ru")
+    model = b.build()
+    feed = {"probs": np.random.default_rng(0).random((2, 6)).astype(np.float16)}
+    default = irexec.compile_model(model)(feed)
+    precise = irexec.compile_model(model, config={"precision": "f64"})(feed)
+    for i in range(2):
+        np.testing.assert_array_equal(default[i], precise[i])

@@ -304,3 +304,31 @@ def test_min_and_max_arriving_at_run_time_are_checked():
 def test_zero_seeds_warn():
     from tests.validate.fixture_files import xml_path
     assert [d.code for d in validate_file(xml_path("IR388"))] == ["IR388"]
+
+
+def test_written_back_ir_runs_the_same_in_openvino(tmp_path):
+    """irexec writes the layers (seeds, alignment, Multinomial's flags) so that OpenVINO reads
+    them as meant: RandomUniform's values agree with OpenVINO's CPU plugin, Multinomial's
+    shape and type do (its samples are drawn otherwise there: docs/compatibility.md)."""
+    ov = openvino()
+    from irexec.builder import ModelBuilder
+    b = ModelBuilder()
+    for alignment in ("tensorflow", "pytorch"):
+        o = b.op("RandomUniform", b.constant(np.array([3, 5], np.int32)),
+                 b.constant(np.float32(0)), b.constant(np.float32(1)), version="opset8",
+                 output_type="f32", global_seed=2**40 + 1, op_seed=9, alignment=alignment)
+        b.result(o, f"ru_{alignment}")
+    m = b.op("Multinomial", b.constant(np.ones((2, 4), np.float16)), b.constant(np.int64(3)),
+             version="opset13", convert_type="i32", with_replacement=False, log_probs=True,
+             global_seed=5, op_seed=6)
+    b.result(m, "mn")
+    path = tmp_path / "written.xml"
+    irexec.save_model(b.build(), path)
+    model = ov.Core().read_model(str(path))
+    compiled = ov.Core().compile_model(model, "CPU", {"INFERENCE_PRECISION_HINT": "f32"})
+    theirs = compiled({})
+    ours = irexec.compile_model(irexec.read_model(path))({})
+    for i in range(2):
+        assert bits(ours[i]).tolist() == bits(theirs[i]).tolist()
+    assert ours[2].shape == theirs[2].shape == (2, 3) and ours[2].dtype == theirs[2].dtype
+    assert sorted(ours[2][0].tolist()) == sorted(set(ours[2][0].tolist()))
