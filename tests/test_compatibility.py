@@ -1065,3 +1065,102 @@ def test_multiclass_nms_empty_roisnum_image_counts_zero():
     out = irexec.compile_model(b.build())({"boxes": boxes, "scores": np.ones((1, 2), np.float32),
                                            "roisnum": np.array([0, 2], np.int32)})
     assert list(out.values())[2].tolist() == [0, 2]
+
+
+# --- random generation (docs/compatibility.md, "Random generation") -----------------------------
+
+def _random_uniform(shape, lo, hi, output_type, **attrs):
+    dtype = np.dtype({"f32": np.float32, "f16": np.float16, "f64": np.float64, "i32": np.int32,
+                      "i64": np.int64}[output_type])
+    b = ModelBuilder()
+    out = b.op("RandomUniform", b.constant(np.array(shape, np.int64)),
+               b.constant(np.array(lo, dtype)), b.constant(np.array(hi, dtype)),
+               version="opset8", output_type=output_type, **attrs)
+    b.result(out, "r")
+    return irexec.compile_model(b.build())
+
+
+def _words(key, op_seed, blocks):
+    from irexec.kernels.philox import philox_blocks
+    return philox_blocks(key, 0, op_seed, blocks).reshape(-1)
+
+
+def test_random_uniform_f32_range_rounds_twice():
+    got = _random_uniform([4000], -3.5, 7.25, "f32", global_seed=150, op_seed=10)({})[0]
+    u = ((_words(150, 10, 1000) & 0x7FFFFF) | 0x3F800000).view(np.float32) - np.float32(1)
+    twice = u * np.float32(10.75) + np.float32(-3.5)
+    once = (u.astype(np.float64) * 10.75 - 3.5).astype(np.float32)
+    np.testing.assert_array_equal(got, twice)
+    assert (twice != once).any()  # the case is real: a fused multiply-add differs somewhere
+
+
+def test_random_uniform_f16_and_f64_use_their_own_bits():
+    f16 = _random_uniform([8], 0, 1, "f16", global_seed=150, op_seed=10)({})[0]
+    np.testing.assert_array_equal(f16, (_words(150, 10, 2) & 0x3FF).astype(np.float16) / 1024)
+    f64 = _random_uniform([2], 0, 1, "f64", global_seed=150, op_seed=10)({})[0]
+    w = _words(150, 10, 1).astype(np.uint64)
+    mantissa = ((w[0::2] & np.uint64(0xFFFFF)) << np.uint64(32)) | w[1::2]
+    np.testing.assert_array_equal(f64, mantissa.astype(np.float64) / 2.0 ** 52)
+
+
+def test_random_uniform_i64_takes_the_second_word_as_its_high_half():
+    got = _random_uniform([2], 5, 2**40, "i64", global_seed=3, op_seed=4)({})[0]
+    w = _words(3, 4, 1).astype(object)
+    want = [((w[2 * i + 1] << 32) | w[2 * i]) % (2**40 - 5) + 5 for i in range(2)]
+    assert got.tolist() == want
+
+
+def test_random_uniform_full_i32_range_is_unsigned_arithmetic():
+    got = _random_uniform([4], -2**31, 2**31 - 1, "i32", global_seed=3, op_seed=4)({})[0]
+    want = [((int(x) % (2**32 - 1)) - 2**31) for x in _words(3, 4, 1)]
+    assert got.tolist() == want
+
+
+def test_random_uniform_scalar_shape_is_the_first_value():
+    scalar = _random_uniform([], 0, 1, "f32", global_seed=150, op_seed=10)({})[0]
+    first = _random_uniform([1], 0, 1, "f32", global_seed=150, op_seed=10)({})[0]
+    assert scalar.shape == () and scalar == first[0]
+
+
+def test_random_uniform_second_call_moves_on_256_per_value():
+    from irexec.kernels import philox
+    compiled = _random_uniform([7], 0, 1, "f32", global_seed=150, op_seed=10)
+    compiled({})
+    want = philox.uniform(7, "f32", np.float32(0), np.float32(1), 150, 10, "tensorflow",
+                          (7 * 256, 0))
+    np.testing.assert_array_equal(compiled({})[0], want)
+
+
+def test_random_uniform_zero_seeds_differ_every_call():
+    compiled = _random_uniform([16], 0, 1, "f32")
+    assert not np.array_equal(compiled({})[0], compiled({})[0])
+
+
+def test_multinomial_samples_are_philox_not_mt19937():
+    from irexec.kernels import philox
+    probs = np.array([[0.1, 0.2, 0.3, 0.4]], np.float32)
+    b = ModelBuilder()
+    out = b.op("Multinomial", b.constant(probs), b.constant(np.int64(50)), version="opset13",
+               convert_type="i64", with_replacement=True, log_probs=False, global_seed=150,
+               op_seed=10)
+    b.result(out, "r")
+    got = irexec.compile_model(b.build())({})[0]
+    u = philox.uniform(50, "f32", np.float32(0), np.float32(1), 150, 10, "tensorflow")
+    cdf = np.cumsum(probs[0]) / np.cumsum(probs[0])[-1]
+    np.testing.assert_array_equal(got[0], np.searchsorted(cdf, u, side="left"))
+
+
+@pytest.mark.parametrize("samples, attrs, code", [
+    (5, {"with_replacement": False, "convert_type": "i64"}, "IR389"),
+    (-1, {"with_replacement": True, "convert_type": "i64"}, "IR389"),
+    (2, {"with_replacement": True, "convert_type": "f32"}, "IR302"),
+])
+def test_multinomial_stricter_than_openvino(samples, attrs, code):
+    b = ModelBuilder()
+    with pytest.raises(irexec.IRError) as info:
+        out = b.op("Multinomial", b.constant(np.ones((1, 4), np.float32)),
+                   b.constant(np.int64(samples)), version="opset13", log_probs=False,
+                   global_seed=1, **attrs)
+        b.result(out, "r")
+        irexec.compile_model(b.build())({})
+    assert info.value.code == code

@@ -1,4 +1,4 @@
-"""Benchmark irexec's data-movement kernels and its interpreter overhead.
+"""Benchmark irexec's data-movement kernels, its interpreter overhead and its random generator.
 
     python tools/bench.py [--quick] [--runs N] [--case SUBSTRING]... [--no-openvino] [--json OUT]
 
@@ -20,6 +20,9 @@ the time to read (parse + validate + infer), to compile, and the cost per layer 
 Ratio cases (ops that compute rather than move bytes, e.g. NonMaxSuppression on 5,000 boxes x
 80 classes): irexec's time over OpenVINO's CPU plugin on the same IR file, measured in the same
 run; the outputs are checked to be the same.
+
+Generator case: RandomUniform making 16 M f32 values (Philox4x32-10), as a ratio to numpy's own
+``Generator.random`` filling as many f32 values, measured in the same run.
 
 ``--quick`` uses small sizes and fewer runs; CI runs it (tests/test_bench.py) so the bench keeps
 working. Quick timings mean nothing. Results of a full run are kept in docs/performance.md.
@@ -417,6 +420,41 @@ def startup(runs: int) -> dict:
             "value": ours, "baseline": base}
 
 
+def random_uniform_case(elements: int, runs: int, ov, tmp: str) -> dict:
+    """RandomUniform (f32, alignment tensorflow: Philox4x32-10) making ``elements`` values, as a
+    saved IR run by irexec, against numpy's own generator (``Generator.random``, Philox4x64 or
+    PCG64, into a preallocated array) filling the same number of f32 values, in the same run;
+    OpenVINO's CPU plugin on the same file when installed."""
+    b = ModelBuilder()
+    out = b.op("RandomUniform", b.constant(np.array([elements], np.int64)),
+               b.constant(np.float32(0)), b.constant(np.float32(1)), version="opset8",
+               output_type="f32", global_seed=1, op_seed=2)
+    b.result(out, "random")
+    path = os.path.join(tmp, "random_uniform.xml")
+    irexec.save_model(b.build(), path)
+    compiled = irexec.compile_model(irexec.read_model(path))
+    generator, buffer = np.random.default_rng(0), np.empty(elements, np.float32)
+    row = {"case": f"RandomUniform f32 [{elements:,}]",
+           "irexec": median_time(lambda: compiled({}), runs),
+           "numpy": median_time(lambda: generator.random(out=buffer, dtype=np.float32), runs),
+           "openvino": None}
+    if ov is not None:
+        request = ov.Core().compile_model(path, "CPU", {"INFERENCE_PRECISION_HINT": "f32"}) \
+            .create_infer_request()
+        row["openvino"] = median_time(lambda: request.infer({}), runs)
+    return row
+
+
+def random_table(rows: list[dict]) -> str:
+    lines = ["| generator case | irexec ms | numpy Generator.random ms | irexec / numpy | "
+             "OpenVINO CPU ms |", "| --- | --- | --- | --- | --- |"]
+    for r in rows:
+        lines.append(f"| {r['case']} | {_ms(r['irexec'])} | {_ms(r['numpy'])} | "
+                     f"{r['irexec'] / r['numpy']:.1f}x | "
+                     f"{_ms(r['openvino']) if r['openvino'] is not None else '-'} |")
+    return "\n".join(lines)
+
+
 def _ms(t):
     return "-" if t is None else f"{t * 1e3:.1f}"
 
@@ -534,6 +572,12 @@ def main(argv=None) -> int:
             memory.append({"case": s["case"], "value": s["value"] / s["baseline"]})
             print(f"  {s['case']}: {s['value']:.3f} s, {s['value'] / s['baseline']:.2f}x",
                   flush=True)
+        generators = []
+        if wanted("RandomUniform"):
+            generators.append(random_uniform_case(16 << 20 if not args.quick else 1 << 14,
+                                                  runs, ov, tmp))
+            print(f"  {generators[-1]['case']}: "
+                  f"{generators[-1]['irexec'] / generators[-1]['numpy']:.1f}x numpy", flush=True)
     print()
     if memory:
         print("| memory case | value |\n| --- | --- |")
@@ -548,11 +592,15 @@ def main(argv=None) -> int:
         print()
     if overhead:
         print(overhead_table(overhead))
+    if generators:
+        print()
+        print(random_table(generators))
     if args.json:
         with open(args.json, "w") as f:
             json.dump({"machine": machine(), "kernels": [r.__dict__ for r in rows],
                        "ratios": ratios,
-                       "overhead": overhead, "memory": memory}, f, indent=1)
+                       "overhead": overhead, "memory": memory,
+                       "generators": generators}, f, indent=1)
     return 0
 
 

@@ -1,10 +1,12 @@
 """The variables of a stateful model (ReadValue/Assign) for the call being run: a dict of
-variable id -> array, owned by the infer request, set for the duration of each call."""
+variable id -> array, owned by the infer request, set for the duration of each call. And
+``LayerState``: what one layer keeps between the calls of its compiled model."""
 
 from __future__ import annotations
 
 import contextlib
 import contextvars
+import threading
 
 import numpy as np
 
@@ -24,3 +26,15 @@ def using(variables: dict[str, np.ndarray]):
 def current() -> dict[str, np.ndarray]:
     variables = _CURRENT.get()
     return variables if variables is not None else {}
+
+
+class LayerState:
+    """What one layer keeps between the calls of a compiled model, in ``values``, changed only
+    under ``lock`` (calls may come from several threads). The plan makes one per layer whose
+    spec says ``keeps_state`` each time it compiles a model, so every compiled model (and every
+    compiled body) starts afresh and its infer requests share it, as OpenVINO's CPU plugin
+    shares a node's state between the requests of one compiled model."""
+
+    def __init__(self):
+        self.lock = threading.Lock()
+        self.values: dict[str, object] = {}

@@ -240,6 +240,10 @@ class OpSpec:
     # Inference may run the kernel on inputs whose values it knows (constant folding, at read
     # time for small tensors and when compiling for any): False for ops with state or chance.
     folds: bool = True
+    # The kernel keeps something between the calls of a compiled model (RandomUniform's place in
+    # its random stream): the plan hands it ``state=``, an irexec.kernels.state.LayerState of its
+    # own per layer and compiled model.
+    keeps_state: bool = False
     # The outputs depend on the inputs' shapes and element types only, never their values
     # (ShapeOf): what follows is shape arithmetic, run once per distinct input shape.
     reads_shapes_only: bool = False

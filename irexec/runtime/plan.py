@@ -28,7 +28,7 @@ from irexec.infer import check_call
 from irexec.ir.element_type import ElementType, from_dtype
 from irexec.ir.model import Model, OutputPort
 from irexec.ir.shape import PartialShape
-from irexec.kernels import in_place, views
+from irexec.kernels import in_place, state, views
 from irexec.runtime.precise import needs_widening
 from irexec.runtime.precise import wrap as precise_kernel
 from irexec.diagnostics.diagnostic import Location
@@ -136,6 +136,8 @@ def _bind(node, kernel=None, bodies: dict | None = None) -> Callable[..., np.nda
     attrs = {a.name: node.attrs[a.name] for a in node.op.spec.attrs if a.name in node.attrs}
     if bodies is not None:
         attrs["bodies"] = bodies
+    if node.op.spec.keeps_state:
+        attrs["state"] = state.LayerState()
     return functools.partial(kernel, **attrs) if attrs else kernel
 
 

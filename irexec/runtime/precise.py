@@ -47,6 +47,8 @@ def needs_widening(node) -> bool:
         return False  # Loop, TensorIterator ...: their bodies run as compiled (default mode)
     if numerics.family(op.spec.type, op.spec.exact) == numerics.EXACT:
         return False
+    if not op.spec.folds:
+        return False  # state or chance (RandomUniform, Multinomial): numbers of its own making
     for port in node.inputs:
         et = port.source.element_type if port.source is not None else None
         if et is None or et.is_dynamic or et.is_real:
