@@ -10,8 +10,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from irexec.ir.shape import PartialShape
-from tests.ops.compute_support import assert_close, build_layer, layer_error, openvino_and_irexec, \
-    run_layer
+from tests.ops.compute_support import (assert_close, build_layer, layer_error,
+                                       openvino_and_irexec, run_layer)
 from tests.ops.support import dtype_of
 
 VERSION = {"DFT": "opset7", "IDFT": "opset7", "RDFT": "opset9", "IRDFT": "opset9"}
@@ -247,7 +247,7 @@ def test_openvino_conformance(tmp_path, type_name):
         assert_close(a, b, mag, f"{op} {x.shape} {axes} {sizes}")
 
 
-# --- bad inputs ------------------------------------------------------------------------------------
+# --- bad inputs -----------------------------------------------------------------------------------
 
 F = np.zeros(1, np.float32)
 
