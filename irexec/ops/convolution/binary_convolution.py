@@ -58,6 +58,11 @@ class BinaryConvolution(Op):
         return common.infer_forward(ctx, grouped=False)
 
     @staticmethod
+    def openvino_refuses(node) -> str | None:
+        return ("OpenVINO's CPU plugin computes values no sum of +-1 products gives for "
+                "BinaryConvolution (docs/compatibility.md)")
+
+    @staticmethod
     def kernel(data, filters, *, strides, pads_begin, pads_end, dilations, auto_pad, mode,
                pad_value):
         ct = compute_dtype(data.dtype)

@@ -171,6 +171,41 @@ def run(kind: Kind, data, axes, signal_size=None):
     return finish(np.ascontiguousarray(y, dtype=ct), data.dtype)
 
 
+def _constant(node, i: int):
+    source = node.inputs[i].source if i < len(node.inputs) else None
+    if source is None or source.node.op is None or source.node.op.spec.role != "constant":
+        return None
+    return as_int64(np.asarray(source.node.value)).reshape(-1)
+
+
+def openvino_refuses(node) -> str | None:
+    """Where OpenVINO's CPU plugin refuses, crashes on or miscomputes RDFT and IRDFT
+    (docs/compatibility.md)."""
+    kind = node.op.spec.type
+    axes = _constant(node, 1)
+    sizes = _constant(node, 2) if len(node.inputs) > 2 else None
+    data = node.inputs[0].source.partial_shape if node.inputs[0].source is not None else None
+    if axes is None or len(node.inputs) > 2 and sizes is None or data is None \
+            or not data.is_static:
+        return (f"OpenVINO's CPU plugin refuses {kind} with dynamic dims or non-constant axes "
+                f"or signal sizes (docs/compatibility.md)")
+    shape = data.to_shape()
+    rank = len(shape) - 1 if kind == "IRDFT" else len(shape)
+    axes = [int(a) % rank for a in axes]
+    if sizes is not None and (sizes == -1).any():
+        return f"OpenVINO's CPU plugin refuses {kind} with -1 in signal_size"
+    if kind == "RDFT" and sizes is not None and any(n > shape[a] for a, n in zip(axes, sizes)):
+        return "OpenVINO's CPU plugin refuses RDFT with a signal size beyond its axis"
+    if kind == "IRDFT":
+        if sizes is not None and ((sizes == 1).any() or any(
+                n != shape[a] for a, n in zip(axes[:-1], sizes[:-1]))):
+            return ("OpenVINO's CPU plugin computes IRDFT wrong with a signal size of 1 or on "
+                    "an axis other than the last (docs/compatibility.md)")
+        if sizes is None and axes and shape[axes[-1]] == 1:
+            return "OpenVINO's CPU plugin crashes on IRDFT with an output axis of 0"
+    return None
+
+
 def _make(kind: Kind) -> type[Op]:
     data_doc = ("complex data [..., 2] (last axis: real, imaginary)" if kind.complex_in
                 else "real data")
@@ -200,9 +235,12 @@ def _make(kind: Kind) -> type[Op]:
     def kernel(data, axes, signal_size=None):
         return run(kind, data, axes, signal_size)
 
-    return type(kind.type, (Op,), {"spec": spec, "__module__": __name__,
-                                   "infer": staticmethod(lambda ctx: infer(ctx, kind)),
-                                   "kernel": staticmethod(kernel)})
+    members = {"spec": spec, "__module__": __name__,
+               "infer": staticmethod(lambda ctx: infer(ctx, kind)),
+               "kernel": staticmethod(kernel)}
+    if kind.type in ("RDFT", "IRDFT"):
+        members["openvino_refuses"] = staticmethod(openvino_refuses)
+    return type(kind.type, (Op,), members)
 
 
 for _kind in KINDS:

@@ -136,3 +136,9 @@ F = np.zeros(1, np.float32)
 def test_bad_inputs_give_one_coded_error(inputs, shapes, at, code):
     e = layer_error("BinaryConvolution", *inputs, shapes=shapes, **at)
     assert [d.code for d in e.diagnostics] == [code], [str(d) for d in e.diagnostics]
+
+
+def test_irexec_compare_does_not_take_openvino_as_the_oracle():
+    from irexec.ops import registry
+    op = registry.lookup("BinaryConvolution", "opset1")
+    assert "BinaryConvolution" in op.openvino_refuses(None)

@@ -275,3 +275,29 @@ def test_integer_data_is_refused():
     e = layer_error("DFT", np.zeros(1, np.int32), np.array([0], np.int64), version="opset7",
                     consts=(1,), shapes=[[3, 2], None])
     assert [d.code for d in e.diagnostics] == ["IR304"]
+
+
+def test_irexec_compare_knows_where_openvino_fails_rdft_and_irdft(tmp_path):
+    from irexec.builder import ModelBuilder
+
+    def node_of(op, shape, axes, sizes, const=True):
+        b = ModelBuilder("m")
+        x = b.parameter("x", "f32", shape)
+        ax = b.constant(np.array(axes, np.int64)) if const else b.parameter("a", "i64", [1])
+        args = [x, ax] + ([b.constant(np.array(sizes, np.int64))] if sizes else [])
+        b.result(b.op(op, *args, version="opset9", name="y"), "r")
+        model = b.build()
+        return next(n for n in model.nodes if n.name == "y")
+
+    for op, shape, axes, sizes, const, refused in [
+            ("RDFT", [4, 6], [1], None, True, False),
+            ("RDFT", [4, 6], [1], [-1], True, True),
+            ("RDFT", [4, 6], [1], [8], True, True),
+            ("RDFT", [4, 6], [0], None, False, True),
+            ("IRDFT", [4, 6, 2], [0, 1], [4, 10], True, False),
+            ("IRDFT", [4, 6, 2], [0, 1], [3, 10], True, True),
+            ("IRDFT", [4, 6, 2], [1], [1], True, True),
+            ("IRDFT", [4, 1, 2], [1], None, True, True)]:
+        node = node_of(op, shape, axes, sizes, const)
+        assert (node.op.openvino_refuses(node) is not None) == refused, (op, shape, sizes)
+    assert node_of("DFT", [4, 6, 2], [0], None).op.openvino_refuses is None
