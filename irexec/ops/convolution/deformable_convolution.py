@@ -13,9 +13,9 @@ As OpenVINO's reference kernel:
   its four neighbours, those outside the data reading 0.
 
 Version 8's optional mask [N, DG * KH * KW, H_out, W_out] multiplies each tap's sample. The
-kernel builds the sampled im2col matrix [N, G, C/G * K, H_out * W_out] with four gathers (one
-per neighbour) over all taps and positions at once, a batch item at a time, and multiplies it
-by the weights with one ``np.matmul``, as Convolution does.
+kernel builds the sampled im2col matrix [K * H_out * W_out, C] with four gathers of whole pixel
+rows (one per neighbour) over all taps and positions at once, a batch item at a time, and
+multiplies it by the weights with one ``np.matmul`` per group, as Convolution does.
 """
 
 from __future__ import annotations
@@ -143,6 +143,30 @@ def _corners(y, x, h, w, pad: bool):
     return out
 
 
+def _sampled_product(pixels, corners, weights, k, g, c_g, ct):
+    """The weights [G, K * C/G, C_OUT/G] times the bilinear samples of ``pixels`` (one
+    [H * W, C/DG] array per deformable group) at the ``corners``' points: [C_OUT, positions]."""
+    dg = len(pixels)
+    cdg = pixels[0].shape[1]
+    count = corners[0][0][0].size  # K * positions
+    positions = count // k
+    samples = np.empty((count, cdg * dg), ct)  # row k * positions + p: tap k at position p
+    part = np.empty((count, cdg), ct)
+    for d in range(dg):  # four gathers of whole pixel rows per deformable group
+        target = samples if dg == 1 else samples[:, d * cdg:(d + 1) * cdg]
+        for i, (flat, wt) in enumerate(corners):
+            got = np.take(pixels[d], flat[d].reshape(-1), axis=0, mode="clip",
+                          out=samples if dg == 1 and i == 0 else part)
+            got *= wt[d].reshape(-1, 1).astype(ct, copy=False)
+            if i == 0 and dg > 1:
+                target[...] = got
+            elif i:
+                target += got
+    cols = samples.reshape(k, positions, g, c_g).transpose(2, 1, 0, 3).reshape(
+        g, positions, k * c_g)
+    return np.matmul(cols, weights).transpose(0, 2, 1).reshape(-1, positions)
+
+
 def run(data, offsets, filters, mask, *, strides, pads_begin, pads_end, dilations, auto_pad,
         group, deformable_group, bilinear_interpolation_pad=False):
     ct = compute_dtype(data.dtype)
@@ -158,21 +182,28 @@ def run(data, offsets, filters, mask, *, strides, pads_begin, pads_end, dilation
         + (np.arange(kw) * dilations[1])[:, None]
     base_y = np.broadcast_to(base_y[:, None, :, None], (kh, kw, ho, wo)).reshape(k, ho, wo)
     base_x = np.broadcast_to(base_x[None, :, None, :], (kh, kw, ho, wo)).reshape(k, ho, wo)
-    weights = filters.astype(ct, copy=False).reshape(g, c_out // g, c_g * k)
-    out = np.empty((n, c_out, ho * wo), ct)
-    for b in range(n):  # a batch item at a time bounds the sampled matrix
+    # weights [G, K * C/G, C_OUT/G]: tap-major, to meet the samples' layout
+    weights = np.ascontiguousarray(filters.astype(ct, copy=False).reshape(
+        g, c_out // g, c_g, k).transpose(0, 3, 2, 1).reshape(g, k * c_g, c_out // g))
+    cdg = c // dg
+    out = np.empty((n, c_out, ho, wo), ct)
+    # the sampled matrix and its copy for the product: 3 * K * C values per output position;
+    # built a band of output rows at a time when that passes the tile size
+    row_bytes = 3 * k * wo * c * ct.itemsize
+    for b in range(n):
+        pixels = [np.ascontiguousarray(data[b, d * cdg:(d + 1) * cdg].reshape(cdg, h * w).T,
+                                       dtype=ct) for d in range(dg)]
         off = offsets[b].astype(ct, copy=False).reshape(dg, k, 2, ho, wo)
-        y = base_y.astype(ct) + off[:, :, 0]  # [DG, K, Ho, Wo]
-        x = base_x.astype(ct) + off[:, :, 1]
-        img = data[b].astype(ct, copy=False).reshape(dg, c // dg, h * w)
-        cols = np.zeros((dg, c // dg, k * ho * wo), ct)
-        for flat, wt in _corners(y, x, h, w, bilinear_interpolation_pad):
-            if mask is not None:
-                wt = wt * mask[b].astype(ct, copy=False).reshape(dg, k, ho, wo)
-            picked = np.take_along_axis(img, flat.reshape(dg, 1, -1), axis=-1)
-            cols += picked * wt.reshape(dg, 1, -1).astype(ct, copy=False)
-        cols = cols.reshape(g, c_g * k, ho * wo)
-        out[b] = np.matmul(weights, cols).reshape(c_out, ho * wo)
+        m = None if mask is None else mask[b].astype(ct, copy=False).reshape(dg, k, ho, wo)
+        for r0, r1 in kwin.bands(ho, row_bytes):
+            rows = np.s_[:, :, r0:r1]
+            y = base_y[:, r0:r1].astype(ct) + off[:, :, 0][rows]  # [DG, K, rows, Wo]
+            x = base_x[:, r0:r1].astype(ct) + off[:, :, 1][rows]
+            corners = _corners(y, x, h, w, bilinear_interpolation_pad)
+            if m is not None:
+                corners = [(flat, wt * m[rows]) for flat, wt in corners]
+            out[b, :, r0:r1] = _sampled_product(pixels, corners, weights, k, g, c_g, ct) \
+                .reshape(c_out, r1 - r0, wo)
     return finish(out.reshape(n, c_out, ho, wo), data.dtype)
 
 

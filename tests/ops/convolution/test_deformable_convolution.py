@@ -224,3 +224,21 @@ def test_bad_shapes_and_attributes_give_one_coded_error(version, shapes, at, cod
     inputs = [F] * len(shapes)
     e = layer_error("DeformableConvolution", *inputs, version=version, shapes=shapes, **at)
     assert [d.code for d in e.diagnostics] == [code], [str(d) for d in e.diagnostics]
+
+
+def test_large_sampled_matrices_are_built_in_bands(monkeypatch):
+    from irexec.kernels import windows
+    rng = np.random.default_rng(9)
+    x = rng.standard_normal((2, 4, 7, 5)).astype(np.float32)
+    f = rng.standard_normal((6, 2, 3, 2)).astype(np.float32)
+    off = (rng.standard_normal((2, 2 * 12, 7, 5)) * 2).astype(np.float32)
+    mask = rng.random((2, 12, 7, 5)).astype(np.float32)
+    at = attrs(pads_begin=(1, 0), pads_end=(1, 1), group=2, deformable_group=2,
+               bilinear_interpolation_pad=True)
+    whole = run_layer("DeformableConvolution", x, off, f, mask, version="opset8", **at)
+    monkeypatch.setattr(windows, "tile_bytes", lambda: 1024)
+    assert len(windows.bands(7, 3 * 6 * 5 * 4 * 4)) > 1
+    banded = run_layer("DeformableConvolution", x, off, f, mask, version="opset8", **at)
+    np.testing.assert_array_equal(banded, whole)
+    ref, mag = reference(x, off, f, mask, (1, 1), (1, 0), (1, 1), 2, 2, True, (7, 5))
+    assert_close(banded, ref.astype(np.float32), mag, "banded")
