@@ -66,7 +66,9 @@ _BY_FAMILY = {
     ACCUMULATING: ("Softmax", "LogSoftmax", "MatMul", "Convolution", "GroupConvolution",
                    "ReduceSum", "ReduceMean", "ReduceProd", "ReduceL1", "ReduceL2", "MVN",
                    "NormalizeL2", "AvgPool", "RNNCell", "RNNSequence", "GRUCell", "GRUSequence",
-                   "LSTMCell", "LSTMSequence"),
+                   "LSTMCell", "LSTMSequence", "DFT", "IDFT", "RDFT", "IRDFT", "STFT", "ISTFT",
+                   "Inverse", "DeformableConvolution", "BinaryConvolution", "GridSample",
+                   "Col2Im"),
 }
 FAMILY_OF: dict[str, str] = {t: f for f, types in _BY_FAMILY.items() for t in types}
 

@@ -745,6 +745,56 @@ def test_f64_matmul_is_computed_in_f64():
     assert y.tolist() == [[1.0 + 1e-10]]
 
 
+def test_binary_convolution_counts_matching_bits():
+    import ml_dtypes
+
+    from tests.ops.compute_support import run_layer
+    # 3 channels x 3x3 taps = 27: every sum of +-1 is odd; data 1 against weight bits 1 matches
+    x = np.ones((1, 3, 3, 3), np.float32)
+    bits = np.zeros((1, 3, 3, 3), np.uint8)
+    bits[0, 0] = 1  # 9 matching taps, 18 not
+    y = run_layer("BinaryConvolution", x, bits.astype(ml_dtypes.uint1), consts=(1,),
+                  mode="xnor-popcount", pad_value=0.0, **_conv_attrs(2))
+    assert y.tolist() == [[[[9.0 - 18.0]]]]
+
+
+def test_irdft_trims_other_axes_as_numpy_and_allows_an_empty_result():
+    from tests.ops.compute_support import run_layer
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((4, 3, 2)).astype(np.float32)
+    y = run_layer("IRDFT", x, np.array([0, 1], np.int64), np.array([2, 4], np.int64),
+                  version="opset9", consts=(1, 2))
+    z = x[..., 0].astype(np.float64) + 1j * x[..., 1]
+    np.testing.assert_allclose(y, np.fft.irfftn(z, s=[2, 4], axes=(0, 1)), rtol=1e-5,
+                               atol=1e-5)
+    empty = run_layer("IRDFT", x[:, :1], np.array([1], np.int64), version="opset9",
+                      consts=(1,))
+    assert empty.shape == (4, 0)
+
+
+def test_rdft_with_minus_one_signal_size_runs():
+    from tests.ops.compute_support import run_layer
+    y = run_layer("RDFT", np.array([[1.0, 2.0, 3.0, 4.0]], np.float32),
+                  np.array([1], np.int64), np.array([-1], np.int64), version="opset9",
+                  consts=(1, 2))
+    assert y.tolist() == [[[10.0, 0.0], [-2.0, 2.0], [-2.0, 0.0]]]
+
+
+def test_inverse_of_a_singular_matrix_is_nan():
+    from tests.ops.compute_support import run_layer
+    a = np.array([[[1.0, 2.0], [2.0, 4.0]], [[2.0, 0.0], [0.0, 4.0]]], np.float32)
+    y = run_layer("Inverse", a, version="opset14", adjoint=False)
+    assert np.isnan(y[0]).all() and y[1].tolist() == [[0.5, 0.0], [0.0, 0.25]]
+
+
+def test_interpolate_1_area_averages_each_share():
+    from tests.ops.compute_support import run_layer
+    x = np.array([[0.0, 3.0, 6.0]], np.float32)
+    y = run_layer("Interpolate", x, np.array([2], np.int64), consts=(1,), axes=(1,),
+                  mode="area")
+    np.testing.assert_allclose(y, [[1.0, 5.0]], rtol=1e-6)
+
+
 def _interpolate(x, values, axes, **at):
     from tests.ops.compute_support import run_layer
     attrs = dict(shape_calculation_mode="sizes", coordinate_transformation_mode="half_pixel",

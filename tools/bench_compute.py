@@ -1,5 +1,5 @@
-"""Benchmark irexec's compute kernels (MatMul, convolution, pooling, reduction) against numpy and
-OpenVINO's CPU plugin, as ratios measured in one run.
+"""Benchmark irexec's compute kernels (MatMul, convolution, pooling, reduction, DFT, deformable
+convolution) against numpy and OpenVINO's CPU plugin, as ratios measured in one run.
 
     python tools/bench_compute.py [--runs N] [--case SUBSTRING]... [--no-openvino]
 
@@ -78,6 +78,35 @@ def reduce_case(shape, axes):
     return build
 
 
+def dft_case(shape, axes):
+    def build():
+        x = _rng().standard_normal(shape, dtype=np.float32)
+        m = ModelBuilder("dft")
+        y = m.op("DFT", m.parameter("x", "f32", list(shape)),
+                 m.constant(np.array(axes, np.int64)), version="opset7", name="y")
+        m.result(y, "out")
+        z = np.ascontiguousarray(x[..., 0] + 1j * x[..., 1], dtype=np.complex64)
+        return m.build(), {"x": x}, lambda: np.fft.fftn(z, axes=axes)
+    return build
+
+
+def deformable_case(shape, weights, deformable_group=1):
+    def build():
+        x = _rng().standard_normal(shape, dtype=np.float32)
+        w = _rng().standard_normal(weights, dtype=np.float32)
+        taps = weights[2] * weights[3]
+        off = _rng().standard_normal((shape[0], 2 * deformable_group * taps) + shape[2:],
+                                     dtype=np.float32)
+        m = ModelBuilder("deformable")
+        y = m.op("DeformableConvolution", m.parameter("x", "f32", list(shape)),
+                 m.parameter("offsets", "f32", list(off.shape)), m.constant(w),
+                 version="opset8", name="y", strides=(1, 1), pads_begin=(1, 1),
+                 pads_end=(1, 1), dilations=(1, 1), deformable_group=deformable_group)
+        m.result(y, "out")
+        return m.build(), {"x": x, "offsets": off}, None
+    return build
+
+
 POOL3 = dict(kernel=(3, 3), strides=(2, 2), pads_begin=(1, 1), pads_end=(1, 1),
              rounding_type="floor", auto_pad="explicit")
 CASES = {
@@ -105,6 +134,9 @@ CASES = {
         "AvgPool", "opset14", (1, 64, 112, 112), **{"exclude-pad": True},
         **dict(POOL3, kernel=(2, 2), pads_begin=(0, 0), pads_end=(0, 0))),
     "ReduceMean [1,512,28,28] axes 2,3": reduce_case((1, 512, 28, 28), [2, 3]),
+    "DFT [4,256,256] axes 1,2 (complex)": dft_case((4, 256, 256, 2), [1, 2]),
+    "DeformableConvolution 3x3 [1,64,28,28] 64->64": deformable_case((1, 64, 28, 28),
+                                                                     (64, 64, 3, 3)),
 }
 
 

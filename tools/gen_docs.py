@@ -27,7 +27,12 @@ from irexec.ops import registry  # noqa: E402
 from irexec.diagnostics import codes  # noqa: E402
 from irexec.api import validate_file  # noqa: E402
 from irexec.diagnostics.render.text import format_diagnostic  # noqa: E402
+from tests.hidden_ops import hidden  # noqa: E402
 from tests.validate import fixture_files as fx  # noqa: E402
+
+# Fixtures whose op irexec runs but must not, for the code to arise (tests/conftest.py hides the
+# same op in the tests): IR113 needs a real OpenVINO op irexec is made to lack.
+HIDDEN = {"IR113": ("Inverse",)}
 
 OPS_MD = ROOT / "docs" / "ops.md"
 OP_INDEX = ROOT / "irexec" / "ops" / "op_index.py"
@@ -148,7 +153,7 @@ def fenced(language: str, text: str) -> list[str]:
 
 
 def static_example(code: str) -> list[str]:
-    with fx.inside(fx.FIXTURES):
+    with fx.inside(fx.FIXTURES), hidden(*HIDDEN.get(code, ())):
         name = fx.xml_path(code).name
         printed = [line for d in validate_file(name) if d.code == code
                    for line in format_diagnostic(name, d)]

@@ -65,6 +65,8 @@ def axis_weights(mode: str, out_len: int, in_len: int, scale: float, attrs: dict
     """(positions [out, taps], weights [out, taps]) that resample one axis."""
     if mode in ("bilinear_pillow", "bicubic_pillow"):
         return _pillow(mode, out_len, in_len)
+    if mode == "area":
+        return area_weights(out_len, in_len)
     coords = original_coordinates(out_len, in_len, scale, attrs["coordinate_transformation_mode"])
     if mode == "linear_onnx":
         c = np.clip(coords, 0, in_len - 1)
@@ -90,6 +92,21 @@ def axis_weights(mode: str, out_len: int, in_len: int, scale: float, attrs: dict
     w = np.where(inside, w, 0.0)
     total = w.sum(axis=1, keepdims=True)
     w = np.divide(w, total, out=np.zeros_like(w), where=total != 0)
+    return np.clip(taps, 0, in_len - 1), w
+
+
+def area_weights(out_len: int, in_len: int) -> tuple[np.ndarray, np.ndarray]:
+    """Interpolate-1's ``area`` mode: output element o is the mean of the input over the interval
+    [o * s, (o + 1) * s) with s = in / out, each input element i standing for [i, i + 1) and
+    weighed by how much of it the interval covers (OpenCV's INTER_AREA when shrinking; when
+    growing, an output inside one input element copies it)."""
+    s = in_len / out_len
+    start = np.arange(out_len) * s
+    stop = start + s
+    first = np.floor(start).astype(np.int64)
+    taps = first[:, None] + np.arange(int(math.ceil(s)) + 1)[None, :]
+    covered = np.minimum(stop[:, None], taps + 1) - np.maximum(start[:, None], taps)
+    w = np.where(taps < in_len, np.maximum(covered, 0.0), 0.0) / s
     return np.clip(taps, 0, in_len - 1), w
 
 

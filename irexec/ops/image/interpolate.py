@@ -6,7 +6,11 @@ OpenVINO runs it, by its own translation into Interpolate-4's attributes: neares
 ``align_corners`` when asked, else ``half_pixel`` for linear modes without padding (unless the
 data is 4-D and resized on axes 2 and 3), else ``asymmetric``. Its pads only choose the
 coordinate mode: OpenVINO's shape inference of Interpolate-1 leaves them out of the output shape,
-and so does irexec, which also leaves them out of the computation.
+and so does irexec, which also leaves them out of the computation. Its ``area`` mode, which the
+specification names without defining and OpenVINO's CPU plugin refuses, averages the input over
+each output element's share of it (s = in / out input elements, partly covered ones weighed by
+the part covered: OpenCV's INTER_AREA when shrinking); align_corners and antialias do not change
+it.
 """
 
 from __future__ import annotations
@@ -206,6 +210,10 @@ class Interpolate11(Op):
 def _v4_attrs(attrs: dict, rank: int) -> dict:
     """Interpolate-1's attributes as OpenVINO translates them into Interpolate-4's."""
     mode = attrs["mode"]
+    if mode == "area":  # not translated: coordinates play no part
+        return dict(mode=mode, coordinate_transformation_mode="asymmetric",
+                    nearest_mode="simple", antialias=False, pads_begin=(), pads_end=(),
+                    cube_coeff=-0.75)
     if mode == "linear":
         mode = "linear_onnx" if rank < 5 else "linear"
     padded = any(attrs["pads_begin"]) or any(attrs["pads_end"])
@@ -228,8 +236,9 @@ class Interpolate1(Op):
         until=3,
         attrs=(
             Attr("axes", "uint_list", doc="the axes to resize"),
-            Attr("mode", "enum", values=("nearest", "linear", "cubic", "linear_onnx"),
-                 doc="nearest, linear or cubic interpolation"),
+            Attr("mode", "enum", values=("nearest", "linear", "cubic", "linear_onnx", "area"),
+                 doc="nearest, linear or cubic interpolation, or area (the mean of the input "
+                     "over each output element's share of it)"),
             Attr("align_corners", "bool", default=False,
                  doc="map the corner elements of input and output onto each other"),
             Attr("antialias", "bool", default=False, doc="widen the filter when shrinking"),
@@ -244,6 +253,12 @@ class Interpolate1(Op):
         outputs=(Output("output", "data resized on the axes", type=T),),
         doc="Resizes axes of a tensor (run as OpenVINO runs it: translated to Interpolate-4).",
     )
+
+    @staticmethod
+    def openvino_refuses(node) -> str | None:
+        if node.attrs.get("mode") == "area":
+            return "OpenVINO's CPU plugin does not run Interpolate-1's area mode"
+        return None
 
     @staticmethod
     def infer(ctx):
