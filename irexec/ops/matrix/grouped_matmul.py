@@ -1,14 +1,17 @@
 """GroupedMatMul-17: one matrix product per group (Mixture-of-Experts layers).
 
-Three input combinations, told apart by the ranks:
+The two input combinations of OpenVINO 2026.4, told apart by the ranks; the weights ``mat_b``
+are stored transposed, [G, N, K] (as a Linear layer's), in both:
 
-* 2-D x 3-D: ``mat_a`` [tokens, K], ``mat_b`` [G, K, N], ``offsets`` [G]: the rows
+* 2-D x 3-D: ``mat_a`` [tokens, K], ``mat_b`` [G, N, K], ``offsets`` [G]: the rows
   ``offsets[g-1]:offsets[g]`` of mat_a go through ``mat_b[g]``; output [tokens, N] (rows past the
   last offset stay zero, as OpenVINO's reference leaves them).
-* 3-D x 3-D: ``mat_a`` [G, M, K], ``mat_b`` [G, K, N], no offsets: output [G, M, N].
-* 2-D x 2-D: ``mat_a`` [K, tokens], ``mat_b`` [tokens, N], ``offsets`` [G]: group g multiplies
-  the columns ``offsets[g-1]:offsets[g]`` of mat_a by those rows of mat_b; output [G, K, N].
+* 3-D x 3-D: ``mat_a`` [G, M, K], ``mat_b`` [G, N, K]: output [G, M, N]; ``offsets``, if given,
+  are not read (OpenVINO accepts and ignores them).
 
+The specification page also describes a 2-D x 2-D case with an untransposed ``mat_b``; OpenVINO
+2026.4 refuses it (IR305 here), and its shape inference and reference kernel read ``mat_b`` as
+[G, N, K], which irexec follows so that the IR OpenVINO writes reads and runs the same.
 ``offsets`` are cumulative token counts: non-decreasing, within [0, tokens]. Floats accumulate as
 MatMul's do (f32, f64 in f64); integers wrap. One product per group: no loop over elements.
 """
@@ -56,14 +59,13 @@ class GroupedMatMul(Op):
         type="GroupedMatMul",
         since=17,
         inputs=(Input("mat_a", T, Rank(min=2, max=3),
-                      doc="[tokens, K] (2-D x 3-D), [G, M, K] (3-D x 3-D) or [K, tokens] "
-                          "(2-D x 2-D)"),
+                      doc="[tokens, K] (2-D x 3-D) or [G, M, K] (3-D x 3-D)"),
                 Input("mat_b", T, Rank(min=2, max=3),
-                      doc="[G, K, N] (with a 2-D or 3-D mat_a) or [tokens, N] (2-D x 2-D)"),
+                      doc="[G, N, K]: each group's weights, transposed"),
                 Input("offsets", SHAPE_INDEX, VECTOR, optional=True, domain=SortedIds(0),
-                      doc="[G]: cumulative token counts; required with a 2-D mat_a, absent "
+                      doc="[G]: cumulative token counts; required with a 2-D mat_a, not read "
                           "with a 3-D one")),
-        outputs=(Output("output", "[tokens, N], [G, M, N] or [G, K, N] by the case", type=T),),
+        outputs=(Output("output", "[tokens, N] or [G, M, N] by the case", type=T),),
         doc="Grouped matrix products: each group's tokens (or batch entry) times its own "
             "matrix.",
     )
@@ -76,48 +78,35 @@ class GroupedMatMul(Op):
         if not (a.rank_is_static and b.rank_is_static):
             return [TensorType(et, PartialShape.dynamic())]
         ra, rb = len(a), len(b)
-        if (ra, rb) == (3, 2):
-            ctx.error("IR305", f"mat_a {a} is 3-D and mat_b {b} is 2-D; the cases are 2-D x 3-D, "
-                               f"3-D x 3-D and 2-D x 2-D")
-        if ra == 3 and has_offsets:
-            ctx.error("IR303", "a 3-D mat_a (3-D x 3-D) takes no offsets; remove input 2")
-        if ra == 2 and not has_offsets:
-            ctx.error("IR303", f"a 2-D mat_a ({ra}-D x {rb}-D) needs offsets (input 2)")
+        if rb != 3:
+            ctx.error("IR305", f"mat_a {a} is {ra}-D and mat_b {b} is {rb}-D; OpenVINO's cases "
+                               f"are 2-D x 3-D and 3-D x 3-D (mat_b [G, N, K])")
         if ra == 3:
             g = _same(a[0], b[0], "the group counts (dim 0 of mat_a and mat_b)")
-            _same(a[2], b[1], "K (dim 2 of mat_a and dim 1 of mat_b)")
-            return [TensorType(et, PartialShape._of((g, a[1], b[2])))]
+            _same(a[2], b[2], "K (dim 2 of mat_a and of mat_b)")
+            return [TensorType(et, PartialShape._of((g, a[1], b[1])))]
+        if not has_offsets:
+            ctx.error("IR303", "a 2-D mat_a (2-D x 3-D) needs offsets (input 2)")
         off = ctx.input_shape(2)
         groups = off[0] if off.rank_is_static else Dimension.dynamic()
-        if rb == 3:
-            tokens = a[0]
-            _same(a[1], b[1], "K (dim 1 of mat_a and dim 1 of mat_b)")
-            _same(groups, b[0], "the group counts (offsets and dim 0 of mat_b)")
-            shape = PartialShape._of((a[0], b[2]))
-        else:
-            tokens = _same(a[1], b[0], "the token counts (dim 1 of mat_a and dim 0 of mat_b)")
-            shape = PartialShape._of((groups, a[0], b[1]))
+        _same(a[1], b[2], "K (dim 1 of mat_a and dim 2 of mat_b)")
+        _same(groups, b[0], "the group counts (offsets and dim 0 of mat_b)")
         values = ctx.input_value(2)
         if values is not None:
-            _check_offsets(values, tokens)
-        return [TensorType(et, shape)]
+            _check_offsets(values, a[0])
+        return [TensorType(et, PartialShape._of((a[0], b[1])))]
 
     @staticmethod
     def kernel(mat_a, mat_b, offsets=None):
         ct = compute_dtype(mat_a.dtype)
-        a, b = mat_a.astype(ct, copy=False), mat_b.astype(ct, copy=False)
+        a = mat_a.astype(ct, copy=False)
+        b = np.swapaxes(mat_b.astype(ct, copy=False), -1, -2)  # [G, K, N]
         if a.ndim == 3:
             return finish(np.matmul(a, b), mat_a.dtype)
         ends = as_int64(offsets)
         starts = np.concatenate([[0], ends[:-1]])
-        if b.ndim == 3:
-            out = np.zeros((a.shape[0], b.shape[2]), ct)
-            for g, (s, e) in enumerate(zip(starts.tolist(), ends.tolist())):
-                if e > s:
-                    out[s:e] = a[s:e] @ b[g]
-        else:
-            out = np.zeros((len(ends), a.shape[0], b.shape[1]), ct)
-            for g, (s, e) in enumerate(zip(starts.tolist(), ends.tolist())):
-                if e > s:
-                    out[g] = a[:, s:e] @ b[s:e]
+        out = np.zeros((a.shape[0], b.shape[2]), ct)
+        for g, (s, e) in enumerate(zip(starts.tolist(), ends.tolist())):  # one product a group
+            if e > s:
+                out[s:e] = a[s:e] @ b[g]
         return finish(out, mat_a.dtype)
