@@ -23,7 +23,7 @@ import numpy as np
 from irexec.errors import OpError
 from irexec.ir.shape import Dimension, PartialShape
 from irexec.kernels.numeric import compute_dtype, finish
-from irexec.ops.domains import Domain, Indices, _sizes, as_int64
+from irexec.ops.domains import Domain, Indices, SmallInts, _sizes, as_int64
 from irexec.ops.spec import (NUMERIC, SCALAR, SHAPE_INDEX, VECTOR, Attr, Input, Op, OpSpec,
                              Output, Rank, TensorType, TypeVar, register)
 
@@ -291,7 +291,8 @@ OPS["EmbeddingSegmentsSum"] = _op("EmbeddingSegmentsSum", OpSpec(
             Input("segment_ids", T_IND, VECTOR, domain=SortedIds(1, top=3),
                   doc="[num_indices]: the segment of each index, in [0, num_segments - 1] "
                       "(sorted, as the specification asks; any order sums the same)"),
-            Input("num_segments", T_IND, SCALAR, doc="how many segments (output rows)"),
+            Input("num_segments", T_IND, SCALAR, domain=SmallInts(0, 3, 4),
+                  doc="how many segments (output rows)"),
             _default(False), WEIGHTS_1D),
     outputs=(Output("output", "[num_segments, emb_dim1, ...]: one summed row per segment",
                     type=T),),

@@ -12,7 +12,9 @@ from __future__ import annotations
 import numpy as np
 
 from irexec.ir.shape import Dimension, PartialShape
-from irexec.ops.domains import Indices, as_int64
+from dataclasses import dataclass
+
+from irexec.ops.domains import Domain, as_int64
 from irexec.ops.spec import (ANY, SCALAR, SHAPE_INDEX, VECTOR, Input, Op, OpSpec, Output, Rank,
                              TensorType, TypeVar, register)
 
@@ -37,6 +39,23 @@ def _check(ctx, shape_value, indices_value):
     return int(dense[0])
 
 
+@dataclass(frozen=True)
+class _Sparse(Domain):
+    """Made for ``irexec run``: a dense shape [M + 1, 3] (``cells`` False) from the indices'
+    shape [M, 2], or one entry per row, row i at column i % 3 (``cells`` True), from the
+    values' shape [M]: every row is inside the shape and the last one is empty."""
+
+    of: int = 0
+    cells: bool = False
+
+    def generate(self, rng, data_shape, attrs, declared, unsigned):
+        m = data_shape[0] if data_shape else 0
+        if not self.cells:
+            return np.array([m + 1, 3], np.int64)
+        rows = np.arange(m)
+        return np.stack([rows, rows % 3], axis=1).reshape(m, 2)
+
+
 @register
 class SparseFillEmptyRows(Op):
     spec = OpSpec(
@@ -44,9 +63,9 @@ class SparseFillEmptyRows(Op):
         since=16,
         until=16,
         inputs=(Input("values", T, VECTOR, doc="[M]: the value of each entry"),
-                Input("dense_shape", T_IDX, VECTOR, domain=Indices(0),
+                Input("dense_shape", T_IDX, VECTOR, domain=_Sparse(2),
                       doc="[2]: rows and columns of the dense tensor"),
-                Input("indices", T_IDX, Rank(exact=2), domain=Indices(0),
+                Input("indices", T_IDX, Rank(exact=2), domain=_Sparse(0, cells=True),
                       doc="[M, 2]: the row and column of each entry, inside dense_shape"),
                 Input("default_value", T, SCALAR, doc="the value given to each empty row")),
         outputs=(Output("output_indices", "[M', 2]: the entries' positions, row-major",
