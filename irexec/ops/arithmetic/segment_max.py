@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from irexec.ir.shape import Dimension, PartialShape
-from irexec.ops.domains import as_int64
+from irexec.ops.domains import SmallInts, as_int64
 from irexec.ops.sparse.embedding import SortedIds
 from irexec.ops.spec import (NUMERIC, SCALAR, SHAPE_INDEX, VECTOR, Attr, Input, Op, OpSpec,
                              Output, Rank, TensorType, TypeVar, register)
@@ -52,6 +52,7 @@ class SegmentMax(Op):
                 Input("segment_ids", SHAPE_INDEX, VECTOR, domain=SortedIds(0, top=3),
                       doc="[rows]: each row's segment, sorted and non-negative"),
                 Input("num_segments", SHAPE_INDEX, SCALAR, optional=True,
+                      domain=SmallInts(0, 3, 4),
                       doc="how many segments (default max(segment_ids) + 1)")),
         outputs=(Output("output", "[num_segments, ...]: the element-wise maximum of each "
                                   "segment's rows", type=T),),

@@ -22,7 +22,9 @@ import numpy as np
 
 from irexec.ir.element_type import from_name
 from irexec.ir.shape import Dimension, PartialShape
-from irexec.ops.domains import SmallInts, as_int64
+from dataclasses import dataclass
+
+from irexec.ops.domains import Domain, as_int64
 from irexec.ops.shape.shape_of import check_index_type
 from irexec.ops.spec import (REAL, SCALAR_OR_VECTOR, SCALAR, SHAPE_INDEX, VECTOR, Attr, Input,
                              Op, OpSpec, Output, Rank, TensorType, TypeVar, register)
@@ -30,6 +32,28 @@ from irexec.ops.spec import (REAL, SCALAR_OR_VECTOR, SCALAR, SHAPE_INDEX, VECTOR
 T_F = TypeVar("T_F", REAL)
 T_I = TypeVar("T_I", SHAPE_INDEX)
 T_2 = TypeVar("T_2", SHAPE_INDEX)
+
+
+@dataclass(frozen=True)
+class _Lengths(Domain):
+    """Made for ``irexec run``: one length per batch entry of input ``of`` ([N, T, C]), in
+    [low, high] and at most T; with ``last_class``, the scalar C - 1 (the default blank); with
+    ``labels``, [N, T] labels of class 0."""
+
+    of: int = 0
+    low: int = 0
+    high: int | None = None
+    last_class: bool = False
+    labels: bool = False
+
+    def generate(self, rng, data_shape, attrs, declared, unsigned):
+        if self.last_class:
+            return np.array(max(data_shape[2] - 1, 0) if len(data_shape) == 3 else 0)
+        n, t = (data_shape[0], data_shape[1]) if len(data_shape) == 3 else (1, 1)
+        if self.labels:
+            return np.zeros((n, t), np.int64)
+        high = t if self.high is None else min(self.high, t)
+        return rng.integers(min(self.low, high), high + 1, size=n)
 
 
 def _greedy(classes: np.ndarray, valid: np.ndarray, blank: int, merge: bool):
@@ -135,7 +159,7 @@ class CTCGreedyDecoderSeqLen(Op):
                Attr("sequence_length_type", "element_type", default=from_name("i32"),
                     doc="the decoded lengths' element type: i32 or i64")),
         inputs=(Input("data", T_F, Rank(exact=3), doc="[N, T, C]: scores per step and class"),
-                Input("sequence_length", T_I, VECTOR, domain=SmallInts(0, 0, 2),
+                Input("sequence_length", T_I, VECTOR, domain=_Lengths(),
                       doc="[N]: steps in each sequence, in [0, T]"),
                 Input("blank_index", T_I, SCALAR_OR_VECTOR, optional=True,
                       doc="the blank class (one value; default C-1)")),
@@ -240,13 +264,13 @@ class CTCLoss(Op):
                Attr("unique", "bool", default=False,
                     doc="keep only each character's first occurrence in each label")),
         inputs=(Input("logits", T_F, Rank(exact=3), doc="[N, T, C]: unnormalized scores"),
-                Input("logit_length", T_I, VECTOR, domain=SmallInts(0, 1, 2),
+                Input("logit_length", T_I, VECTOR, domain=_Lengths(low=1),
                       doc="[N]: steps in each sequence, in [0, T]"),
-                Input("labels", T_2, Rank(exact=2), domain=SmallInts(0, 0, 1),
+                Input("labels", T_2, Rank(exact=2), domain=_Lengths(labels=True),
                       doc="[N, T]: the targets, classes other than the blank"),
-                Input("label_length", T_I, VECTOR, domain=SmallInts(0, 0, 1),
+                Input("label_length", T_I, VECTOR, domain=_Lengths(high=1),
                       doc="[N]: each target's length, at most its logit_length"),
-                Input("blank_index", T_2, SCALAR, optional=True,
+                Input("blank_index", T_2, SCALAR, optional=True, domain=_Lengths(last_class=True),
                       doc="the blank class (default C-1)")),
         outputs=(Output("output", "[N]: -log of the summed probability of the paths that "
                                   "decode to each label", type=T_F),),
@@ -272,6 +296,18 @@ class CTCLoss(Op):
                                    f"logit_length[{i}] = {int(logit_len[i])}; a label never "
                                    f"has more characters than its sequence has steps")
         _check_blank(ctx, 4, c)
+        labels = ctx.input_value(2)
+        if labels is not None and label_len is not None and c.is_static:
+            blank = c.min - 1
+            if ctx.num_inputs > 4 and ctx.input_value(4) is not None:
+                blank = int(as_int64(ctx.input_value(4))[0])
+            lab = as_int64(labels).reshape(len(label_len), -1)
+            used = np.arange(lab.shape[1]) < label_len.reshape(-1, 1)
+            bad = used & ((lab < 0) | (lab >= c.min) | (lab == blank))
+            if bad.any():
+                i, j = (int(k) for k in np.argwhere(bad)[0])
+                ctx.error("IR308", f"labels[{i}, {j}] = {int(lab[i, j])} is not a class in "
+                                   f"[0, {c.min - 1}] other than the blank ({blank})")
         return [TensorType(ctx.type_var("T_F"), PartialShape._of((n,)))]
 
     @staticmethod

@@ -81,3 +81,10 @@ def test_openvino_conformance(tmp_path, dtype):
               np.sort(rng.integers(0, 4, 6)).astype(np.int32), np.array(n, np.int64)]
              for n in (2, 6, 0)]
     check(tmp_path, outs, [data, ids, num], feeds)
+
+
+def test_negative_num_segments_given_at_run_time_is_an_error():
+    with pytest.raises(IRError) as e:
+        run_op("SegmentMax", np.ones(2, np.float32), np.array([0, 1], np.int32),
+               np.array(-1, np.int32), version="opset16", fill_mode="zero")
+    assert e.value.code == "IR308"

@@ -160,3 +160,18 @@ def test_openvino_conformance(tmp_path):
         feeds[-1][3] = np.where(feeds[-1][3] >= feeds[-1][2], feeds[-1][3] + 1, feeds[-1][3])
     check(tmp_path, outs, [data, lens, blank, labels, label_lens, tnc, mask], feeds,
           exact=False, rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize("label, blank", [(3, 2), (2, 2), (-1, 2)])
+def test_labels_must_be_classes_other_than_the_blank(label, blank):
+    with pytest.raises(IRError) as e:
+        run_op("CTCLoss", np.zeros((1, 2, 3), np.float32), np.array([2], np.int32),
+               np.array([[0, label]], np.int32), np.array([2], np.int32),
+               np.array(blank, np.int32), version="opset4")
+    assert e.value.code == "IR308"
+
+
+def test_labels_past_their_length_are_not_read():
+    (got,), _ = run_op("CTCLoss", np.zeros((1, 2, 3), np.float32), np.array([2], np.int32),
+                       np.array([[0, 7]], np.int32), np.array([1], np.int32), version="opset4")
+    assert np.isfinite(got).all()
