@@ -11,8 +11,8 @@ CTCLoss is the negative log of the summed probability of every path that decodes
 (Graves et al.): the forward (alpha) recursion over the label with blanks between its
 characters, in float64 log space, one step per time step for the whole batch. With
 ``ctc_merge_repeated`` false a path's repeats are not merged, so each label character takes
-exactly one step. ``unique`` keeps a label's first occurrences only; ``preprocess_collapse_repeated``
-merges its runs. A label no path can reach gives +inf; an empty label gives the log probability
+exactly one step. ``unique`` keeps a label's first occurrences only;
+``preprocess_collapse_repeated`` merges its runs. A label no path can reach gives +inf; an empty label gives the log probability
 of all blanks.
 """
 

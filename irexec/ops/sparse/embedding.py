@@ -152,9 +152,10 @@ def _reduce_bags(table, indices, starts, counts, weights, default_index, mean):
     if mean and full.any():
         n = counts[full].reshape(-1, 1)
         if out.dtype.kind in "iu":  # C++ integer division: truncation toward zero
-            s = out[full]
-            q = s // n.astype(s.dtype)
-            q = np.where((s < 0) & (q * n.astype(s.dtype) != s), q + 1, q)
+            wide = np.uint64 if out.dtype.kind == "u" else np.int64
+            s, m = out[full].astype(wide), n.astype(wide)
+            q = s // m
+            q = np.where((s < 0) & (q * m != s), q + 1, q)
             out[full] = q.astype(out.dtype)
         else:
             out[full] = finish(out[full].astype(ct) / n.astype(ct), out.dtype)

@@ -51,8 +51,8 @@ def test_narrow_types_round_the_f64_result_once(dtype):
 
 def test_openvino_conformance(tmp_path):
     openvino()
-    import openvino.opset17 as o
     import openvino.opset16 as o16
+    import openvino.opset17 as o
     x = o16.parameter([64], np.float32)
     xs = [[np.linspace(-0.95, 0.95, 64).astype(np.float32)]]
     check(tmp_path, [o.erfinv(x).output(0)], [x], xs, exact=False, rtol=2e-4, atol=2e-4)

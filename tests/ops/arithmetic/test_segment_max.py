@@ -20,8 +20,8 @@ def test_spec_examples():
                        fill_mode="ZERO")
     assert got.tolist() == [5, 0, 2, 4, 0, 0, 0, 0]
     data = np.arange(12, dtype=np.int32).reshape(3, 4)
-    (got,), model = run_op("SegmentMax", data, Const(np.array([0, 1, 1], np.int64)),
-                           version="opset16", fill_mode="LOWEST")
+    (got,), _ = run_op("SegmentMax", data, Const(np.array([0, 1, 1], np.int64)),
+                       version="opset16", fill_mode="LOWEST")
     assert got.tolist() == [[0, 1, 2, 3], [8, 9, 10, 11]]
 
 

@@ -180,3 +180,12 @@ def test_openvino_conformance(tmp_path):
                       rng.integers(0, 6, (3, 2)).astype(np.int64),
                       np.sort(rng.integers(0, 5, 7)).astype(np.int32)])
     check(tmp_path, outs, [table, idx, off, default, weights, packed, segs], feeds, exact=False)
+
+
+def test_integer_mean_of_a_bag_longer_than_the_type_holds():
+    table = np.array([[1]], np.int8)
+    (got,), _ = run_op("EmbeddingBagOffsets", table, np.zeros(200, np.int32),
+                       np.array([0], np.int32), version="opset15", reduction="mean")
+    # the sum 200 wraps to -56 in i8; divided by the bag's 200 indices (not by 200 cast to i8,
+    # which is -56 again) it truncates to 0
+    assert got.reshape(-1).tolist() == [0]

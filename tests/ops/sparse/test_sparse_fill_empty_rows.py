@@ -53,7 +53,7 @@ def test_the_dense_picture_matches(seed, rows, cols, count):
 def test_count_is_an_interval_until_values_are_known():
     _, model = run_op("SparseFillEmptyRows", np.zeros(3, np.float32), Const(np.array([4, 4])),
                       np.zeros((3, 2), np.int64), np.array(0, np.float32), version="opset16")
-    layer = [n for n in model.nodes if n.type == "SparseFillEmptyRows"][0]
+    layer = next(n for n in model.nodes if n.type == "SparseFillEmptyRows")
     assert str(layer.outputs[0].partial_shape) == "[3..7,2]"
     assert str(layer.outputs[2].partial_shape) == "[4]"
 

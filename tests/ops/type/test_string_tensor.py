@@ -50,7 +50,7 @@ def test_pack_takes_any_spans_and_keeps_raw_bytes():
     (out,), _ = run_op("StringTensorPack", np.array([[3, 0], [2, 1]], np.int64),
                        np.array([[5, 2], [3, 1]], np.int64), symbols, version="opset15")
     assert out.tolist() == [["cd", "ab"], ["\udcff", ""]]
-    begins, ends, back = run_op("StringTensorUnpack", out, version="opset15")[0]
+    _, _, back = run_op("StringTensorUnpack", out, version="opset15")[0]
     assert back.tobytes() == b"cdab\xff"
 
 
