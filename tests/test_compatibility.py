@@ -1081,6 +1081,12 @@ def test_embedding_bag_with_an_empty_last_bag_gives_the_default_row():
     assert out.tolist() == [[2, 4], [4, 5]]
 
 
+def test_integer_embedding_mean_divides_by_the_true_count():
+    (out,) = _one("EmbeddingBagPacked", np.array([[1]], np.int8), np.zeros((1, 200), np.int32),
+                  version="opset15", reduction="mean")
+    assert out.tolist() == [[0]]  # -56 (200 wrapped) / 200
+
+
 def test_segment_max_of_minus_infinities_and_lowest_fills():
     (out,) = _one("SegmentMax", np.array([-np.inf, -np.inf], np.float32),
                   np.array([0, 0], np.int32), np.array(2, np.int32), version="opset16",
