@@ -268,8 +268,9 @@ for _name, _since, _attrs, _minus in (("EmbeddingBagOffsetsSum", 3, (), True),
         type=_name, since=_since, until=16, attrs=_attrs,
         inputs=(TABLE, INDICES_1D, OFFSETS, _default(_minus), WEIGHTS_1D),
         outputs=(OUTPUT,),
-        doc="Sums (or averages) bags of embedding-table rows; bag b is indices[offsets[b]:"
-            "offsets[b+1]] (the last runs to the end of indices).",
+        doc=("Sums (reduction sum) or averages (mean) " if _attrs else "Sums ") +
+            "bags of embedding-table rows; bag b is indices[offsets[b]:offsets[b+1]] (the last "
+            "runs to the end of indices).",
     ), _offsets_kernel, _offsets_infer(_minus))
 
 for _name, _since, _attrs in (("EmbeddingBagPackedSum", 3, ()),
@@ -282,8 +283,8 @@ for _name, _since, _attrs in (("EmbeddingBagPackedSum", 3, ()),
                 Input("per_sample_weights", T, Rank(exact=2), optional=True,
                       doc="the indices' shape: one weight per index (reduction sum only)")),
         outputs=(OUTPUT,),
-        doc="Sums (or averages) bags of embedding-table rows, one bag per row of a 2-D "
-            "indices.",
+        doc=("Sums (reduction sum) or averages (mean) " if _attrs else "Sums ") +
+            "bags of embedding-table rows, one bag per row of a 2-D indices.",
     ), _packed_kernel, _packed_infer)
 
 OPS["EmbeddingSegmentsSum"] = _op("EmbeddingSegmentsSum", OpSpec(
