@@ -28,5 +28,6 @@ def test_quick_bench_prints_every_case(tmp_path):
     assert "| chain of 100 Reverse layers on" in table
     assert "GiB of unused weights" in table
     assert "| RandomUniform f32 [16,384] |" in table
+    assert "| EmbeddingBagOffsets sum, 100 indices" in table
     assert "DIFFERENT from OpenVINO" not in table
     assert out_json.exists()

@@ -1214,3 +1214,72 @@ def test_multinomial_stricter_than_openvino(samples, attrs, code):
         b.result(out, "r")
         irexec.compile_model(b.build())({})
     assert info.value.code == code
+# --- sequence, sparse, colour and opset17 operations (issue 22) --------------------------------
+
+def _one(type_name, *arrays, version, **attrs):
+    from tests.ops.build import run_op
+    return run_op(type_name, *arrays, version=version, **attrs)[0]
+
+
+def test_embedding_bag_with_an_empty_last_bag_gives_the_default_row():
+    table = np.arange(6, dtype=np.float32).reshape(3, 2)
+    (out,) = _one("EmbeddingBagOffsets", table, np.array([0, 1], np.int32),
+                  np.array([0, 2], np.int32), np.array(2, np.int32), version="opset15")
+    assert out.tolist() == [[2, 4], [4, 5]]
+
+
+def test_integer_embedding_mean_divides_by_the_true_count():
+    (out,) = _one("EmbeddingBagPacked", np.array([[1]], np.int8), np.zeros((1, 200), np.int32),
+                  version="opset15", reduction="mean")
+    assert out.tolist() == [[0]]  # -56 (200 wrapped) / 200
+
+
+def test_segment_max_of_minus_infinities_and_lowest_fills():
+    (out,) = _one("SegmentMax", np.array([-np.inf, -np.inf], np.float32),
+                  np.array([0, 0], np.int32), np.array(2, np.int32), version="opset16",
+                  fill_mode="lowest")
+    assert out[0] == -np.inf and out[1] == np.finfo(np.float32).min
+    for dtype in (np.int64, np.float16):
+        (out,) = _one("SegmentMax", np.ones(1, dtype), np.array([1], np.int32),
+                      version="opset16", fill_mode="lowest")
+        lowest = np.iinfo(dtype).min if dtype == np.int64 else np.finfo(dtype).min
+        assert out.tolist() == [lowest, 1]
+
+
+def test_ctc_loss_of_an_empty_label():
+    logits = np.log(np.array([[[0.5, 0.5], [0.2, 0.8]]], np.float32))
+    (out,) = _one("CTCLoss", logits, np.array([2], np.int32), np.zeros((1, 2), np.int32),
+                  np.array([0], np.int32), version="opset4")
+    np.testing.assert_allclose(out, [-np.log(0.5 * 0.8)], rtol=1e-6)
+
+
+def test_yuv_to_rgb_rounds_halfway_values_away_from_zero():
+    y = np.full((1, 2, 2, 1), 218, np.uint8)
+    uv = np.array([66, 85], np.uint8).reshape(1, 1, 1, 2)
+    (out,) = _one("NV12toRGB", y, uv, version="opset8")
+    assert out[0, 0, 0, 0] == 167  # 1.164 * 202 + 1.596 * -43 = 166.5
+
+
+def test_erfinv_f32_is_the_inverse_of_erf():
+    import math
+    x = np.array([0.999999, -0.5, 0.1], np.float32)
+    (out,) = _one("ErfInv", x, version="opset17")
+    expected = []
+    for v in x.tolist():  # bisection on math.erf, in float64
+        lo, hi = -6.0, 6.0
+        for _ in range(100):
+            mid = (lo + hi) / 2
+            lo, hi = (mid, hi) if math.erf(mid) < v else (lo, mid)
+        expected.append(lo)
+    assert out.tolist() == np.array(expected, np.float32).tolist()
+
+
+def test_grouped_matmul_reads_weights_as_openvino_does():
+    a = np.ones((2, 3), np.float32)
+    b = np.arange(12, dtype=np.float32).reshape(1, 4, 3)  # [G, N, K]
+    (out,) = _one("GroupedMatMul", a, b, np.array([2], np.int32), version="opset17")
+    assert out.tolist() == [b[0].sum(axis=1).tolist()] * 2
+    with pytest.raises(irexec.IRError) as e:
+        _one("GroupedMatMul", np.ones((3, 2), np.float32), np.ones((2, 4), np.float32),
+             np.array([2], np.int32), version="opset17")
+    assert e.value.code == "IR305"

@@ -23,6 +23,8 @@ run; the outputs are checked to be the same.
 
 Generator case: RandomUniform making 16 M f32 values (Philox4x32-10), as a ratio to numpy's own
 ``Generator.random`` filling as many f32 values, measured in the same run.
+Embedding case: EmbeddingBagOffsets-15 over 100,000 indices, as a ratio to numpy's own gather and
+``add.reduceat`` of the same bags, measured in the same run.
 
 ``--quick`` uses small sizes and fewer runs; CI runs it (tests/test_bench.py) so the bench keeps
 working. Quick timings mean nothing. Results of a full run are kept in docs/performance.md.
@@ -513,6 +515,33 @@ def machine() -> str:
             f"OpenVINO {ov.get_version() if ov else 'not installed'}")
 
 
+def embedding_bag_case(count: int, runs: int, tmp: str) -> dict:
+    """EmbeddingBagOffsets-15 (sum) over ``count`` indices into a [20000, 64] f32 table, in bags
+    of 1 to 20, against the plain numpy gather-and-sum
+    (``np.add.reduceat(table[indices], offsets)``) timed in the same run."""
+    rng = _rng()
+    table = rng.standard_normal((20000, 64), dtype=np.float32)
+    indices = rng.integers(0, table.shape[0], count).astype(np.int64)
+    offsets = np.concatenate([[0], np.cumsum(rng.integers(1, 21, count))])
+    offsets = offsets[offsets < count].astype(np.int64)
+    b = ModelBuilder("bench_embedding_bag")
+    ports = [b.parameter("table", "f32", list(table.shape)),
+             b.parameter("indices", "i64", [count]),
+             b.parameter("offsets", "i64", [len(offsets)])]
+    b.result(b.op("EmbeddingBagOffsets", *ports, version="opset15"), "out")
+    path = os.path.join(tmp, "embedding_bag.xml")
+    irexec.save_model(b.build(), path)
+    compiled = irexec.compile_model(irexec.read_model(path))
+    feed = {"table": table, "indices": indices, "offsets": offsets}
+    ours = median_time(lambda: compiled(feed), runs)
+    plain = median_time(lambda: np.add.reduceat(table[indices], offsets, axis=0), runs)
+    same = np.allclose(list(compiled(feed).values())[0],
+                       np.add.reduceat(table[indices], offsets, axis=0), rtol=1e-5, atol=1e-5)
+    return {"case": f"EmbeddingBagOffsets sum, {count:,} indices, {len(offsets):,} bags, "
+                    f"[20000, 64] f32", "irexec_s": ours, "numpy_s": plain,
+            "ratio": ours / plain, "same": bool(same)}
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="small sizes, few runs (for CI)")
@@ -578,7 +607,18 @@ def main(argv=None) -> int:
                                                   runs, ov, tmp))
             print(f"  {generators[-1]['case']}: "
                   f"{generators[-1]['irexec'] / generators[-1]['numpy']:.1f}x numpy", flush=True)
+        embedding = []
+        if wanted("EmbeddingBag"):
+            embedding.append(embedding_bag_case(100 if args.quick else 100_000, runs, tmp))
+            print(f"  {embedding[-1]['case']}: {embedding[-1]['ratio']:.2f}x numpy", flush=True)
     print()
+    if embedding:
+        print("| embedding case | irexec ms | numpy gather-and-sum ms | irexec / numpy |\n"
+              "| --- | --- | --- | --- |")
+        for e in embedding:
+            print(f"| {e['case']} | {_ms(e['irexec_s'])} | {_ms(e['numpy_s'])} | "
+                  f"{e['ratio']:.2f}{'' if e['same'] else ' (DIFFERENT from numpy)'} |")
+        print()
     if memory:
         print("| memory case | value |\n| --- | --- |")
         for m in memory:
@@ -598,9 +638,8 @@ def main(argv=None) -> int:
     if args.json:
         with open(args.json, "w") as f:
             json.dump({"machine": machine(), "kernels": [r.__dict__ for r in rows],
-                       "ratios": ratios,
-                       "overhead": overhead, "memory": memory,
-                       "generators": generators}, f, indent=1)
+                       "ratios": ratios, "overhead": overhead, "memory": memory,
+                       "generators": generators, "embedding": embedding}, f, indent=1)
     return 0
 
 

@@ -1,6 +1,7 @@
 """Write docs/ops.md and docs/diagnostics.md from the code: the op specs and the code table, with
 the fixtures of tests/validate/fixtures/ as examples; and irexec/ops/op_index.py, the modules that
-register each op type (the registry imports only those a model needs).
+register each op type (the registry imports only those a model needs); and README.md's table of
+supported operations.
 
     python tools/gen_docs.py           # write both files
     python tools/gen_docs.py --check   # exit 1 if either file differs from what would be written
@@ -234,8 +235,43 @@ def op_index() -> str:
     return "\n".join(lines) + "\n"
 
 
+README = ROOT / "README.md"
+TABLE_HEAD = "| category | operations (type-version) |\n| --- | --- |\n"
+# The README's rows in the order of OpenVINO's specification categories; a new category folder
+# goes before the other families' rows.
+CATEGORIES = ("infrastructure", "type", "movement", "shape", "arithmetic", "comparison",
+              "logical", "bitwise", "condition", "activation", "matrix", "convolution",
+              "pooling", "reduction", "normalization", "image", "signals", "generation", "sort",
+              "detection", "sparse", "sequence", "quantization")
+
+
+def readme() -> str:
+    """README.md with its table of supported operations made from the registry: one row per
+    category folder of irexec/ops (OpenVINO's ops), then ONNX's and irexec's own families."""
+    text = README.read_text(encoding="utf-8")
+    start = text.index(TABLE_HEAD) + len(TABLE_HEAD)
+    end = text.index("\n\n", start)
+    rows: dict[str, list[str]] = {}
+    for op in registry.all_ops():
+        spec = op.spec
+        name = f"{spec.type}-{spec.since}"
+        if spec.family == "onnx":
+            key = "onnx (ONNX models)"
+        elif spec.family != registry.OPSET:
+            key = f"own ({spec.family}1)"
+        else:
+            key = op.__module__.split(".")[2]
+        rows.setdefault(key, []).append(name)
+    order = [c for c in CATEGORIES if c in rows]
+    order += sorted(k for k in rows if k not in order and k.islower() and " " not in k)
+    order += sorted(k for k in rows if k not in order)
+    table = "\n".join(f"| {k} | {', '.join(rows[k])} |" for k in order)
+    return text[:start] + table + text[end:]
+
+
 def generate() -> dict[Path, str]:
-    return {OPS_MD: ops_markdown(), DIAGNOSTICS_MD: diagnostics_markdown(), OP_INDEX: op_index()}
+    return {OPS_MD: ops_markdown(), DIAGNOSTICS_MD: diagnostics_markdown(), OP_INDEX: op_index(),
+            README: readme()}
 
 
 def main(argv=None) -> int:

@@ -1,5 +1,6 @@
 """Logical operations, one table: LogicalAnd-1, LogicalOr-1, LogicalXor-1 (two boolean inputs,
-broadcast by ``auto_broadcast``) and LogicalNot-1. Exact."""
+broadcast by ``auto_broadcast``), Xor-1 (opset1's older name of LogicalXor, in opset1 only) and
+LogicalNot-1. Exact."""
 
 from __future__ import annotations
 
@@ -27,13 +28,16 @@ def _register(spec: OpSpec, kernel) -> type[Op]:
 
 
 OPS = {}
-for _type, _doc, _fn in (("LogicalAnd", "a and b", np.logical_and),
-                         ("LogicalOr", "a or b", np.logical_or),
-                         ("LogicalXor", "a xor b (true where exactly one is true)",
-                          np.logical_xor)):
+for _type, _doc, _fn, _until in (("LogicalAnd", "a and b", np.logical_and, None),
+                                 ("LogicalOr", "a or b", np.logical_or, None),
+                                 ("LogicalXor", "a xor b (true where exactly one is true)",
+                                  np.logical_xor, None),
+                                 ("Xor", "a xor b (true where exactly one is true; opset1's "
+                                         "name of LogicalXor)", np.logical_xor, 1)):
     OPS[_type] = _register(OpSpec(
         type=_type,
         since=1,
+        until=_until,
         attrs=(rules.AUTO_BROADCAST,),
         inputs=(Input("a", BOOLEAN, doc="the first operand"),
                 Input("b", BOOLEAN, doc="the second operand")),

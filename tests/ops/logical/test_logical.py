@@ -58,3 +58,14 @@ def test_openvino_conformance(tmp_path):
                                                  "c": ("boolean", c)}, build, tag="logical")
     for name in theirs:
         assert ours[name].tolist() == theirs[name].tolist(), name
+
+
+def test_xor_1_is_opset1s_logical_xor():
+    a = np.array([[True, False], [True, False]])
+    b = np.array([True, True])
+    got = run_op("Xor", a, b, version="opset1")
+    assert got.tolist() == [[False, True], [False, True]]
+    from irexec.ops import registry
+    assert registry.lookup("Xor", "opset1") is not None
+    with pytest.raises(Exception):
+        registry.lookup("Xor", "opset2")

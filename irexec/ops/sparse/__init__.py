@@ -1,0 +1,1 @@
+"""Sparse operations: embedding bags and segments, SparseFillEmptyRows."""
