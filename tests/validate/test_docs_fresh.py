@@ -30,7 +30,8 @@ def generated() -> dict[Path, str]:
     return GEN_DOCS.generate()
 
 
-@pytest.mark.parametrize("path", [GEN_DOCS.OPS_MD, GEN_DOCS.DIAGNOSTICS_MD, GEN_DOCS.OP_INDEX],
+@pytest.mark.parametrize("path", [GEN_DOCS.OPS_MD, GEN_DOCS.DIAGNOSTICS_MD, GEN_DOCS.OP_INDEX,
+                                  GEN_DOCS.README],
                          ids=lambda p: p.name)
 def test_generated_doc_is_fresh(path, generated):
     current = path.read_text(encoding="utf-8") if path.exists() else ""
