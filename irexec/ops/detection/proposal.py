@@ -225,6 +225,25 @@ def proposal(class_probs, bbox_deltas, image_shape, *, with_probs: bool, **attrs
     return rois
 
 
+def _openvino_refuses(node) -> str | None:
+    """Where OpenVINO's CPU plugin cannot be the oracle (measured with 2026.4.1): it crashes
+    with few anchors per cell, a feature map of one row or column, or pre_nms_topn below the
+    anchors per cell, and leaves the scores of unused rows uninitialised when the map holds
+    fewer boxes than post_nms_topn rows."""
+    source = node.inputs[0].source if node.inputs else None
+    shape = source.partial_shape if source is not None else None
+    if shape is None or not shape.is_static or len(shape) != 4:
+        return None
+    _, channels, h, w = shape.to_shape()
+    anchors = channels // 2
+    attrs = node.attrs
+    if anchors < 8 or h == 1 or w == 1 or attrs["pre_nms_topn"] < anchors or \
+            anchors * h * w < attrs["post_nms_topn"]:
+        return ("OpenVINO's CPU plugin crashes on, or leaves rows uninitialised in, Proposal "
+                "with so few anchors or boxes (docs/compatibility.md)")
+    return None
+
+
 def _spec(since, until, two_outputs):
     outputs = (Output("rois", "[N * post_nms_topn, 5]: image index, x0, y0, x1, y1 per row; "
                               "unused rows 0, the first of them with image index -1", type=T),)
@@ -241,6 +260,7 @@ def _spec(since, until, two_outputs):
 class Proposal1(Op):
     spec = _spec(1, 3, False)
     infer = staticmethod(_infer)
+    openvino_refuses = staticmethod(_openvino_refuses)
 
     @staticmethod
     def kernel(class_probs, bbox_deltas, image_shape, **attrs):
@@ -251,6 +271,7 @@ class Proposal1(Op):
 class Proposal4(Op):
     spec = _spec(4, 16, True)
     infer = staticmethod(_infer)
+    openvino_refuses = staticmethod(_openvino_refuses)
 
     @staticmethod
     def kernel(class_probs, bbox_deltas, image_shape, **attrs):
