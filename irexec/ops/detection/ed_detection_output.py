@@ -14,9 +14,24 @@ import numpy as np
 
 from irexec.errors import OpError
 from irexec.ir.shape import Dimension, PartialShape
-from irexec.ops.detection.proposal_common import F32, greedy_nms, merge_dim, partial_sort_ranked
-from irexec.ops.spec import (REAL, Attr, Input, Op, OpSpec, Output, Rank, TensorType, TypeVar,
-                             register)
+from irexec.ops.detection.proposal_common import (
+    F32,
+    greedy_nms,
+    merge_dim,
+    partial_sort_ranked,
+)
+from irexec.ops.spec import (
+    REAL,
+    Attr,
+    Input,
+    Op,
+    OpSpec,
+    Output,
+    Rank,
+    TensorType,
+    TypeVar,
+    register,
+)
 
 T = TypeVar("T", REAL)
 

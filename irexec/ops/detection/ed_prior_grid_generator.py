@@ -9,11 +9,20 @@ and leaves the rest 0. Computed in f32.
 
 import numpy as np
 
-from irexec.errors import OpError
 from irexec.ir.shape import Dimension, PartialShape
 from irexec.ops.detection.proposal_common import F32
-from irexec.ops.spec import (REAL, Attr, Input, Op, OpSpec, Output, Rank, TensorType, TypeVar,
-                             register)
+from irexec.ops.spec import (
+    REAL,
+    Attr,
+    Input,
+    Op,
+    OpSpec,
+    Output,
+    Rank,
+    TensorType,
+    TypeVar,
+    register,
+)
 
 T = TypeVar("T", REAL)
 

@@ -7,11 +7,21 @@ rows after them are 0.
 
 import numpy as np
 
+from irexec.errors import OpError
 from irexec.ir.shape import Dimension, PartialShape
 from irexec.ops.detection.proposal_common import merge_dim
-from irexec.errors import OpError
-from irexec.ops.spec import (REAL, Attr, Input, Op, OpSpec, Output, Rank, TensorType, TypeVar,
-                             register)
+from irexec.ops.spec import (
+    REAL,
+    Attr,
+    Input,
+    Op,
+    OpSpec,
+    Output,
+    Rank,
+    TensorType,
+    TypeVar,
+    register,
+)
 
 T = TypeVar("T", REAL)
 

@@ -15,11 +15,26 @@ import numpy as np
 from irexec.errors import OpError
 from irexec.ir.element_type import from_name
 from irexec.ir.shape import Dimension, PartialShape
-from irexec.ops.detection.proposal_common import (F32, greedy_nms, merge_dim, partial_sort_order,
-                                                  static_or_none)
+from irexec.ops.detection.proposal_common import (
+    F32,
+    greedy_nms,
+    merge_dim,
+    partial_sort_order,
+    static_or_none,
+)
 from irexec.ops.shape.shape_of import check_index_type
-from irexec.ops.spec import (REAL, Attr, Input, Op, OpSpec, Output, Rank, TensorType, TypeVar,
-                             register)
+from irexec.ops.spec import (
+    REAL,
+    Attr,
+    Input,
+    Op,
+    OpSpec,
+    Output,
+    Rank,
+    TensorType,
+    TypeVar,
+    register,
+)
 
 T = TypeVar("T", REAL)
 MAX_DELTA_LOG_WH = F32(math.log(1000.0 / 16.0))

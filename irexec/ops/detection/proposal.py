@@ -15,10 +15,26 @@ import numpy as np
 
 from irexec.errors import OpError
 from irexec.ir.shape import Dimension, PartialShape
-from irexec.ops.detection.proposal_common import (F32, greedy_nms, merge_dim, partial_sort_order,
-                                                  round_half_away, static_or_none, times)
-from irexec.ops.spec import (REAL, Attr, Input, Op, OpSpec, Output, Rank, TensorType, TypeVar,
-                             register)
+from irexec.ops.detection.proposal_common import (
+    F32,
+    greedy_nms,
+    merge_dim,
+    partial_sort_order,
+    round_half_away,
+    times,
+)
+from irexec.ops.spec import (
+    REAL,
+    Attr,
+    Input,
+    Op,
+    OpSpec,
+    Output,
+    Rank,
+    TensorType,
+    TypeVar,
+    register,
+)
 
 T = TypeVar("T", REAL)
 

@@ -265,7 +265,7 @@ def test_openvino_conformance(tmp_path, version):
     (dict(normalized=False), "IR307", "prior size"),
 ])
 def test_bad_attributes(change, code, words):
-    a = dict(DEFAULTS, keep_top_k=[4], nms_threshold=0.5, normalized=True, **{})
+    a = dict(DEFAULTS, keep_top_k=[4], nms_threshold=0.5, normalized=True)
     a.update(change)
     b = ModelBuilder()
     ports = [b.parameter(n, "f32", s) for n, s in (("loc", [1, 24]), ("conf", [1, 18]),
