@@ -21,6 +21,7 @@ from irexec.errors import OpError
 from irexec.ir.shape import Dimension
 
 F32 = np.float32
+MATRIX_LIMIT = 1024  # candidates up to which NMS tests every pair in one vectorised step
 
 
 def _libstdcxx_partial_sort(keys: list, k: int) -> list[int]:
@@ -98,9 +99,21 @@ def greedy_nms(count: int, overlaps, limit: int | None = None,
     """Greedy suppression over candidates 0..count-1 already in score order: the first live one
     is kept, and ``overlaps(i, rest)`` (a boolean mask over the candidate indices ``rest`` after
     ``i``) says which of the later ones it suppresses. Stops after ``limit`` kept. The kept
-    indices, in order."""
+    indices, in order. The test must be elementwise: for up to MATRIX_LIMIT candidates it runs
+    once on every pair (``i`` a column of indices, ``rest`` a row)."""
     dead = np.zeros(count, bool) if dead is None else dead.copy()
     kept: list[int] = []
+    if 0 < count <= MATRIX_LIMIT:  # every pair at once (the tests are elementwise), then a scan
+        every = np.arange(count)
+        matrix = overlaps(every[:, None], every[None, :]) & (every[None, :] > every[:, None])
+        for i in range(count):
+            if dead[i]:
+                continue
+            kept.append(i)
+            if limit is not None and len(kept) >= limit:
+                break
+            dead |= matrix[i]
+        return np.array(kept, np.int64)
     i = 0
     while i < count:
         live = np.flatnonzero(~dead[i:])

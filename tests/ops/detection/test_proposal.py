@@ -283,3 +283,20 @@ def test_equal_scores_take_libstdcxx_partial_sort_order(scores, k, expected):
 def test_distinct_scores_sort_plainly():
     scores = np.random.default_rng(0).permutation(50).astype(f32)
     assert partial_sort_order(scores, 7).tolist() == np.argsort(-scores)[:7].tolist()
+
+
+def test_nms_gives_the_same_boxes_row_by_row_and_pair_matrix(monkeypatch):
+    """Up to MATRIX_LIMIT candidates NMS tests every pair at once; beyond, one kept box at a
+    time: both give the reference's boxes."""
+    from irexec.ops.detection import proposal_common
+    attrs = full(dict(BASE, pre_nms_topn=150, post_nms_topn=40, nms_thresh=0.5, min_size=0))
+    rng = np.random.default_rng(9)
+    feed = inputs(rng, 1, 9, 4, 5, [64, 80, 1])
+    feed["cp"] = (rng.permutation(feed["cp"].size) / feed["cp"].size).astype(f32).reshape(
+        feed["cp"].shape)
+    model = build("opset4", 1, 4, 5, 3, **attrs)
+    expected, _ = reference(feed["cp"], feed["bd"], feed["im"], attrs)
+    for limit in (proposal_common.MATRIX_LIMIT, 0):
+        monkeypatch.setattr(proposal_common, "MATRIX_LIMIT", limit)
+        got = irexec.compile_model(model)(feed)["p"]
+        np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-4)
