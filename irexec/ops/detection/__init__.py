@@ -1,0 +1,1 @@
+"""Detection: boxes, regions of interest, priors and proposals (OpenVINO's detection category)."""
