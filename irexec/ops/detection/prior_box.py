@@ -111,6 +111,20 @@ def _prior_box_infer(ctx) -> list[TensorType]:
     return [TensorType(ElementType.f32, _output_shape(ctx, declared))]
 
 
+def _refuses_dynamic_grid(node) -> str | None:
+    """OpenVINO's CPU plugin compiles PriorBox-8 with min_max_aspect_ratios_order false only
+    when its grid is known before running (its shape inference takes PriorBox-1 alone, and
+    only the other order converts to it)."""
+    if node.attrs.get("min_max_aspect_ratios_order", True):
+        return None
+    port = node.outputs[0] if node.outputs else None
+    shape = port.partial_shape if port is not None else None
+    if shape is not None and not shape.is_static:
+        return ("OpenVINO's CPU plugin refuses PriorBox-8 with min_max_aspect_ratios_order "
+                "false whose output_size is not known before running (docs/compatibility.md)")
+    return None
+
+
 @register
 class PriorBox1(Op):
     spec = OpSpec(
@@ -142,6 +156,7 @@ class PriorBox8(Op):
             "order.",
     )
     infer = staticmethod(_prior_box_infer)
+    openvino_refuses = staticmethod(_refuses_dynamic_grid)
 
     @staticmethod
     def kernel(output_size, image_size, **attrs):

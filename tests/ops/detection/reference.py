@@ -228,3 +228,111 @@ def deformable_psroi_pooling(x, rois, offsets, k_out, g, scale, sbx, sby, trans_
                             hits += 1
                     out[r, k, i, j] = total / F(hits) if hits else 0
     return out
+
+
+def prior_box(h, w, ih, iw, at):
+    """OpenVINO's prior_box reference, point by point."""
+    ars = [F(1)]
+    for r in at.get("aspect_ratio", ()):
+        r = F(r)
+        if any(abs(float(r) - float(e)) < 1e-6 for e in ars):
+            continue
+        ars.append(r)
+        if at.get("flip", False):
+            ars.append(F(1) / r)
+    variance = list(at.get("variance", ())) or [0.1]
+    step = F(at.get("step", 0.0))
+    min_size = [F(s) for s in at.get("min_size", ())]
+    max_size = [F(s) for s in at.get("max_size", ())]
+    scale_all = at.get("scale_all_sizes", True)
+    order = at.get("min_max_aspect_ratios_order", True)
+    fixed_size = list(at.get("fixed_size", ()))
+    fixed_ratio = list(at.get("fixed_ratio", ()))
+    density = list(at.get("density", ()))
+    if not scale_all:
+        step = F(ih) / F(h) if step == -1 else step * F(ih)
+        min_size = [s * F(ih) for s in min_size]
+    iwi, ihi = F(1) / F(iw), F(1) / F(ih)
+    boxes = []
+
+    def put(cx, cy, bw, bh, clip):
+        v = [(cx - bw) * iwi, (cy - bh) * ihi, (cx + bw) * iwi, (cy + bh) * ihi]
+        if clip:
+            v = [max(v[0], F(0)), max(v[1], F(0)), min(v[2], F(1)), min(v[3], F(1))]
+        boxes.extend(v)
+
+    for i in range(h):
+        for j in range(w):
+            if step == 0:
+                cx = (F(j) + F(0.5)) * (F(iw) / F(w))
+                cy = (F(i) + F(0.5)) * (F(ih) / F(h))
+            else:
+                cx = (F(at["offset"]) + F(j)) * step
+                cy = (F(at["offset"]) + F(i)) * step
+            for s, size in enumerate(fixed_size):
+                size_int = int(size)
+
+                def dense(bw, bh):
+                    d = int(density[s])
+                    shift = int(F(size) / F(d))
+                    for r in range(d):
+                        for c in range(d):
+                            put(cx - F(size_int // 2) + F(shift) / F(2) + F(c * shift),
+                                cy - F(size_int // 2) + F(shift) / F(2) + F(r * shift),
+                                bw, bh, True)
+                if fixed_ratio:
+                    for ar in fixed_ratio:
+                        root = F(math.sqrt(F(ar)))
+                        dense(F(size) * F(0.5) * root, F(size) * F(0.5) / root)
+                    continue
+                if density:
+                    dense(F(size_int) * F(0.5), F(size_int) * F(0.5))
+                for ar in ars:
+                    if abs(float(ar) - 1) < 1e-6:
+                        continue
+                    root = F(math.sqrt(ar))
+                    dense(F(size) * F(0.5) * root, F(size) * F(0.5) / root)
+            for k, ms in enumerate(min_size):
+                put(cx, cy, ms * F(0.5), ms * F(0.5), False)
+                extra_max, extra_ar = [], []
+                if len(max_size) > k:
+                    half = F(math.sqrt(ms * max_size[k])) * F(0.5)
+                    extra_max.append((half, half))
+                if scale_all or k == len(min_size) - 1:
+                    base = min_size[k if scale_all else 0]
+                    for ar in ars:
+                        if abs(float(ar) - 1) < 1e-6:
+                            continue
+                        root = F(math.sqrt(ar))
+                        extra_ar.append((base * F(0.5) * root, base * F(0.5) / root))
+                for bw, bh in (extra_max + extra_ar if order else extra_ar + extra_max):
+                    put(cx, cy, bw, bh, False)
+    first = np.array(boxes, np.float32)
+    if at.get("clip", False):
+        first = np.clip(first, 0, 1)
+    second = np.resize(np.array(variance, np.float32), first.size) if len(variance) == 4 \
+        else np.full(first.size, variance[0], np.float32)
+    return np.stack([first, second])
+
+
+def prior_box_clustered(h, w, ih, iw, at):
+    widths, heights = at["width"], at["height"]
+    step = F(at.get("step", 0.0))
+    sw = step if F(at.get("step_w", 0.0)) == 0 else F(at["step_w"])
+    sh = step if F(at.get("step_h", 0.0)) == 0 else F(at["step_h"])
+    if sw == 0 and sh == 0:
+        sw, sh = F(iw) / F(w), F(ih) / F(h)
+    variance = list(at.get("variance", ())) or [0.1]
+    first, second = [], []
+    for i in range(h):
+        for j in range(w):
+            cx = (F(j) + F(at["offset"])) * sw
+            cy = (F(i) + F(at["offset"])) * sh
+            for bw, bh in zip(widths, heights):
+                v = [(cx - F(bw) / F(2)) / F(iw), (cy - F(bh) / F(2)) / F(ih),
+                     (cx + F(bw) / F(2)) / F(iw), (cy + F(bh) / F(2)) / F(ih)]
+                if at.get("clip", True):
+                    v = [min(max(e, F(0)), F(1)) for e in v]
+                first.extend(v)
+                second.extend(variance * 4 if len(variance) == 1 else variance)
+    return np.array([first, second], np.float32)
