@@ -336,3 +336,44 @@ def prior_box_clustered(h, w, ih, iw, at):
                 first.extend(v)
                 second.extend(variance * 4 if len(variance) == 1 else variance)
     return np.array([first, second], np.float32)
+
+
+def region_yolo(x, coords, classes, regions, do_softmax):
+    """OpenVINO's region_yolo on the flat buffer: sigmoid on x, y and the objectness (and the
+    classes without softmax), softmax over the classes with it."""
+    n, c, h, w = x.shape
+    entries = coords + classes + 1
+    flat = x.reshape(-1).astype(np.float64)
+    out = flat.copy() if do_softmax else flat[:n * regions * entries * h * w].copy()
+    area = h * w
+    for b in range(n):
+        for r in range(regions):
+            base = (b * regions + r) * entries * area
+            for e in range(entries):
+                for p in range(area):
+                    i = base + e * area + p
+                    if e < 2 or e == coords or (not do_softmax and e > coords):
+                        out[i] = 1 / (1 + math.exp(-flat[i]))
+            if do_softmax and classes:
+                for p in range(area):
+                    idx = [base + (coords + 1 + k) * area + p for k in range(classes)]
+                    v = flat[idx]
+                    e = np.exp(v - v.max())
+                    out[idx] = e / e.sum()
+    return out
+
+
+def reorg_yolo(x, s):
+    """OpenVINO's reorg_yolo, element by element."""
+    n, c, h, w = x.shape
+    src = x.reshape(-1)
+    dst = np.empty_like(src)
+    oc, oh, ow = c // (s * s), h * s, w * s
+    for b in range(n):
+        for k in range(c):
+            for i in range(h):
+                for j in range(w):
+                    off = k // oc
+                    arg = ((b * oc + k % oc) * oh + i * s + off // s) * ow + j * s + off % s
+                    dst[((b * c + k) * h + i) * w + j] = src[arg]
+    return dst.reshape(n, c * s * s, h // s, w // s)
