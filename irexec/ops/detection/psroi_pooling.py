@@ -14,6 +14,16 @@ BINS = (Attr("spatial_bins_x", "int", default=1, doc="sub-bins across each bin, 
         Attr("spatial_bins_y", "int", default=1, doc="sub-bins down each bin, positive"))
 
 
+def _refuses_dynamic(node) -> str | None:
+    """OpenVINO's CPU plugin compiles (Deformable)PSROIPooling only with static input shapes."""
+    for port in node.inputs:
+        shape = port.source.partial_shape if port.source is not None else None
+        if shape is None or not shape.is_static:
+            return (f"OpenVINO's CPU plugin refuses {node.type} with dynamic input shapes "
+                    f"(docs/compatibility.md)")
+    return None
+
+
 def _check_rois(ctx):
     values = ctx.input_value(1)
     data = ctx.input_shape(0)
@@ -44,6 +54,7 @@ class PSROIPooling(Op):
                         type=REAL_T),),
         doc="Position-sensitive ROI pooling (R-FCN).",
     )
+    openvino_refuses = staticmethod(_refuses_dynamic)
 
     @staticmethod
     def infer(ctx):
@@ -99,6 +110,7 @@ class DeformablePSROIPooling(Op):
                         type=REAL_T),),
         doc="Position-sensitive ROI pooling whose bins move by learned offsets.",
     )
+    openvino_refuses = staticmethod(_refuses_dynamic)
 
     @staticmethod
     def infer(ctx):

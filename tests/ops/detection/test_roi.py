@@ -315,6 +315,29 @@ def test_roi_pooling_written_by_irexec_reads_in_openvino(tmp_path):
     np.testing.assert_array_equal(ours, ref.roi_pooling(x, rois, 2, 3, 0.5, "max"))
 
 
+@pytest.mark.parametrize("op, at", [
+    ("PSROIPooling", dict(output_dim=2, group_size=2, spatial_scale=1.0)),
+    ("DeformablePSROIPooling", dict(output_dim=2, group_size=2, spatial_scale=1.0)),
+])
+def test_psroi_ops_with_dynamic_shapes_run_where_openvino_refuses_them(tmp_path, op, at):
+    rng = np.random.default_rng(8)
+    x = rng.standard_normal((1, 8, 5, 6)).astype(F32)
+    rois = np.array([[0, 0, 0, 5, 4], [0, 2, 1, 4, 4]], F32)
+    model, feed = build_layer(op, x, rois, shapes=[[1, 8, -1, -1], [-1, 5]], **at)
+    node = next(n for n in model.nodes if n.type == op)
+    assert "refuses" in node.op.openvino_refuses(node)
+    got = irexec.compile_model(model)(feed)["y0"]
+    static, _ = build_layer(op, x, rois, **at)
+    np.testing.assert_array_equal(got, irexec.compile_model(static)(feed)["y0"])
+    node = next(n for n in static.nodes if n.type == op)
+    assert node.op.openvino_refuses(node) is None
+    ov = pytest.importorskip("openvino")
+    irexec.save_model(model, tmp_path / "m.xml")
+    core = ov.Core()
+    with pytest.raises(RuntimeError, match=op):
+        core.compile_model(core.read_model(str(tmp_path / "m.xml")), "CPU")
+
+
 # --- bad attributes, shapes and values ------------------------------------------------------------
 
 ALIGN = dict(pooled_h=2, pooled_w=2, sampling_ratio=2, spatial_scale=1.0, mode="avg")
