@@ -238,7 +238,7 @@ def _bilinear_axis(start, end, size_m1, pooled: int, ct):
     return mid[:, None]
 
 
-# --- PSROIPooling and DeformablePSROIPooling --------------------------------------------------------
+# --- PSROIPooling and DeformablePSROIPooling ------------------------------------------------
 
 def _real_rois(batch: np.ndarray) -> int:
     """OpenVINO's CPU plugin pools the ROIs before the first one whose batch index is -1 and

@@ -4,7 +4,7 @@ index is -1 ends the list: it and every later ROI give zeros)."""
 
 from irexec.ir.shape import PartialShape
 from irexec.kernels import roi
-from irexec.ops.detection.common import REAL_T, RoiTable, dim, positive, positive_scale, roi_count
+from irexec.ops.detection.common import REAL_T, RoiTable, positive, positive_scale, roi_count
 from irexec.ops.spec import Attr, Input, Op, OpSpec, Output, Rank, TensorType, register
 
 ROIS = Input("rois", REAL_T, Rank(exact=2), domain=RoiTable(0, end_marker=True),

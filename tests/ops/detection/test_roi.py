@@ -342,7 +342,7 @@ def test_psroi_ops_with_dynamic_shapes_run_where_openvino_refuses_them(tmp_path,
 
 ALIGN = dict(pooled_h=2, pooled_w=2, sampling_ratio=2, spatial_scale=1.0, mode="avg")
 Z = np.zeros(1, F32)
-I = np.zeros(1, np.int64)
+IDX = np.zeros(1, np.int64)
 
 
 @pytest.mark.parametrize("op, version, shapes, at, code", [
@@ -358,12 +358,12 @@ I = np.zeros(1, np.int64)
      dict(pooled_h=2, pooled_w=2, sampling_ratio=2, spatial_scale=1.0), "IR307"),
 ])
 def test_roi_align_bad_attributes_and_shapes(op, version, shapes, at, code):
-    e = layer_error(op, Z, Z, I, version=version, shapes=shapes, **at)
+    e = layer_error(op, Z, Z, IDX, version=version, shapes=shapes, **at)
     assert [d.code for d in e.diagnostics] == [code], [str(d) for d in e.diagnostics]
 
 
 def test_roi_align_bad_mode_is_refused():
-    e = layer_error("ROIAlign", Z, Z, I, version="opset9", shapes=[[1, 2, 4, 4], [3, 4], [3]],
+    e = layer_error("ROIAlign", Z, Z, IDX, version="opset9", shapes=[[1, 2, 4, 4], [3, 4], [3]],
                     **dict(ALIGN, aligned_mode="half"))
     assert e.code in ("IR302",)
 
