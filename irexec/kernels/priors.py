@@ -187,7 +187,8 @@ def prior_box_clustered(output_size: np.ndarray, image_size: np.ndarray, attrs: 
     step_w = step if F32(attrs["step_w"]) == 0 else F32(attrs["step_w"])
     step_h = step if F32(attrs["step_h"]) == 0 else F32(attrs["step_h"])
     if step_w == 0 and step_h == 0:
-        step_w, step_h = F32(iw) / F32(w), F32(ih) / F32(h)
+        with np.errstate(divide="ignore", invalid="ignore"):  # an empty grid: no box uses them
+            step_w, step_h = F32(iw) / F32(w), F32(ih) / F32(h)
     offset = F32(attrs["offset"])
     cx = ((np.arange(w, dtype=np.int64).astype(F32) + offset) * step_w)[None, :, None]
     cy = ((np.arange(h, dtype=np.int64).astype(F32) + offset) * step_h)[:, None, None]

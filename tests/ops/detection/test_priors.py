@@ -76,6 +76,17 @@ def test_output_length_follows_the_grid_values_or_bounds():
         3, 2, 300, 300, dict(width=(2.0, 3.0), height=(4.0, 1.0), offset=0.5)))
 
 
+@pytest.mark.parametrize("grid", [(0, 3), (2, 0)])
+@pytest.mark.filterwarnings("error")
+def test_empty_grids_give_empty_outputs(grid):
+    got = run_layer("PriorBox", sizes(*grid), sizes(10, 10), consts=(0, 1), version="opset8",
+                    min_size=(2.0,), offset=0.5)
+    assert got.shape == (2, 0)
+    got = run_layer("PriorBoxClustered", sizes(*grid), sizes(10, 10), consts=(0, 1),
+                    width=(2.0,), height=(2.0,), offset=0.5)
+    assert got.shape == (2, 0)
+
+
 # --- properties -------------------------------------------------------------------------------
 
 ratios = st.lists(st.sampled_from([0.5, 2.0, 3.0, 1.0, 1.5]), max_size=3)

@@ -136,3 +136,13 @@ def test_cpu_plugin_rounds_large_integers_in_reorg_yolo(tmp_path):
                                        [x])
     assert (ours[0] == 2**24 + 1).all()
     assert (theirs[0] == 2**24).all()
+
+
+def test_empty_batches_give_empty_outputs():
+    x = np.zeros((0, 10, 2, 2), F32)
+    got = run_layer("RegionYolo", x, coords=4, classes=5, num=1, axis=1, end_axis=3)
+    assert got.shape == (0, 40)
+    got = run_layer("RegionYolo", x, coords=4, classes=5, num=9, mask=(0,), axis=1, end_axis=3,
+                    do_softmax=False)
+    assert got.shape == (0, 10, 2, 2)
+    assert run_layer("ReorgYolo", x[:, :8], version="opset2", stride=(2,)).shape == (0, 32, 1, 1)
