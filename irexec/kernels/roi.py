@@ -24,6 +24,19 @@ def _blocks(count: int, per_roi: int):
         yield slice(start, min(count, start + step))
 
 
+def _sized_blocks(sizes: np.ndarray, per_unit: int):
+    """Blocks of ROI indices (arrays) grouped by their sample counts ``sizes``, within a power
+    of two of each other, so that a block padded to its largest ROI wastes little; each block
+    holds at most ``BLOCK`` elements (one ROI at least)."""
+    sizes = np.maximum(sizes, 1)
+    bucket = np.ceil(np.log2(sizes)).astype(np.int64)
+    for b in np.unique(bucket):
+        members = np.flatnonzero(bucket == b)
+        top = int(sizes[members].max())
+        for part in _blocks(members.size, top * per_unit):
+            yield members[part]
+
+
 def round_half_away(x: np.ndarray) -> np.ndarray:
     """C's round(): halves away from zero, exactly (in float64), in x's dtype."""
     w = x.astype(np.float64)
@@ -84,8 +97,7 @@ def roi_align(data, rois, batch_indices, *, pooled_h: int, pooled_w: int, sampli
         dist_y = bin_h / np.maximum(sr_y, 1).astype(ct)
     table = x.transpose(0, 2, 3, 1).reshape(n * h * w, c)  # [pixel, channel] rows to gather
     bidx = np.asarray(batch_indices).astype(np.int64).reshape(-1)
-    per_roi = int(pooled_h * pooled_w * max(int(sr_x.max()), 1) * max(int(sr_y.max()), 1) * c)
-    for blk in _blocks(count, per_roi):
+    for blk in _sized_blocks(np.maximum(sr_x, 1) * np.maximum(sr_y, 1), pooled_h * pooled_w * c):
         sx, sy = max(int(sr_x[blk].max()), 1), max(int(sr_y[blk].max()), 1)
         ph = np.arange(pooled_h, dtype=ct)[:, None]
         pw = np.arange(pooled_w, dtype=ct)[:, None]
@@ -181,10 +193,11 @@ def roi_pooling(data, rois, *, pooled_h: int, pooled_w: int, spatial_scale: floa
         he = np.clip(_as_int(np.ceil((ph[None] + 1) * bin_h[:, None])) + start_h[:, None], 0, h)
         ws = np.clip(_as_int(np.floor(pw[None] * bin_w[:, None])) + start_w[:, None], 0, w)
         we = np.clip(_as_int(np.ceil((pw[None] + 1) * bin_w[:, None])) + start_w[:, None], 0, w)
-        kh = max(int((he - hs).max()), 1)
-        kw = max(int((we - ws).max()), 1)
+        tall = np.maximum((he - hs).max(axis=1), 1)
+        wide = np.maximum((we - ws).max(axis=1), 1)
         low = np.finfo(ct).min
-        for blk in _blocks(count, pooled_h * pooled_w * kh * kw * c):
+        for blk in _sized_blocks(tall * wide, pooled_h * pooled_w * c):
+            kh, kw = int(tall[blk].max()), int(wide[blk].max())
             yy = hs[blk, :, None, None, None] + np.arange(kh)[:, None]  # [R, PH, 1, KH, 1]
             xx = ws[blk, None, :, None, None] + np.arange(kw)  # [R, 1, PW, 1, KW]
             inside = (yy < he[blk, :, None, None, None]) & (xx < we[blk, None, :, None, None])
