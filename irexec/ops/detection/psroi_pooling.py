@@ -7,9 +7,12 @@ from irexec.kernels import roi
 from irexec.ops.detection.common import REAL_T, RoiTable, positive, positive_scale, roi_count
 from irexec.ops.spec import Attr, Input, Op, OpSpec, Output, Rank, TensorType, register
 
-ROIS = Input("rois", REAL_T, Rank(exact=2), domain=RoiTable(0, end_marker=True),
-             doc="[NUM_ROIS, 5]: [batch_id, x_1, y_1, x_2, y_2], batch_id in [0, N-1] (-1 "
-                 "ends the list)")
+ROIS_DOC = ("[NUM_ROIS, 5]: [batch_id, x_1, y_1, x_2, y_2], batch_id in [0, N-1] (-1 ends the "
+            "list)")
+ROIS = Input("rois", REAL_T, Rank(exact=2), domain=RoiTable(0, end_marker=True), doc=ROIS_DOC)
+PS_ROIS = Input("rois", REAL_T, Rank(exact=2), doc=ROIS_DOC + "; corners in [0, 1] in bilinear "
+                                                              "mode",
+                domain=RoiTable(0, end_marker=True, normalized=("mode", "bilinear")))
 BINS = (Attr("spatial_bins_x", "int", default=1, doc="sub-bins across each bin, positive"),
         Attr("spatial_bins_y", "int", default=1, doc="sub-bins down each bin, positive"))
 
@@ -49,7 +52,7 @@ class PSROIPooling(Op):
         inputs=(Input("data", REAL_T, Rank(exact=4),
                       doc="[N, C, H, W]: C = output_dim*group_size^2 (average) or "
                           "output_dim*spatial_bins_x*spatial_bins_y (bilinear)"),
-                ROIS),
+                PS_ROIS),
         outputs=(Output("output", "[NUM_ROIS, output_dim, group_size, group_size]",
                         type=REAL_T),),
         doc="Position-sensitive ROI pooling (R-FCN).",

@@ -408,3 +408,29 @@ def test_pooling_bad_attributes_and_shapes(op, shapes, at, code):
     version = "opset2" if op == "ROIPooling" else "opset1"
     e = layer_error(op, *([Z] * len(shapes)), version=version, shapes=shapes, **at)
     assert [d.code for d in e.diagnostics] == [code], [str(d) for d in e.diagnostics]
+
+
+@pytest.mark.parametrize("op, version, at, normalized", [
+    ("ROIPooling", "opset2", dict(pooled_h=2, pooled_w=2, spatial_scale=0.5), False),
+    ("ROIPooling", "opset2", dict(pooled_h=2, pooled_w=2, spatial_scale=0.5, method="bilinear"),
+     True),
+    ("PSROIPooling", "opset1", dict(output_dim=2, group_size=2, spatial_scale=0.5), False),
+    ("PSROIPooling", "opset1", dict(output_dim=2, group_size=2, spatial_scale=0.5,
+                                    mode="bilinear", spatial_bins_x=2, spatial_bins_y=2), True),
+    ("DeformablePSROIPooling", "opset1", dict(output_dim=2, group_size=2, spatial_scale=0.5),
+     False),
+])
+def test_generated_roi_tables_are_valid(op, version, at, normalized):
+    """`irexec run` makes ROI tables whose batch ids index the data and whose corners lie in
+    the image (in [0, 1] where the mode asks for normalized ones)."""
+    from irexec.runtime.inputs import make_inputs
+    model, _ = build_layer(op, np.zeros((2, 8, 5, 6), F32), np.zeros((4, 5), F32),
+                           version=version, **at)
+    feed = make_inputs(model, {}, seed=3)
+    rois = feed["in1"]
+    assert rois.shape == (4, 5)
+    assert set(rois[:, 0]) <= {0.0, 1.0}
+    top = (1.0, 1.0) if normalized else (6 / 0.5, 5 / 0.5)
+    assert (rois[:, 1:3] <= rois[:, 3:5]).all() and (rois[:, 1:] >= 0).all()
+    assert (rois[:, [1, 3]] <= top[0]).all() and (rois[:, [2, 4]] <= top[1]).all()
+    irexec.compile_model(model)(feed)
