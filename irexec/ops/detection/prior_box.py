@@ -6,18 +6,43 @@ feature map): inference reads them, or their bounds, as Reshape reads its target
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from irexec.ir.shape import Dimension, PartialShape
 from irexec.ir.shape_rules import product
 from irexec.kernels import priors
-from irexec.ops.domains import as_int64
+from irexec.errors import OpError
+from irexec.ops.domains import Domain, as_int64
 from irexec.ops.spec import (INTEGER, VECTOR, Attr, Input, Op, OpSpec, Output, TensorType,
                              register)
 from irexec.ir.element_type import ElementType
 
+@dataclass(frozen=True)
+class Sizes(Domain):
+    """Two sizes, each at least ``low`` (checked); generated in [max(low, 1), high]."""
+
+    of: int = 0
+    name: str = "output_size"
+    low: int = 0
+    high: int = 4
+
+    def check(self, values, data_shape, attrs) -> None:
+        v = as_int64(values)
+        if v.size == 2 and (v < self.low).any():
+            raise OpError(f"{self.name} is {v.tolist()}; its sizes must be at least {self.low}",
+                          code="IR308")
+
+    def generate(self, rng, data_shape, attrs, declared, unsigned):
+        return rng.integers(max(self.low, 1), self.high + 1, size=2)
+
+
+GRID = Sizes(0, "output_size", 0, 4)
+IMAGE = Sizes(1, "image_size", 1, 64)
 INPUTS = (
-    Input("output_size", INTEGER, VECTOR, doc="[height, width] of the grid of box centres"),
-    Input("image_size", INTEGER, VECTOR, doc="[image_height, image_width] the boxes are "
-                                             "normalized by"),
+    Input("output_size", INTEGER, VECTOR, domain=GRID,
+          doc="[height, width] of the grid of box centres, each at least 0"),
+    Input("image_size", INTEGER, VECTOR, domain=IMAGE,
+          doc="[image_height, image_width] the boxes are normalized by, each at least 1"),
 )
 OUTPUT = (Output("output", "[2, 4*height*width*priors_per_point]: the boxes' [xmin, ymin, "
                            "xmax, ymax], then their variances", type="f32"),)
@@ -76,13 +101,11 @@ def _output_shape(ctx, per_point: int) -> PartialShape:
 
 
 def _grid_values(ctx) -> None:
-    """A known output_size of negative values is an error."""
-    values = ctx.input_value(0)
-    if values is not None and values.size == 2 and (as_int64(values) < 0).any():
-        ctx.error("IR308", f"output_size is {as_int64(values).tolist()}; sizes are at least 0")
-    values = ctx.input_value(1)
-    if values is not None and values.size == 2 and (as_int64(values) <= 0).any():
-        ctx.error("IR308", f"image_size is {as_int64(values).tolist()}; sizes are positive")
+    """Known sizes below their limits are errors (at run time too: the inputs have domains)."""
+    for i, domain in ((0, GRID), (1, IMAGE)):
+        values = ctx.input_value(i)
+        if values is not None:
+            domain.check(values, (), ctx.attrs)
 
 
 def _prior_box_infer(ctx) -> list[TensorType]:

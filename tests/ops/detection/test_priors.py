@@ -284,3 +284,24 @@ def test_prior_box_inputs_must_be_integers():
     e = layer_error("PriorBox", np.array([2.0, 2.0], np.float32), sizes(10, 10),
                     consts=(0, 1), version="opset8", min_size=(2.0,), offset=0.5)
     assert e.code == "IR304"
+
+
+@pytest.mark.parametrize("op, at", [
+    ("PriorBox", dict(min_size=(2.0,), offset=0.5)),
+    ("PriorBoxClustered", dict(width=(1.0,), height=(1.0,), offset=0.5)),
+])
+@pytest.mark.parametrize("grid, image", [((-1, 3), (10, 10)), ((2, 3), (0, 10))])
+def test_bad_sizes_given_when_run_are_errors(op, at, grid, image):
+    e = layer_error(op, sizes(*grid), sizes(*image), version="opset8" if op == "PriorBox"
+                    else "opset1", **at)
+    assert e.code == "IR308"
+
+
+def test_generated_sizes_make_a_grid():
+    from irexec.runtime.inputs import make_inputs
+    model, _ = build_layer("PriorBox", sizes(2, 2), sizes(10, 10), version="opset8",
+                           min_size=(2.0,), offset=0.5)
+    feed = make_inputs(model, {}, seed=1)
+    assert (feed["in0"] >= 1).all() and (feed["in1"] >= 1).all()
+    got = irexec.compile_model(model)(feed)["y0"]
+    assert got.shape == (2, 4 * int(np.prod(feed["in0"])))
