@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from irexec import budget
+from irexec.errors import OpError
 from irexec.kernels.numeric import compute_dtype, finish
 
 BLOCK = 1 << 22  # gathered elements per block of ROIs
@@ -95,6 +97,11 @@ def roi_align(data, rois, batch_indices, *, pooled_h: int, pooled_w: int, sampli
     with np.errstate(divide="ignore", invalid="ignore"):
         dist_x = bin_w / np.maximum(sr_x, 1).astype(ct)
         dist_y = bin_h / np.maximum(sr_y, 1).astype(ct)
+    worst = (pooled_h, pooled_w, max(int(sr_y.max()), 1), max(int(sr_x.max()), 1), c)
+    problem = budget.shape_problem(worst, x.dtype.itemsize * 4)  # a few arrays of samples
+    if problem is not None:
+        raise OpError(f"a ROI of {worst[2]} x {worst[3]} samples per bin (sampling_ratio 0 "
+                      f"samples ceil(bin size)): {problem}", code="IR109")
     table = x.transpose(0, 2, 3, 1).reshape(n * h * w, c)  # [pixel, channel] rows to gather
     bidx = np.asarray(batch_indices).astype(np.int64).reshape(-1)
     for blk in _sized_blocks(np.maximum(sr_x, 1) * np.maximum(sr_y, 1), pooled_h * pooled_w * c):

@@ -434,3 +434,10 @@ def test_generated_roi_tables_are_valid(op, version, at, normalized):
     assert (rois[:, 1:3] <= rois[:, 3:5]).all() and (rois[:, 1:] >= 0).all()
     assert (rois[:, [1, 3]] <= top[0]).all() and (rois[:, [2, 4]] <= top[1]).all()
     irexec.compile_model(model)(feed)
+
+
+def test_a_roi_with_too_many_samples_is_refused_before_allocating():
+    e = layer_error("ROIAlign", np.zeros((1, 4, 4, 4), F32), np.array([[0, 0, 1e9, 1e9]], F32),
+                    np.array([0], np.int32), version="opset3", pooled_h=2, pooled_w=2,
+                    sampling_ratio=0, spatial_scale=1.0, mode="avg")
+    assert e.code == "IR109"
