@@ -59,16 +59,17 @@ _BY_FAMILY = {
             "Assign"),
     ROUNDED: ("Add", "Subtract", "Multiply", "Divide", "SquaredDifference", "Sqrt", "FloorMod",
               "Mod", "PRelu", "HSigmoid", "HSwish", "HardSigmoid", "SoftSign", "FakeQuantize",
-              "FakeConvert"),
+              "FakeConvert", "PriorBox", "PriorBoxClustered"),
     TRANSCENDENTAL: ("Sigmoid", "Elu", "Gelu", "Swish", "Mish", "SoftPlus", "Selu", "Exp", "Log",
                      "Erf", "Power", "Sin", "Cos", "Tan", "Asin", "Acos", "Atan", "Sinh", "Cosh",
-                     "Tanh", "Asinh", "Acosh", "Atanh"),
+                     "Tanh", "Asinh", "Acosh", "Atanh", "RegionYolo"),
     ACCUMULATING: ("Softmax", "LogSoftmax", "MatMul", "Convolution", "GroupConvolution",
                    "ReduceSum", "ReduceMean", "ReduceProd", "ReduceL1", "ReduceL2", "MVN",
                    "NormalizeL2", "AvgPool", "RNNCell", "RNNSequence", "GRUCell", "GRUSequence",
                    "LSTMCell", "LSTMSequence", "DFT", "IDFT", "RDFT", "IRDFT", "STFT", "ISTFT",
                    "Inverse", "DeformableConvolution", "BinaryConvolution", "GridSample",
-                   "Col2Im"),
+                   "Col2Im", "ROIAlign", "ROIAlignRotated", "ROIPooling", "PSROIPooling",
+                   "DeformablePSROIPooling"),
 }
 FAMILY_OF: dict[str, str] = {t: f for f, types in _BY_FAMILY.items() for t in types}
 

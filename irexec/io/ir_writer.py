@@ -87,7 +87,7 @@ def _graph(parent, model: Model, blobs: _Blobs) -> None:
                 raise IRError.make("IR505", f"{node.type} '{node.name}': element type "
                                             f"{node.attrs[attr.name]} cannot be written to an IR "
                                             f"file (irexec holds it for ONNX models only)")
-            if attr.name in node.attrs and not (attr.kind == "string_list"
+            if attr.name in node.attrs and not ((attr.kind == "string_list" or attr.omit_empty)
                                                 and not node.attrs[attr.name]):
                 attrs[attr.name] = attr.format(node.attrs[attr.name])
         if node.op is not None and node.op.spec.role == "constant":

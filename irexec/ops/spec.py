@@ -40,6 +40,9 @@ class Attr:
     doc: str = ""
     dynamic_ok: bool = False  # an element_type attribute that may be "dynamic"
     on_layer: bool = False  # written on <layer>, not in <data> (Result's output_names)
+    # Left out of a written IR while empty: an attribute OpenVINO cannot read when empty
+    # (ROIPooling's output_size, which it reads, then indexes).
+    omit_empty: bool = False
 
     def __post_init__(self):
         if self.kind not in KINDS:
