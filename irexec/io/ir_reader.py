@@ -22,6 +22,7 @@ from irexec import budget, gc_pause
 from irexec.diagnostics.diagnostic import Diagnostics, Location
 from irexec.errors import IRError, raise_if_errors
 from irexec.io import limits
+from irexec.io.columns import Columns
 from irexec.io.weights import Weights, WeightsError
 from irexec.ir import text as ir_text
 from irexec.ir.checks import Wiring, check_graph
@@ -32,11 +33,8 @@ from irexec import availability
 from irexec.ops import registry
 
 SUPPORTED_VERSIONS = (10, 11)
-# libxml2 keeps an element's line in 16 bits: from line 65535 on, every element claims 65535, so
-# its column cannot be found (and looking for it among all of them would take quadratic time).
-LAST_EXACT_LINE = 65535
-MAX_COLUMN_WALK = 1000  # elements walked back on one line to find a column, at most
 MAX_XML_BYTES = 1 << 30
+MAX_REPEATED = 5  # diagnostics of one kind on one element given one by one; the rest summarised
 
 
 def _parser() -> etree.XMLParser:
@@ -56,10 +54,24 @@ def _child(parent, tag: str):
     return next(parent.iterchildren(tag), None)
 
 
+_ALL_ATTRIBUTES = etree.XPath("@*")
+FEW_ATTRIBUTES = 32
+
+
+def attributes(element) -> dict[str, str]:
+    """An element's attributes as a dict, in time linear in their number. lxml's ``attrib``,
+    ``items()`` and ``values()`` look each value up again by name, one linear search per
+    attribute: 100,000 attributes on one element took minutes. XPath hands them over in one
+    walk, but costs more per call, so it serves the elements with many."""
+    if len(element.keys()) <= FEW_ATTRIBUTES:
+        return dict(element.items())
+    return {a.attrname: str(a) for a in _ALL_ATTRIBUTES(element)}
+
+
 def read_rt_info(element) -> list[RtInfo]:
     if element is None:
         return []
-    return [RtInfo(c.tag, dict(c.attrib), read_rt_info(c))
+    return [RtInfo(c.tag, attributes(c), read_rt_info(c))
             for c in element if isinstance(c.tag, str)]
 
 
@@ -80,9 +92,7 @@ class _Reader:
         self._weights_reported = False  # a weights file unusable for every Const: said once
         self.beyond_end: list = []  # (message, location, layer, end) of Consts past the .bin
         self.not_implemented: list[Node] = []  # layers of OpenVINO ops irexec cannot run
-        self._data = b""
-        self._lines: list[bytes] | None = None
-        self._marks: dict[str, bytes] = {}
+        self._columns = Columns(b"")
         self._ops: dict[tuple[str, str], object] = {}  # (type, version) -> op or LookupFailure
         self._values: dict = {}  # (id of the Attr, text) -> its parsed value, when immutable
         self._dims: dict = {}  # the text of a <dim> -> its Dimension
@@ -110,65 +120,13 @@ class _Reader:
         return Location(self.path, line, column=column)
 
     def index_columns(self, root, data: bytes) -> None:
-        """lxml knows each element's line but not its column: ``column`` finds the k-th
-        ``<tag`` on that line for the k-th element with that tag there. Nothing is computed
-        until a column is asked for."""
-        self._data = data
-        self._lines = None
-        self._marks: dict[str, bytes] = {}  # tag -> b"<tag"
+        """Columns are found on demand (irexec/io/columns.py): nothing is computed until a
+        column is asked for."""
+        encoding = root.getroottree().docinfo.encoding if root is not None else None
+        self._columns = Columns(data, limits.ascii_compatible(data, encoding))
 
     def column(self, element) -> int | None:
-        if element is None:
-            return None
-        number, tag = element.sourceline, element.tag
-        if not number or not isinstance(tag, str) or number >= LAST_EXACT_LINE:
-            return None
-        lines = self._lines
-        if lines is None:
-            lines = self._lines = self._data.split(b"\n")
-        text = lines[number - 1]
-        mark = self._marks.get(tag)
-        if mark is None:
-            mark = self._marks[tag] = b"<" + tag.encode()
-        at = text.find(mark)
-        if at < 0:
-            return None
-        prefix = text[:at]
-        if ((not at or prefix.isspace() or (b"<" not in prefix and b">" not in prefix
-                                            and prefix.isascii()))
-                and text.find(mark, at + 1) < 0):
-            # One ``<tag`` on the line and no tag before it: no element with this tag can start
-            # earlier on the line (lxml's line is where a start tag ends, and that would leave
-            # a ``>`` before it), so this is the element's own tag.
-            return at + 1
-        # How many elements with this tag start earlier on the same line: walk back in
-        # document order (lines never decrease along it) until an element on an earlier line.
-        ordinal, x, steps = 0, element, 0
-        while True:
-            steps += 1
-            if steps > MAX_COLUMN_WALK:  # thousands of elements on one line: leave it unknown
-                return None
-            previous = x.getprevious()
-            if previous is None:
-                x = x.getparent()
-                if x is None:
-                    break
-            else:
-                x = previous
-                while len(x):
-                    x = x[-1]  # the last element inside comes just before
-            if isinstance(x.tag, str):
-                if x.sourceline != number:
-                    break
-                if x.tag == tag:
-                    ordinal += 1
-        line = text.decode("utf-8", "replace")
-        start = -1
-        for _ in range(ordinal + 1):
-            start = line.find("<" + tag, start + 1)
-            if start < 0:
-                return None
-        return start + 1
+        return self._columns.of(element)
 
     # --- the file ---------------------------------------------------------------------------
 
@@ -507,7 +465,7 @@ class _Reader:
     def read_attrs(self, node: Node, layer, data=False) -> None:
         if data is False:
             data = _child(layer, "data")
-        raw = dict(data.attrib) if data is not None else {}
+        raw = attributes(data) if data is not None else {}
         ignored = {}
         for attr in node.op.spec.attrs:
             if attr.on_layer:
@@ -518,8 +476,12 @@ class _Reader:
                     ignored[attr.name] = raw.pop(attr.name)
                 if layer.get(attr.name) is not None:
                     raw[attr.name] = layer.get(attr.name)
-        def where():  # the location, worked out only for a diagnostic
-            return self.loc(data if data is not None else layer, node)
+        located = []
+
+        def where():  # the location, worked out once and only for a diagnostic
+            if not located:
+                located.append(self.loc(data if data is not None else layer, node))
+            return located[0]
 
         for attr in node.op.spec.attrs:
             if attr.name not in raw:
@@ -557,11 +519,8 @@ class _Reader:
                                         f"{', '.join(e.name for e in _supported())})", where())
                 del node.attrs[attr.name]
                 node.broken = True
-        for name in raw:
-            self.diags.add("IR310", f"attribute '{name}' is not one {node.type}-"
-                                    f"{node.op.spec.since} takes; it is ignored "
-                                    f"(known: {', '.join(a.name for a in node.op.spec.attrs)})",
-                           where())
+        if raw:
+            self.report_unknown(node, list(raw), where)
         for name in ignored:
             self.diags.add("IR310", f"attribute '{name}' belongs on the <layer> element, not in "
                                     f"<data>; it is ignored", where())
@@ -599,6 +558,21 @@ class _Reader:
                 self.diags.add("IR504", f"size {a['size']} is larger than the {needed} bytes "
                                         f"shape {list(a['shape'])} of {a['element_type']} needs",
                                where())
+
+    def report_unknown(self, node: Node, names: list[str], where) -> None:
+        """IR310 for each unknown attribute of one element, the first ``MAX_REPEATED`` one by
+        one and the rest in one summary (an element may carry 100,000 of them)."""
+        op = f"{node.type}-{node.op.spec.since}"
+        known = ", ".join(a.name for a in node.op.spec.attrs)
+        for name in names[:MAX_REPEATED]:
+            self.diags.add("IR310", f"attribute '{ir_text.short(name)}' is not one {op} takes; "
+                                    f"it is ignored (known: {known})", where())
+        rest = names[MAX_REPEATED:]
+        if rest:
+            shown = ", ".join(f"'{ir_text.short(n)}'" for n in rest[:MAX_REPEATED])
+            self.diags.add("IR310", f"{len(rest)} more attributes {op} does not take are "
+                                    f"ignored: {shown}{', ...' if len(rest) > MAX_REPEATED else ''}",
+                           where())
 
     def check_budget(self, shape, itemsize: int, what: str, element, node: Node,
                      element_type=None) -> bool:
@@ -651,6 +625,7 @@ class _Reader:
         wiring = Wiring(nodes, self.diags, self.loc)
         edges_block = _child(root, "edges")
         uints = self._uints
+        ports_by_id: dict = {}
         for edge in _children(edges_block, "edge") if edges_block is not None else []:
             ends = [_canonical(edge.get(a, "").strip()) for a in ("from-layer", "to-layer")] \
                 if self.broken else ()

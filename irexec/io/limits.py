@@ -35,6 +35,8 @@ _TOO_LONG_ATTR = etree.XPath(f"(//@*[string-length(.) > {MAX_TEXT}])[1]")
 
 _ASCII_COMPATIBLE = {"UTF-8", "UTF8", "US-ASCII", "ASCII"}
 _WIDE_BOMS = (b"\xff\xfe", b"\xfe\xff")
+_NOT_ASCII_COMPATIBLE = ("UTF-16", "UTF16", "UTF-32", "UTF32", "UCS", "IBM", "CP0", "CP1",
+                         "EBCDIC", "UTF-7", "UTF7")
 
 # libxml2's messages for the limits it enforces itself (without XML_PARSE_HUGE).
 _LIBXML_LIMITS = ("Excessive depth", "Resource limit exceeded", "too long", "Huge input lookup",
@@ -79,6 +81,15 @@ def _where(path: str, data: bytes, element) -> Location:
     text = data.split(b"\n", line)[line - 1] if line else b""
     at = text.find(b"<" + element.tag.encode("utf-8", "replace"))
     return Location(path, line, column=at + 1 if at >= 0 else None)
+
+
+def ascii_compatible(data: bytes, encoding: str | None) -> bool:
+    """Whether every ASCII character of the file is its own single byte (UTF-8 and the
+    8-bit encodings; not UTF-16, UTF-32 or EBCDIC)."""
+    if data[:2] in _WIDE_BOMS or b"\0" in data[:4]:
+        return False
+    name = (encoding or "UTF-8").upper().replace("_", "-")
+    return not name.startswith(_NOT_ASCII_COMPATIBLE)
 
 
 def _may_hold_long_values(data: bytes, encoding: str | None) -> bool:
