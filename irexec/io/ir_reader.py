@@ -21,7 +21,7 @@ from lxml import etree
 from irexec import budget, gc_pause
 from irexec.diagnostics.diagnostic import Diagnostics, Location
 from irexec.errors import IRError, raise_if_errors
-from irexec.io import limits
+from irexec.io import files, limits
 from irexec.io.columns import Columns
 from irexec.io.weights import Weights, WeightsError
 from irexec.ir import text as ir_text
@@ -54,7 +54,7 @@ def _child(parent, tag: str):
     return next(parent.iterchildren(tag), None)
 
 
-_ALL_ATTRIBUTES = etree.XPath("@*")
+_ATTRIBUTE_VALUES = etree.XPath("@*", smart_strings=False)
 FEW_ATTRIBUTES = 32
 
 
@@ -62,10 +62,12 @@ def attributes(element) -> dict[str, str]:
     """An element's attributes as a dict, in time linear in their number. lxml's ``attrib``,
     ``items()`` and ``values()`` look each value up again by name, one linear search per
     attribute: 100,000 attributes on one element took minutes. XPath hands them over in one
-    walk, but costs more per call, so it serves the elements with many."""
-    if len(element.keys()) <= FEW_ATTRIBUTES:
+    walk (in the order of ``keys()``), but costs more per call, so it serves the elements with
+    many."""
+    names = element.keys()
+    if len(names) <= FEW_ATTRIBUTES:
         return dict(element.items())
-    return {a.attrname: str(a) for a in _ALL_ATTRIBUTES(element)}
+    return dict(zip(names, _ATTRIBUTE_VALUES(element)))
 
 
 def read_rt_info(element) -> list[RtInfo]:
@@ -79,14 +81,14 @@ class _Reader:
     def __init__(self, xml_path: str, bin_path: str | None):
         self.path = xml_path
         self.diags = Diagnostics()
-        self.weights = Weights(bin_path)
+        self.budget = budget.current()  # bytes one tensor may take (irexec/budget.py)
+        self.weights = Weights(bin_path, limit=self.budget)
         # Layers already reported as broken (bad header or ports): edges touching them would only
         # repeat the problem, so they are not reported again.
         self.broken: set[str] = set()
         self.unread_layers = 0  # layers dropped because their id could not be read
         self._over_budget: list = []  # the current layer's ports too large for the budget
         self._attr_over_budget = False  # whether its attributes were reported so
-        self.budget = budget.current()  # bytes one tensor may take (irexec/budget.py)
         # Every tensor over the budget, (message, location, layer name): said in one line.
         self.over_budget: list = []
         self._weights_reported = False  # a weights file unusable for every Const: said once
@@ -132,24 +134,34 @@ class _Reader:
 
     def parse_xml(self):
         try:
-            if not os.path.isfile(self.path) and os.path.exists(self.path):
-                raise IRError.make("IR001", "the model is not a regular file",
-                                   Location(self.path))
-            with open(self.path, "rb") as f:
+            with files.open_file(self.path) as f:
+                size = os.fstat(f.fileno()).st_size
+                if size > MAX_XML_BYTES:
+                    raise IRError.make("IR001", f"the XML file is larger than {MAX_XML_BYTES} "
+                                                f"bytes, the most irexec reads",
+                                       Location(self.path))
+                limits.check_xml_size(self.path, size, self.budget)
                 data = f.read(MAX_XML_BYTES + 1)
-            if len(data) > MAX_XML_BYTES:
-                raise IRError.make("IR001", f"the XML file is larger than {MAX_XML_BYTES} bytes, "
-                                            f"the most irexec reads", Location(self.path))
         except OSError as e:
             raise IRError.make("IR001", f"cannot read the model: {e.strerror or e}",
                                Location(self.path)) from None
+        if len(data) > MAX_XML_BYTES:  # it grew since
+            raise IRError.make("IR001", f"the XML file is larger than {MAX_XML_BYTES} bytes, "
+                                        f"the most irexec reads", Location(self.path))
+        limits.check_xml_memory(self.path, data, self.budget)
         try:
             root = etree.fromstring(data, _parser())
+        except MemoryError:
+            raise limits.out_of_memory(self.path, data) from None
         except etree.XMLSyntaxError as e:
+            if getattr(e, "code", None) == etree.ErrorTypes.ERR_NO_MEMORY:
+                raise limits.out_of_memory(self.path, data) from None
             line = e.lineno if e.lineno else None
             msg = e.msg if hasattr(e, "msg") and e.msg else str(e)
             msg = re.sub(r",? line \d+, column \d+$", "", msg)  # the location is in front
-            msg = msg.replace(", use XML_PARSE_HUGE option", "")  # libxml2's advice, not ours
+            for advice in (", use XML_PARSE_HUGE option", ", try XML_PARSE_HUGE"):
+                msg = msg.replace(advice, "")  # libxml2's advice, not ours
+            msg = " ".join(msg.split())  # one line, whatever libxml2 wrote
             column = e.position[1] if getattr(e, "position", None) and line else None
             code = limits.syntax_error_code(msg, data)
             if code == "IR005":
@@ -429,7 +441,13 @@ class _Reader:
     def read_dims(self, texts: tuple, elements: list, section: str, port_id: int,
                   node: Node) -> PartialShape | None:
         """The shape the ``<dim>`` elements of a port declare (kept for the next port with the
-        same texts), or None after reporting each one that is not a dimension."""
+        same texts), or None after reporting each one that is not a dimension, or too many."""
+        if len(elements) > budget.MAX_RANK:
+            self.diags.add("IR114", f"{section} port {port_id} has {len(elements)} <dim>s; "
+                                    f"numpy, which irexec computes with, holds at most "
+                                    f"{budget.MAX_RANK}", self.loc(elements[budget.MAX_RANK], node))
+            node.broken = True
+            return None
         dims = []
         for dim in elements:
             known = self._dims.get(dim.text)
@@ -509,6 +527,10 @@ class _Reader:
                 if isinstance(value, _IMMUTABLE):
                     self._values[id(attr), text] = value
             node.attrs[attr.name] = value
+            if attr.kind == "partial_shape" and not self.check_shape_attr(attr.name, value,
+                                                                          where, node):
+                del node.attrs[attr.name]
+                continue
             if attr.kind == "element_type" and not value.in_ir and not (
                     value.is_dynamic and attr.dynamic_ok):
                 what = ("is not an OpenVINO element type (irexec holds it for ONNX models only)"
@@ -536,12 +558,12 @@ class _Reader:
                     return
                 self._fits.add((shape, itemsize))
             try:
-                if et.is_narrow:  # checked now, unpacked when something reads it
-                    self.weights.check(et, shape, offset, size)
-                    node.load_value_later(
-                        lambda w=self.weights: w.tensor(et, shape, offset, size))
-                else:
+                if et.kind == "string":  # its table is checked now
                     node.value = self.weights.tensor(et, shape, offset, size)
+                else:  # read when a layer first needs it (irexec/io/weights.py)
+                    self.weights.check(et, shape, offset, size)
+                    node.load_value_later(self.weights.later(et, shape, offset, size,
+                                                             where()))
             except WeightsError as e:
                 node.broken = True
                 if e.code == "IR502":  # several beyond the end: the wrong file, said once
@@ -553,11 +575,27 @@ class _Reader:
             count = 1
             for d in shape:
                 count *= d
-            needed = self.weights.used_size(et, offset, count)
+            needed = self.weights.used_size(et, offset, count, size)
             if a["size"] > needed:
                 self.diags.add("IR504", f"size {a['size']} is larger than the {needed} bytes "
                                         f"shape {list(a['shape'])} of {a['element_type']} needs",
                                where())
+
+    def check_shape_attr(self, name: str, shape: PartialShape, where, node: Node) -> bool:
+        """IR114 for a shape attribute with more dims than numpy holds; IR109 for a static one
+        that no tensor could have within the budget (a Parameter's ``shape``: the inputs are
+        made from it). A Const's ``shape`` is checked with its payload."""
+        if not shape.rank_is_static:
+            return True
+        if len(shape) <= budget.MAX_RANK and not shape.is_static:
+            return True
+        dims = tuple(d.min for d in shape) if shape.is_static else (1,) * len(shape)
+        problem = budget.shape_problem(dims, 1, self.budget)
+        if problem is None:
+            return True
+        self.diags.add(budget.problem_code(dims), f"attribute '{name}': {problem}", where())
+        node.broken = True
+        return False
 
     def report_unknown(self, node: Node, names: list[str], where) -> None:
         """IR310 for each unknown attribute of one element, the first ``MAX_REPEATED`` one by
@@ -578,10 +616,16 @@ class _Reader:
                      element_type=None) -> bool:
         """The layer marked broken if a tensor an attribute declares would exceed the memory
         budget or overflow int64 (see irexec/budget.py); reported with the model's other
-        tensors over it, in one line, when reading ends (``report_budget``)."""
+        tensors over it, in one line, when reading ends (``report_budget``). More dims than
+        numpy holds is IR114, said at once."""
         problem = budget.shape_problem(shape, itemsize, self.budget, element_type)
         if problem is None:
             return True
+        if budget.problem_code(shape) != "IR109":
+            self.diags.add(budget.problem_code(shape), f"{what}: {problem}",
+                           self.loc(element, node))
+            node.broken = True
+            return False
         self.over_budget.append((f"{what}: {problem}", self.loc(element, node), node.name))
         node.broken = True
         self._attr_over_budget = True
@@ -662,6 +706,7 @@ class _Reader:
         root, version = self.parse_xml()
         model = self.read_graph(root, root.get("name", "model"), version)
         model.rt_info = read_rt_info(_child(root, "rt_info"))
+        self.weights.close()  # a value asked for later opens it again (irexec/io/weights.py)
         # What is said once for the whole file (bodies included):
         self.report_budget()
         self.report_beyond_end()

@@ -44,6 +44,61 @@ _LIBXML_LIMITS = ("Excessive depth", "Resource limit exceeded", "too long", "Hug
 _LIBXML_ENTITIES = ("ntity", "PEReference", "DOCTYPE", "DTD")
 
 
+# --- memory ---------------------------------------------------------------------------------------
+# What reading an IR file costs, per element, end tag and attribute (libxml2's nodes plus the
+# Python objects irexec builds from them), measured on the file shapes in tests/test_robustness.py
+# (test_xml_memory_estimate_bounds_the_peak) and rounded up; docs/robustness.md has the figures.
+ELEMENT_BYTES = 420
+END_TAG_BYTES = 150
+ATTRIBUTE_BYTES = 560
+MIN_BYTES_PER_BYTE = 3  # the file's bytes, libxml2's copy of its text, and slack
+XML_MEMORY_FLOOR = 16 << 20  # what any budget allows the XML: an IR of a few hundred KB
+
+
+def xml_cost(data: bytes) -> int:
+    """About the most memory reading ``data`` as an IR takes (bytes), from counts of its
+    markup (C-speed scans, no parse)."""
+    tags = data.count(b"<")
+    ends = data.count(b"</")
+    return (len(data) * MIN_BYTES_PER_BYTE + (tags - ends) * ELEMENT_BYTES
+            + ends * END_TAG_BYTES + data.count(b"=") * ATTRIBUTE_BYTES)
+
+
+def _memory_error(path: str, what: str, cost: int, budget: int) -> IRError:
+    from irexec.budget import ENV, describe
+
+    allowed = max(budget, XML_MEMORY_FLOOR)
+    return IRError.make("IR109", f"reading this XML file ({what}) would take about "
+                                 f"{describe(cost)} of memory, more than the memory budget of "
+                                 f"{describe(allowed)}; raise the budget with --memory-budget or "
+                                 f"{ENV} if the machine has the memory", Location(path))
+
+
+def check_xml_size(path: str, size: int, budget: int) -> None:
+    """IR109 before reading a file whose bytes alone would exceed the budget."""
+    if size * MIN_BYTES_PER_BYTE > max(budget, XML_MEMORY_FLOOR):
+        raise _memory_error(path, f"{size} bytes", size * MIN_BYTES_PER_BYTE, budget)
+
+
+def check_xml_memory(path: str, data: bytes, budget: int) -> None:
+    """IR109 before parsing a file whose tree and model would exceed the budget."""
+    if len(data) * (MIN_BYTES_PER_BYTE + ELEMENT_BYTES) <= XML_MEMORY_FLOOR:
+        return  # small enough whatever it holds (no need to count)
+    cost = xml_cost(data)
+    if cost > max(budget, XML_MEMORY_FLOOR):
+        raise _memory_error(path, f"{len(data)} bytes, {data.count(b'<')} tags", cost, budget)
+
+
+def out_of_memory(path: str, data: bytes) -> IRError:
+    """The error for a parse that ran out of memory (libxml2 says only "unknown error")."""
+    from irexec.budget import describe
+
+    return IRError.make("IR109", f"the machine ran out of memory parsing this XML file "
+                                 f"({describe(len(data))}); lower the memory budget so that "
+                                 f"irexec refuses such a file before parsing it, or free memory",
+                        Location(path))
+
+
 def _doctype_position(data: bytes) -> tuple[int, int] | None:
     """Line and column of ``<!DOCTYPE`` in UTF-8 (or ASCII-compatible) bytes."""
     at = data.find(b"<!DOCTYPE")
