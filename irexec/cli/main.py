@@ -16,7 +16,7 @@ import traceback
 from irexec.cli import bench, compare, convert, graph, info, ops_cmd, run, validate
 from irexec.cli.usage import UsageError
 from irexec.errors import IRError
-from irexec.io import safe_write
+from irexec.io import files, safe_write
 
 COMMANDS = {"run": run, "validate": validate, "ops": ops_cmd, "convert": convert, "info": info,
             "graph": graph, "compare": compare, "bench": bench}
@@ -31,6 +31,8 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     for module in COMMANDS.values():
         module.add_parser(sub)
+    for command in sub.choices.values():
+        files.add_option(command)
     return parser
 
 
@@ -43,7 +45,8 @@ def main(argv=None) -> int:
 
 def _execute(parser, args) -> int:
     try:
-        return COMMANDS[args.command].execute(args)
+        with files.no_symlinks(args.no_follow_symlinks):
+            return COMMANDS[args.command].execute(args)
     except UsageError as e:  # found after parsing: one line, as argparse's own last line
         print(f"irexec {args.command}: error: {e}", file=sys.stderr)
         return 2

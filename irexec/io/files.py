@@ -67,6 +67,13 @@ def no_symlinks(refuse: bool = True):
         _forced.pop()
 
 
+def add_option(parser) -> None:
+    """``--no-follow-symlinks`` on a command's argparse parser (see :func:`no_symlinks`)."""
+    parser.add_argument("--no-follow-symlinks", action="store_true",
+                        help=f"read no file through a symbolic link (also {ENV_NO_SYMLINKS}=1): "
+                             f"for services that run irexec on files from elsewhere")
+
+
 def _kind(mode: int) -> str:
     if stat.S_ISDIR(mode):
         return "a folder"
@@ -130,5 +137,5 @@ def read_file(path, limit: int | None = None) -> bytes:
         return f.read() if limit is None else f.read(limit + 1)
 
 
-__all__ = ["ENV_NO_SYMLINKS", "NotReadable", "follows_symlinks", "no_symlinks", "open_file",
-           "open_regular", "read_file"]
+__all__ = ["ENV_NO_SYMLINKS", "NotReadable", "add_option", "follows_symlinks", "no_symlinks",
+           "open_file", "open_regular", "read_file"]

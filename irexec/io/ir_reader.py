@@ -341,7 +341,7 @@ class _Reader:
         that is not plain ASCII digits), or None after reporting why it cannot be read."""
         missing = [a for a in ("id", "name", "type", "version") if layer.get(a) is None]
         if missing or not ir_text.is_uint(layer.get("id", "")):
-            self.broken.add(str(layer.get("id", "")).strip())
+            self.broken.add(str(layer.get("id", "")).strip(ir_text.SPACE))
         if missing:
             self.diags.add("IR101", f"<layer> lacks the mandatory attribute"
                                     f"{'s' * (len(missing) > 1)} {', '.join(missing)}",
@@ -458,7 +458,7 @@ class _Reader:
                 dims.append(ir_text.parse_dim_element(dim.text))
                 self._dims[dim.text] = dims[-1]
             except ValueError as e:
-                if (dim.text or "").strip() == "?":
+                if (dim.text or "").strip(ir_text.SPACE) == "?":
                     self.diags.add("IR107", f"{section} port {port_id}: <dim> holds '?'; "
                                             f"a dynamic size is written -1 in a <dim>",
                                    self.loc(dim, node))
@@ -527,8 +527,8 @@ class _Reader:
                 if isinstance(value, _IMMUTABLE):
                     self._values[id(attr), text] = value
             node.attrs[attr.name] = value
-            if attr.kind == "partial_shape" and not self.check_shape_attr(attr.name, value,
-                                                                          where, node):
+            if attr.kind == "partial_shape" and not self.check_shape_attr(
+                    attr.name, value, data if data is not None else layer, node):
                 del node.attrs[attr.name]
                 continue
             if attr.kind == "element_type" and not value.in_ir and not (
@@ -581,21 +581,16 @@ class _Reader:
                                         f"shape {list(a['shape'])} of {a['element_type']} needs",
                                where())
 
-    def check_shape_attr(self, name: str, shape: PartialShape, where, node: Node) -> bool:
-        """IR114 for a shape attribute with more dims than numpy holds; IR109 for a static one
-        that no tensor could have within the budget (a Parameter's ``shape``: the inputs are
-        made from it). A Const's ``shape`` is checked with its payload."""
+    def check_shape_attr(self, name: str, shape: PartialShape, element, node: Node) -> bool:
+        """A shape attribute numpy could not make a tensor of (a Parameter's ``shape``: the
+        inputs are made from it): more dims than it holds (IR114), or dims -- those other than
+        0 too -- past a 64-bit count (IR109). Its size against the budget is its port's
+        business (the port knows the element type); a Const's shape is checked with its
+        payload."""
         if not shape.rank_is_static:
             return True
-        if len(shape) <= budget.MAX_RANK and not shape.is_static:
-            return True
-        dims = tuple(d.min for d in shape) if shape.is_static else (1,) * len(shape)
-        problem = budget.shape_problem(dims, 1, self.budget)
-        if problem is None:
-            return True
-        self.diags.add(budget.problem_code(dims), f"attribute '{name}': {problem}", where())
-        node.broken = True
-        return False
+        dims = tuple(d.min if d.is_static else 1 for d in shape)
+        return self.check_budget(dims, None, f"attribute '{name}'", element, node)
 
     def report_unknown(self, node: Node, names: list[str], where) -> None:
         """IR310 for each unknown attribute of one element, the first ``MAX_REPEATED`` one by
@@ -608,9 +603,9 @@ class _Reader:
         rest = names[MAX_REPEATED:]
         if rest:
             shown = ", ".join(f"'{ir_text.short(n)}'" for n in rest[:MAX_REPEATED])
+            more = ", ..." if len(rest) > MAX_REPEATED else ""
             self.diags.add("IR310", f"{len(rest)} more attributes {op} does not take are "
-                                    f"ignored: {shown}{', ...' if len(rest) > MAX_REPEATED else ''}",
-                           where())
+                                    f"ignored: {shown}{more}", where())
 
     def check_budget(self, shape, itemsize: int, what: str, element, node: Node,
                      element_type=None) -> bool:
@@ -669,10 +664,9 @@ class _Reader:
         wiring = Wiring(nodes, self.diags, self.loc)
         edges_block = _child(root, "edges")
         uints = self._uints
-        ports_by_id: dict = {}
         for edge in _children(edges_block, "edge") if edges_block is not None else []:
-            ends = [_canonical(edge.get(a, "").strip()) for a in ("from-layer", "to-layer")] \
-                if self.broken else ()
+            ends = [_canonical(edge.get(a, "").strip(ir_text.SPACE))
+                    for a in ("from-layer", "to-layer")] if self.broken else ()
             if ends and set(ends) & self.broken and all(e in self.broken or (ir_text.is_uint(e) and
                                                                     int(e) in nodes)
                                                for e in ends):
@@ -697,7 +691,7 @@ class _Reader:
         values = []
         for name in ("from-layer", "to-layer", "to-port"):
             try:
-                values.append(self.uint((edge.get(name) or "").strip()))
+                values.append(self.uint((edge.get(name) or "").strip(ir_text.SPACE)))
             except ValueError:
                 values.append(None)
         return values[0], values[1], values[2]
