@@ -21,6 +21,9 @@ for files where a run may be long enough to matter.
 
 from __future__ import annotations
 
+import codecs
+import re
+
 from lxml import etree
 
 from irexec.errors import IRError
@@ -99,13 +102,50 @@ def out_of_memory(path: str, data: bytes) -> IRError:
                         Location(path))
 
 
+# How a file that is not ASCII-compatible starts (the XML specification's appendix F).
+_SIGNATURES = ((b"\x00\x00\xfe\xff", "utf-32-be"), (b"\xff\xfe\x00\x00", "utf-32-le"),
+               (b"\xef\xbb\xbf", "utf-8-sig"), (b"\xfe\xff", "utf-16-be"),
+               (b"\xff\xfe", "utf-16-le"), (b"\x00\x00\x00<", "utf-32-be"),
+               (b"<\x00\x00\x00", "utf-32-le"), (b"\x00<\x00?", "utf-16-be"),
+               (b"<\x00?\x00", "utf-16-le"), (b"\x4c\x6f\xa7\x94", "cp037"))
+_DECLARED = re.compile(r"""^\s*<\?xml[^>]*?\sencoding\s*=\s*["']([A-Za-z][A-Za-z0-9._-]*)["']""")
+
+
+def _text(data: bytes) -> str | None:
+    """The file as text, in the encoding libxml2 reads it in: its byte-order mark or first
+    bytes, else the encoding its XML declaration names (UTF-7 writes ``<`` as ``+ADw-``).
+    None for UTF-8 (and an encoding Python does not know): the bytes are the text's.
+    Undecodable bytes become U+FFFD."""
+    family = next((name for mark, name in _SIGNATURES if data.startswith(mark)), None)
+    head = data[:512].decode(family or "latin-1", "replace")
+    declared = _DECLARED.match(head.lstrip("\ufeff"))
+    encoding = family or "utf-8"
+    if declared:
+        try:
+            named = codecs.lookup(declared.group(1)).name
+        except LookupError:
+            named = None
+        if named and (family is None or not named.startswith(("utf-16", "utf-32"))):
+            encoding = named
+    if encoding in ("utf-8", "utf-8-sig", "ascii"):
+        return None
+    return data.decode(encoding, "replace")
+
+
 def _doctype_position(data: bytes) -> tuple[int, int] | None:
-    """Line and column of ``<!DOCTYPE`` in UTF-8 (or ASCII-compatible) bytes."""
-    at = data.find(b"<!DOCTYPE")
+    """Line and column of ``<!DOCTYPE``, in whatever encoding the file is written."""
+    at = data.find(b"<!DOCTYPE")  # the common case: an ASCII-compatible file
+    if at >= 0:
+        line_start = data.rfind(b"\n", 0, at) + 1
+        return data.count(b"\n", 0, at) + 1, at - line_start + 1
+    text = _text(data)
+    if text is None:
+        return None  # UTF-8: the bytes said it all
+    at = text.find("<!DOCTYPE")
     if at < 0:
         return None
-    line_start = data.rfind(b"\n", 0, at) + 1
-    return data.count(b"\n", 0, at) + 1, at - line_start + 1
+    line_start = text.rfind("\n", 0, at) + 1
+    return text.count("\n", 0, at) + 1, at - line_start + 1
 
 
 def has_doctype(data: bytes) -> bool:
