@@ -21,7 +21,7 @@ from irexec.cli.usage import UsageError
 from irexec.diagnostics.diagnostic import Location
 from irexec.errors import IRError
 from irexec.io import npy, safe_write
-from irexec.io.arrays import from_file, to_file
+from irexec.io.arrays import from_file, string_bytes, to_file
 from irexec.runtime.trace import DirectoryTrace
 
 SHOWN_VALUES = 6
@@ -96,7 +96,7 @@ def checksum(array: np.ndarray) -> str:
     if array.dtype.kind == "O":
         crc = 0
         for value in array.reshape(-1).tolist():
-            data = str(value).encode("utf-8")
+            data = string_bytes(value)  # never fails (irexec/io/arrays.py)
             crc = zlib.crc32(data, zlib.crc32(len(data).to_bytes(4, "little"), crc))
         return f"{crc:08x}"
     return f"{zlib.crc32(np.ascontiguousarray(array).tobytes()):08x}"

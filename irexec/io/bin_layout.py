@@ -186,7 +186,11 @@ def _decode_strings(buffer, offset: int, size: int, count: int) -> np.ndarray:
 
 
 def _encode_strings(array: np.ndarray) -> bytes:
-    parts = [str(v).encode("utf-8", "surrogateescape") for v in array.reshape(-1).tolist()]
+    try:
+        parts = [str(v).encode("utf-8", "surrogateescape") for v in array.reshape(-1).tolist()]
+    except UnicodeEncodeError as e:
+        raise LayoutError(f"a string holds the lone surrogate {e.object[e.start]!r}, which "
+                          f"stands for no byte and cannot be written") from None
     ends = np.zeros(len(parts) + 1, dtype="<i8")
     np.cumsum([len(p) for p in parts], out=ends[1:])
     if ends[-1] >= 2**31:
