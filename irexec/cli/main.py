@@ -16,6 +16,7 @@ import traceback
 from irexec.cli import bench, compare, convert, graph, info, ops_cmd, run, validate
 from irexec.cli.usage import UsageError
 from irexec.errors import IRError
+from irexec.diagnostics import printable
 from irexec.io import files, safe_write
 
 COMMANDS = {"run": run, "validate": validate, "ops": ops_cmd, "convert": convert, "info": info,
@@ -37,6 +38,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv=None) -> int:
+    printable.configure_streams()  # printing never fails on a name (diagnostics/printable.py)
     parser = build_parser()
     args = parser.parse_args(argv)
     with safe_write.signals_as_exceptions():
@@ -48,7 +50,7 @@ def _execute(parser, args) -> int:
         with files.no_symlinks(args.no_follow_symlinks):
             return COMMANDS[args.command].execute(args)
     except UsageError as e:  # found after parsing: one line, as argparse's own last line
-        print(f"irexec {args.command}: error: {e}", file=sys.stderr)
+        print(f"irexec {args.command}: error: {printable.line(e)}", file=sys.stderr)
         return 2
     except IRError as e:
         for d in e.diagnostics:
@@ -68,8 +70,9 @@ def _execute(parser, args) -> int:
     except Exception as e:  # a bug in irexec: say so in one line, keep the trace on request
         if os.environ.get("IREXEC_DEBUG"):
             traceback.print_exc()
-        print(f"irexec: internal error: {type(e).__name__}: {e} (this is a bug in irexec; "
-              f"run with IREXEC_DEBUG=1 for a traceback and please report it)", file=sys.stderr)
+        print(f"irexec: internal error: {type(e).__name__}: {printable.line(e)} (this is a bug "
+              f"in irexec; run with IREXEC_DEBUG=1 for a traceback and please report it)",
+              file=sys.stderr)
         return 3
 
 
