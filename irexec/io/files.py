@@ -29,7 +29,8 @@ from irexec.errors import UsageError
 ENV_NO_SYMLINKS = "IREXEC_NO_SYMLINKS"
 _YES = ("1", "true", "yes", "on")
 _NO = ("", "0", "false", "no", "off")
-_forced: list[bool] = []  # innermost no_symlinks() in force, for every thread
+_forced: list[bool] = []
+_CHUNK = 1 << 24  # innermost no_symlinks() in force, for every thread
 
 
 class NotReadable(OSError):
@@ -130,12 +131,26 @@ def open_file(path):
     return os.fdopen(open_regular(path), "rb")
 
 
+def read_at_most(f, limit: int) -> bytes:
+    """Up to ``limit + 1`` bytes from ``f`` (so that the caller can tell a file over the
+    limit). ``f.read(n)`` allocates all n bytes first, whatever the file holds: the first read
+    asks for the size ``fstat`` gives (and one more byte), any more in chunks."""
+    chunks, total = [], 0
+    first = min(os.fstat(f.fileno()).st_size + 1, limit + 1)
+    while total <= limit:
+        chunk = f.read(first if not chunks else min(_CHUNK, limit + 1 - total))
+        if not chunk:
+            break
+        chunks.append(chunk)
+        total += len(chunk)
+    return chunks[0] if len(chunks) == 1 else b"".join(chunks)
+
+
 def read_file(path, limit: int | None = None) -> bytes:
-    """The bytes of a regular file, at most ``limit + 1`` of them when a limit is given (so
-    that the caller can tell a file over the limit)."""
+    """The bytes of a regular file, at most ``limit + 1`` of them when a limit is given."""
     with open_file(path) as f:
-        return f.read() if limit is None else f.read(limit + 1)
+        return f.read() if limit is None else read_at_most(f, limit)
 
 
 __all__ = ["ENV_NO_SYMLINKS", "NotReadable", "add_option", "follows_symlinks", "no_symlinks",
-           "open_file", "open_regular", "read_file"]
+           "open_file", "open_regular", "read_at_most", "read_file"]

@@ -141,7 +141,7 @@ class _Reader:
                                                 f"bytes, the most irexec reads",
                                        Location(self.path))
                 limits.check_xml_size(self.path, size, self.budget)
-                data = f.read(MAX_XML_BYTES + 1)
+                data = files.read_at_most(f, MAX_XML_BYTES)
         except OSError as e:
             raise IRError.make("IR001", f"cannot read the model: {e.strerror or e}",
                                Location(self.path)) from None
