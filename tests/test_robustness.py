@@ -813,31 +813,93 @@ print("same", len(before))
     del model
 
 
+def test_unused_weights_are_never_read_and_a_changed_bin_is_noticed(tmp_path):
+    """A Const no layer reads costs nothing (the .bin is not mapped, and it is not copied
+    either); asked for after the file changed, it is IR502, not bytes of another file."""
+    layer = ('<layer id="9" name="unused" type="Const" version="opset1"><data element_type="f32" '
+             'shape="67108864" offset="16" size="268435456"/><output><port id="0" '
+             'precision="FP32"><dim>67108864</dim></port></output></layer>')
+    path = _write(tmp_path, BASE.replace("</layers>", layer + "</layers>"))
+    os.truncate(path.with_suffix(".bin"), 16 + (1 << 28))  # 256 MiB, sparse
+    script = f"""
+import os, sys
+sys.path.insert(0, {str(ROOT)!r})
+import irexec
+from irexec.runtime.inputs import make_inputs
+def resident():
+    with open("/proc/self/status") as f:
+        return next(int(l.split()[1]) * 1024 for l in f if l.startswith("VmRSS:"))
+before = resident()
+model = irexec.read_model({str(path)!r})
+compiled = irexec.compile_model(model)
+compiled(make_inputs(model, {{}}, 0))
+grown = resident() - before
+os.truncate({str(path.with_suffix(".bin"))!r}, 16 + (1 << 20))
+unused = next(n for n in model.nodes if n.name == "unused")
+try:
+    unused.value
+    print(grown, "read")
+except irexec.IRError as e:
+    print(grown, e.code)
+"""
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                            timeout=120)
+    assert result.returncode == 0, result.stderr
+    grown, outcome = result.stdout.split()
+    assert int(grown) < (32 << 20) and outcome == "IR502", result.stdout
+
+
 def test_a_bin_that_shrinks_while_it_is_read_is_ir502(tmp_path, monkeypatch):
     from irexec.io import weights as weights_module
 
     path = _write(tmp_path, BASE)
-    real = weights_module.Weights._open
+    real = weights_module.Weights._pread
 
-    def open_then_shrink(self):
-        fd = real(self)
+    def shrink_then_read(self, fd, offset, size):
         os.truncate(self.path, 4)
-        return fd
+        return real(self, fd, offset, size)
 
-    monkeypatch.setattr(weights_module.Weights, "_open", open_then_shrink)
+    monkeypatch.setattr(weights_module.Weights, "_pread", shrink_then_read)
     errors = [d for d in check_model(path)[1] if d.is_error]
     assert [d.code for d in errors] == ["IR502"] and "shrank" in errors[0].message
+    assert errors[0].location.layer_name == "seq_lengths"
+
+
+def test_a_bin_replaced_after_reading_is_never_read_as_the_old_one(tmp_path):
+    """What a run needs was read with the model; a payload asked for after the file changed
+    (size, time or inode) is IR502, never bytes of the new file taken for the old."""
+    from irexec.io.weights import Weights
+
+    path = _write(tmp_path, BASE)
+    model = irexec.read_model(path)
+    weights_path = path.with_suffix(".bin")
+    weights_path.write_bytes(bytes(16))  # same size, other bytes
+    compiled = irexec.compile_model(model)
+    assert compiled(make_inputs(model, {}, 0))["reversed"].shape == (2, 3)
+    i64 = next(n for n in model.nodes if n.name == "seq_lengths").attrs["element_type"]
+    weights = Weights(str(weights_path))
+    weights.check(i64, (2,), 0, 16)
+    weights.close()
+    os.utime(weights_path, ns=(1, 1))
+    with pytest.raises(irexec.IRError) as caught:
+        weights.later(i64, (2,), 0, 16, None)()
+    assert caught.value.code == "IR502" and "changed or replaced" in str(caught.value)
 
 
 def test_weights_read_are_held_to_the_budget_in_all(tmp_path):
     """Consts whose payloads overlap could make a small .bin cost any amount of memory: 200
     Consts of 1 MiB, each starting a byte after the last, in a file of 1 MiB + 200 bytes."""
-    layers, edges = [], []
+    layers = []
     for i in range(200):
         layers.append(f'<layer id="{10 + i}" name="w{i}" type="Const" version="opset1"><data '
                       f'element_type="u8" shape="1048576" offset="{i}" size="1048576"/><output>'
-                      f'<port id="0" precision="U8"><dim>1048576</dim></port></output></layer>')
-    xml = BASE.replace("</layers>", "".join(layers) + "</layers>")
+                      f'<port id="0" precision="U8"><dim>1048576</dim></port></output></layer>'
+                      f'<layer id="{1000 + i}" name="r{i}" type="Result" version="opset1"><input>'
+                      f'<port id="0"><dim>1048576</dim></port></input></layer>')
+    edges = "".join(f'<edge from-layer="{10 + i}" from-port="0" to-layer="{1000 + i}" '
+                    f'to-port="0"/>' for i in range(200))
+    xml = BASE.replace("</layers>", "".join(layers) + "</layers>").replace(
+        "</edges>", edges + "</edges>")
     weights = (HOSTILE / "base.bin").read_bytes() + bytes((1 << 20) + 200)
     path = _write(tmp_path, xml, weights=weights)
     with budget.limit(64 << 20):

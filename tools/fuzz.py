@@ -69,17 +69,20 @@ def main(argv=None) -> int:
             test = settings(max_examples=args.batch, deadline=None, database=None,
                             suppress_health_check=list(HealthCheck))(
                 seed(args.seed * 1_000_003 + batch)(given(st.data())(one)))
+            last.clear()
             try:
                 test()
-            except FuzzFailure:
-                path = save_crash(last[0])
-                crashes.append(path)
-                print(f"batch {batch}: FAILURE kept as {path}: {str(last[0]).splitlines()[0]}",
-                      flush=True)
-            except Exception as e:  # the fuzzer's own trouble (or hypothesis's): say so, go on
-                harness.append(f"batch {batch}: {type(e).__name__}: {e}")
-                print(f"batch {batch}: HARNESS ERROR {type(e).__name__}: "
-                      f"{str(e).splitlines()[0] if str(e) else ''}", flush=True)
+            except Exception as e:
+                if last:  # a case failed (hypothesis may call it flaky if a rerun passed)
+                    path = save_crash(last[0])
+                    crashes.append(path)
+                    flaky = "" if isinstance(e, FuzzFailure) else " (not on every rerun)"
+                    print(f"batch {batch}: FAILURE{flaky} kept as {path}: "
+                          f"{str(last[0]).splitlines()[0]}", flush=True)
+                else:  # the fuzzer's own trouble: say so, go on
+                    harness.append(f"batch {batch}: {type(e).__name__}: {e}")
+                    print(f"batch {batch}: HARNESS ERROR {type(e).__name__}: "
+                          f"{str(e).splitlines()[0] if str(e) else ''}", flush=True)
             batch += 1
             total = sum(outcomes.values())
             print(f"{(time.monotonic() - start) / 60:6.1f} min  batch {batch}  {total} cases  "
