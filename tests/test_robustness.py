@@ -719,6 +719,8 @@ XML_SHAPES = {
     "attribute_flood": lambda n: BASE.replace('batch_axis="0"', 'batch_axis="0" ' + " ".join(
         f'a{i:06x}="1"' for i in range(n // 11))),
     "layer_chain": lambda n: _one_line_chain(n // 330, 1_000_000).replace("><", ">\n<"),
+    "long_values": lambda n: BASE.replace("</layers>", "</layers><rt_info>" + (
+        '<attribute name="a" value="' + "v" * 100_000 + '"/>') * (n // 100_030) + "</rt_info>"),
 }
 
 
@@ -738,6 +740,7 @@ from irexec.runtime import budget
 def status(key):  # this process's own (getrusage's maxrss may be the parent's after exec)
     with open("/proc/self/status") as f:
         return next(int(line.split()[1]) * 1024 for line in f if line.startswith(key))
+check_model({str(HOSTILE / "base.xml")!r})  # what the first model costs whatever its size
 before = status("VmRSS:")  # now, not the high-water mark importing left
 with budget.limit(1 << 40):
     model, diags = check_model({str(path)!r})

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Fuzz irexec for a long time: mutated sample models through read_model + compile_model + a
 call, each case either succeeding or raising IRError (tests/fuzz/engine.py says what counts as a
-failure: another exception, a hang over 5 s, memory growth past a bound).
+failure: another exception, over 5 s of CPU or 60 s blocked, memory growth past a bound).
 
 atheris does not install here (it builds against a libFuzzer this machine lacks), so this drives
 hypothesis: batches of ``--batch`` examples, each batch with its own seed derived from

@@ -54,7 +54,7 @@ _LIBXML_ENTITIES = ("ntity", "PEReference", "DOCTYPE", "DTD")
 ELEMENT_BYTES = 420
 END_TAG_BYTES = 150
 ATTRIBUTE_BYTES = 560
-MIN_BYTES_PER_BYTE = 3  # the file's bytes, libxml2's copy of its text, and slack
+MIN_BYTES_PER_BYTE = 4  # the file's bytes, libxml2's input buffer and its copy of the text, ours
 XML_MEMORY_FLOOR = 16 << 20  # what any budget allows the XML: an IR of a few hundred KB
 
 

@@ -3,8 +3,10 @@
 ``run_case`` feeds the result to read_model + compile_model + one call.
 
 The contract under test: each case either succeeds or raises ``IRError``. Any other exception, a
-case running longer than ``TIME_LIMIT`` seconds, or the process's peak memory growing past
-``MEMORY_BOUND`` bytes is a failure (``FuzzFailure``).
+case using more than ``TIME_LIMIT`` seconds of CPU (or blocked for ``WALL_LIMIT`` seconds: a
+FIFO opened, a device read), or the process's peak memory growing past ``MEMORY_BOUND`` bytes is
+a failure (``FuzzFailure``). CPU time, not wall-clock time, so that a machine shared with other
+work does not turn a slow moment into a failure that no rerun repeats.
 
 Besides the two files' bytes, a case has a ``Setting`` (``draw_setting``): what the .bin path
 is (a regular file, a FIFO, a folder, a device, links to them), whether links are refused, what
@@ -42,7 +44,8 @@ from lxml import etree
 
 SAMPLES = Path(__file__).resolve().parents[2] / "samples"
 CRASHES = Path(__file__).resolve().parent / "crashes"
-TIME_LIMIT = 5.0
+TIME_LIMIT = 5.0  # seconds of CPU a case may use
+WALL_LIMIT = 60.0  # seconds a case may take in all (time blocked uses no CPU)
 MEMORY_BOUND = 1 << 30  # peak RSS may grow this much over the whole run, no more
 BUDGET = "64M"  # the memory budget the fuzzed models run under
 
@@ -83,7 +86,8 @@ class FuzzFailure(AssertionError):
 
 
 class Hang(BaseException):
-    """Raised by the alarm; a BaseException, so no ``except Exception`` in irexec swallows it."""
+    """Raised by the timers; a BaseException, so no ``except Exception`` in irexec swallows
+    it. Its argument says which limit was passed."""
 
 
 class HypothesisRandom:
@@ -344,7 +348,9 @@ def mutate(r, xml: bytes, weights: bytes) -> tuple[bytes, bytes, list[str]]:
 # --- running a case -----------------------------------------------------------------------------
 
 def _on_alarm(signum, frame):
-    raise Hang()
+    if signum == signal.SIGPROF:
+        raise Hang(f"the case used over {TIME_LIMIT} s of CPU")
+    raise Hang(f"the case was blocked for {WALL_LIMIT} s")
 
 
 def _peak_rss() -> int:
@@ -497,8 +503,9 @@ def run_case(xml: bytes, weights: bytes, folder: Path, setting: Setting | None =
 
     setting = setting or Setting()
     xml_path = _lay_out(folder, xml, weights, setting)
-    old = signal.signal(signal.SIGALRM, _on_alarm)
-    signal.setitimer(signal.ITIMER_REAL, TIME_LIMIT * (2 if setting.cli else 1))
+    old = signal.signal(signal.SIGALRM, _on_alarm), signal.signal(signal.SIGPROF, _on_alarm)
+    signal.setitimer(signal.ITIMER_PROF, TIME_LIMIT * (2 if setting.cli else 1))
+    signal.setitimer(signal.ITIMER_REAL, WALL_LIMIT)
     problem = None
     try:
         with budget.limit(budget.parse_size(BUDGET)), files.no_symlinks(setting.no_symlinks):
@@ -518,15 +525,16 @@ def run_case(xml: bytes, weights: bytes, folder: Path, setting: Setting | None =
             if setting.cli and problem is None:
                 _lay_out(folder, xml, weights, setting)
                 problem = _through_the_cli(xml_path, setting)
-    except Hang:
-        raise FuzzFailure(f"hang: the case ran over {TIME_LIMIT} s ({setting.describe()})", xml,
-                          weights, setting) from None
+    except Hang as e:
+        raise FuzzFailure(f"hang: {e} ({setting.describe()})", xml, weights, setting) from None
     except Exception as e:  # the contract: IRError or nothing
         raise FuzzFailure(f"{type(e).__name__}: {e} ({setting.describe()})\n"
                           f"{traceback.format_exc()}", xml, weights, setting) from None
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, old)
+        signal.setitimer(signal.ITIMER_PROF, 0)
+        signal.signal(signal.SIGALRM, old[0])
+        signal.signal(signal.SIGPROF, old[1])
     if problem is not None:
         raise FuzzFailure(f"{problem} ({setting.describe()})", xml, weights, setting)
     grown = _peak_rss() - _START_RSS

@@ -1,7 +1,7 @@
 """Fuzzing the reader, the planner and the run loop with mutated sample models (see engine.py):
-every case succeeds or raises IRError, within 5 s and a memory bound. CI runs a bounded number of
-examples; ``tools/fuzz.py`` runs the same cases for as long as it is given. Every case a fuzz run
-found failing is kept in ``crashes/`` and replayed here."""
+every case succeeds or raises IRError, within 5 s of CPU and a memory bound. CI runs a bounded
+number of examples; ``tools/fuzz.py`` runs the same cases for as long as it is given. Every case
+a fuzz run found failing is kept in ``crashes/`` and replayed here."""
 
 from __future__ import annotations
 
