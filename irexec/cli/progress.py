@@ -10,7 +10,7 @@ from __future__ import annotations
 import sys
 import time
 
-from irexec.io import printable
+from irexec.diagnostics import printable
 
 WIDTH = 30
 MIN_INTERVAL = 0.1  # seconds between redraws, so a fast loop does not flood the terminal

@@ -7,14 +7,15 @@ with ``os.pread`` into a bytes object the model owns (a short read is an error, 
 and the Const's array is a read-only numpy view of those bytes. Payloads at the same offset and
 size are read once and shared.
 
-When: a string Const is read with the model (its table is checked then); any other is read the
-first time its value is asked for. Inference asks for the value of every Const a layer reads, so
-when ``read_model`` returns, everything a run needs is in memory and nothing reads the file again;
-a Const no layer reads is never read at all (1 GiB of unused weights cost nothing). A value asked
-for later is read only from the very file the model was read from: if it was changed or replaced
-since (size, time or inode), that is IR502, never stale or mixed bytes.
+When: a string Const is read with the model (its table is checked then); any other the first
+time its value is asked for -- by inference, for a rule that looks at values, else by
+``compile_model``, which takes every constant a run needs. So once a model is compiled, a run
+needs nothing from the file, and a Const nothing reads is never read at all (1 GiB of unused
+weights cost nothing). A value asked for later is read only from the very file the model was
+read from: if it was changed or replaced since (size, time or inode), that is IR502, never stale
+or mixed bytes.
 
-Reading the weights is held to the memory budget (irexec/runtime/budget.py) in all, not only per
+Reading the weights is held to the memory budget (irexec/budget.py) in all, not only per
 tensor: Consts whose payloads overlap could otherwise make a small file cost any amount of
 memory. A packed Const (u1, i4, ...) is unpacked when its value is first needed.
 """

@@ -202,12 +202,12 @@ CASES: dict[str, tuple] = {
                                          const_dims=("2",)), BASE_BIN, "IR109",
                                    "a Const shape whose product overflows int64"),
     "rank_65_parameter": (model(dims0=("1",) * 65, data_attrs='shape="' + ",".join("1" * 65)
-                                + '" element_type="f32"'), BASE_BIN, "IR110",
+                                + '" element_type="f32"'), BASE_BIN, "IR114",
                           "a Parameter of 65 dims, past numpy's 64"),
     "rank_65_const": (model(const_attrs='element_type="i64" shape="' + ",".join("1" * 64)
                             + ',2" offset="0" size="16"', const_dims=("1",) * 64 + ("2",)),
-                      BASE_BIN, "IR110", "a Const of 65 dims"),
-    "rank_1000_port": (model(dims0=("1",) * 1000), BASE_BIN, "IR110",
+                      BASE_BIN, "IR114", "a Const of 65 dims"),
+    "rank_1000_port": (model(dims0=("1",) * 1000), BASE_BIN, "IR114",
                        "an output port of 1,000 <dim>s"),
     "dims_huge_times_zero": (model(dims0=("4611686018427387904", "0"),
                                    data_attrs='shape="4611686018427387904,0" element_type="f32"'),
