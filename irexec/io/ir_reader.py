@@ -95,6 +95,7 @@ class _Reader:
         self.beyond_end: list = []  # (message, location, layer, end) of Consts past the .bin
         self.not_implemented: list[Node] = []  # layers of OpenVINO ops irexec cannot run
         self._columns = Columns(b"")
+        self._too_deep: list = []  # the current layer's ports with too many dims
         self._ops: dict[tuple[str, str], object] = {}  # (type, version) -> op or LookupFailure
         self._values: dict = {}  # (id of the Attr, text) -> its parsed value, when immutable
         self._dims: dict = {}  # the text of a <dim> -> its Dimension
@@ -230,12 +231,16 @@ class _Reader:
         if rt_info is not None:
             node.rt_info = read_rt_info(rt_info)
         over_budget = self._over_budget = []
+        too_deep = self._too_deep = []  # its ports with more dims than numpy holds
         self._attr_over_budget = False
         self.read_ports(node, layer, first)
         if op is not None:
             self.read_attrs(node, layer, first.get("data"))
         elif first.get("data") is not None:  # no spec to parse them by: kept as written
-            node.extra_attrs = dict(first["data"].attrib)
+            node.extra_attrs = attributes(first["data"])
+        if too_deep and not self._attr_over_budget:  # as below: the attribute is the cause
+            for message, location in too_deep:
+                self.diags.add("IR114", message, location)
         if over_budget and not self._attr_over_budget:
             # A port declares a tensor too large, and no attribute of the layer (a Const's
             # shape, the cause when there is one) was reported for it: report the port.
@@ -442,10 +447,10 @@ class _Reader:
                   node: Node) -> PartialShape | None:
         """The shape the ``<dim>`` elements of a port declare (kept for the next port with the
         same texts), or None after reporting each one that is not a dimension, or too many."""
-        if len(elements) > budget.MAX_RANK:
-            self.diags.add("IR114", f"{section} port {port_id} has {len(elements)} <dim>s; "
-                                    f"numpy, which irexec computes with, holds at most "
-                                    f"{budget.MAX_RANK}", self.loc(elements[budget.MAX_RANK], node))
+        if len(elements) > budget.MAX_RANK:  # said after the attributes, unless one said it
+            self._too_deep.append((f"{section} port {port_id} has {len(elements)} <dim>s; numpy, "
+                                   f"which irexec computes with, holds at most {budget.MAX_RANK}",
+                                   self.loc(elements[budget.MAX_RANK], node)))
             node.broken = True
             return None
         dims = []
@@ -620,6 +625,7 @@ class _Reader:
             self.diags.add(budget.problem_code(shape), f"{what}: {problem}",
                            self.loc(element, node))
             node.broken = True
+            self._attr_over_budget = True  # the cause: its ports are not reported again
             return False
         self.over_budget.append((f"{what}: {problem}", self.loc(element, node), node.name))
         node.broken = True
