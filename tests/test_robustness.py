@@ -1081,3 +1081,30 @@ def test_bad_environment_values_are_usage_errors(variable, value, monkeypatch):
 
     with pytest.raises(UsageError):
         irexec.read_model(SAMPLE)
+
+
+# --- 12. numbers in IR text are ASCII, as OpenVINO reads them -----------------------------------
+
+@pytest.mark.parametrize("kind, text", [
+    ("int", "\uff14"), ("int", "\u0664"), ("int", "4\u3000"), ("int", "1_0"),
+    ("uint", "\uff10"), ("int_list", "1,\u30002"), ("int_list", "1,\uff12"),
+    ("float", "\uff11.5"), ("float_list", "0.5,\u30001"), ("shape", "2,\uff13"),
+    ("partial_shape", "2,\uff13"), ("bool", "true\u3000"), ("element_type", "f3\uff12"),
+    ("enum", "\u212aeep"),  # the Kelvin sign lowers to k
+])
+def test_ir_text_is_ascii(kind, text):
+    """``<dim>４</dim>`` read as 4: Python's \\d, int(), float() and str.strip() take any
+    script's digits and spaces."""
+    from irexec.ir import text as ir_text
+    from irexec.ir.attrs import KINDS
+
+    with pytest.raises(ValueError):
+        KINDS[kind].parse(text)
+    assert KINDS[kind].parse(text.translate({0xff14: "4", 0x0664: "4", 0x3000: " ", 0xff10: "0",
+                                             0xff12: "2", 0xff11: "1", 0xff13: "3",
+                                             0x212a: "k"}).replace("_", "")) is not None
+    for bad in ("\uff12", "2\u3000", "\u0662"):
+        with pytest.raises(ValueError):
+            ir_text.parse_dim_element(bad)
+    with pytest.raises(ValueError):
+        ir_text.parse_precision("FP32\u3000")
