@@ -15,6 +15,11 @@ The budget is, in order: the innermost :func:`limit` in force (``irexec run --me
 uses one), the environment variable ``IREXEC_MEMORY_BUDGET``, or half the machine's physical
 memory. Sizes are bytes, with an optional K, M, G or T suffix (powers of 1024), or a percentage
 of physical memory (``25%``).
+
+Time has a budget of its own where a file alone decides how long a run takes: the iterations of
+sub-graph bodies (Loop, TensorIterator). A trip count of 10**15, or -1 with a body that never
+says stop, is twenty bytes of XML; one outermost loop runs at most :func:`max_iterations` body
+iterations, its nested loops' included (``IREXEC_MAX_ITERATIONS``, default 100,000; IR115).
 """
 
 from __future__ import annotations
@@ -38,6 +43,9 @@ _SIZE = re.compile(r"\s*([0-9]+(?:\.[0-9]+)?)\s*([KMGT]?)(?:I?B)?\s*", re.IGNORE
 _PERCENT = re.compile(r"\s*([0-9]+(?:\.[0-9]+)?)\s*%\s*", re.ASCII)
 
 RANK_CODE, SIZE_CODE = "IR114", "IR109"
+ITERATIONS_ENV = "IREXEC_MAX_ITERATIONS"
+DEFAULT_ITERATIONS = 100_000
+ITERATIONS_CODE = "IR115"
 
 
 def _numpy_max_rank() -> int:
@@ -110,6 +118,47 @@ def limit(nbytes: int):
             _overrides.remove(int(nbytes))
 
 
+def max_iterations() -> int:
+    """The most body iterations one outermost Loop or TensorIterator may run, nested loops'
+    included. UsageError (naming the variable) if ``IREXEC_MAX_ITERATIONS`` is not a positive
+    integer."""
+    text = os.environ.get(ITERATIONS_ENV)
+    if not text:
+        return DEFAULT_ITERATIONS
+    stripped = text.strip()
+    if not (stripped.isascii() and stripped.isdigit()) or int(stripped) <= 0:
+        raise UsageError(f"{ITERATIONS_ENV}: '{text[:40]}' is not a positive whole number of "
+                         f"iterations")
+    return int(stripped)
+
+
+_iterations = threading.local()
+
+
+@contextlib.contextmanager
+def counting_iterations():
+    """Count body iterations from the outermost loop in: ``with counting_iterations() as
+    spend:`` ... ``spend()`` once per iteration, which returns why to stop once the loops
+    together ran more than :func:`max_iterations` (else None)."""
+    depth = getattr(_iterations, "depth", 0)
+    if depth == 0:
+        _iterations.used, _iterations.limit = 0, max_iterations()
+    _iterations.depth = depth + 1
+
+    def spend() -> str | None:
+        _iterations.used += 1
+        if _iterations.used > _iterations.limit:
+            return (f"the loops ran more than {_iterations.limit} body iterations, the most "
+                    f"irexec runs for one loop and the loops inside it; raise "
+                    f"{ITERATIONS_ENV} if the model really needs more")
+        return None
+
+    try:
+        yield spend
+    finally:
+        _iterations.depth = depth
+
+
 def describe(nbytes: int) -> str:
     for unit, size in (("EiB", 1 << 60), ("PiB", 1 << 50), ("TiB", 1 << 40), ("GiB", 1 << 30),
                        ("MiB", 1 << 20), ("KiB", 1 << 10)):
@@ -169,5 +218,5 @@ def check_shape(shape, itemsize: int, what: str, location: Location | None = Non
         raise IRError.make(problem_code(shape), f"{what}: {problem}", location)
 
 
-__all__ = ["ENV", "MAX_RANK", "check_shape", "current", "limit", "parse_size", "problem_code",
-           "shape_problem"]
+__all__ = ["ENV", "ITERATIONS_ENV", "MAX_RANK", "check_shape", "counting_iterations", "current",
+           "limit", "max_iterations", "parse_size", "problem_code", "shape_problem"]

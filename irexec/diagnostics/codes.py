@@ -65,6 +65,10 @@ _CODES = (
     Code("IR114", "too-many-dims", ERROR,
          "irexec computes with numpy, whose arrays hold at most 64 dims: give the tensor 64 dims "
          "or fewer"),
+    Code("IR115", "too-many-iterations", ERROR,
+         "a Loop or TensorIterator runs at most IREXEC_MAX_ITERATIONS body iterations (100,000 "
+         "unless set), nested loops' included; give it a smaller trip count or a condition "
+         "that stops it, or raise the limit if the model really needs more"),
     Code("IR201", "dangling-edge", ERROR, "an edge must name existing layers and ports"),
     Code("IR202", "unconnected-input", ERROR, "connect every input port with exactly one edge"),
     Code("IR203", "multiple-edges-into-input", ERROR, "an input port takes exactly one edge"),

@@ -276,28 +276,43 @@ class _Reader:
             self.read_port_map(node, body, first.get(tag), layer)
             back = first.get("back_edges")
             if back is not None and len(node.op.spec.bodies) == 1:
-                for edge in _children(back, "edge"):
-                    try:
-                        pair = (self.uint(edge.get("from-layer", "")),
-                                self.uint(edge.get("to-layer", "")))
-                    except ValueError:
-                        self.diags.add("IR111", "a back <edge> needs integer from-layer and "
-                                                "to-layer attributes", self.loc(edge, node))
-                        node.broken = True
-                        continue
-                    problem = _back_edge_problem(model, pair)
-                    if problem:
-                        self.diags.add("IR111", problem, self.loc(edge, node))
-                        node.broken = True
-                        continue
-                    body.back_edges.append(pair)
+                self.read_back_edges(node, body, back)
             node.bodies[name] = body
+
+    def read_back_edges(self, node: Node, body: Body, element) -> None:
+        problems = []
+        fed: dict[int, int] = {}  # Parameter id -> the Result whose back edge feeds it
+        current = {m.internal for m in body.inputs if m.purpose == "current_iteration"}
+        for edge in _children(element, "edge"):
+            try:
+                pair = (self.uint(edge.get("from-layer", "")),
+                        self.uint(edge.get("to-layer", "")))
+            except ValueError:
+                problems.append(("a back <edge> needs integer from-layer and to-layer "
+                                 "attributes", edge))
+                continue
+            problem = _back_edge_problem(body.model, pair)
+            if problem is None and pair[1] in current:
+                problem = (f"back edge {pair[0]} -> {pair[1]}: Parameter {pair[1]} is the "
+                           f"current iteration's number, which no back edge feeds")
+            if problem is None and pair[1] in fed:
+                if fed[pair[1]] == pair[0]:
+                    continue  # the same edge twice says nothing new
+                problem = (f"back edge {pair[0]} -> {pair[1]}: Parameter {pair[1]} is fed by "
+                           f"the back edge from {fed[pair[1]]} already")
+            if problem:
+                problems.append((problem, edge))
+                continue
+            fed[pair[1]] = pair[0]
+            body.back_edges.append(pair)
+        self.report_repeated("IR111", problems, node, "back edges")
 
     def read_port_map(self, node: Node, body: Body, element, layer) -> None:
         if element is None:
             return
         inputs = {p.port_id for p in node.inputs}
         outputs = {p.port_id for p in node.outputs}
+        problems = []
         for entry in element:
             if not isinstance(entry.tag, str) or entry.tag not in ("input", "output"):
                 continue
@@ -312,9 +327,7 @@ class _Reader:
                        if get(k) is not None},
                     purpose=get("purpose"), line=entry.sourceline)
             except ValueError as e:
-                self.diags.add("IR110", f"<{entry.tag}> of <{element.tag}>: {e}",
-                               self.loc(entry, node))
-                node.broken = True
+                problems.append((f"<{entry.tag}> of <{element.tag}>: {e}", entry))
                 continue
             is_input = entry.tag == "input"
             wanted = "Parameter" if is_input else "Result"
@@ -333,13 +346,29 @@ class _Reader:
                            f"current_iteration or execution_condition)")
             elif mapping.axis is not None and mapping.stride == 0:
                 problem = "a sliced port's stride must not be 0"
+            elif mapping.axis is not None and mapping.part_size < 1:
+                problem = f"a sliced port's part_size must be at least 1, not {mapping.part_size}"
             else:
                 problem = None
             if problem:
-                self.diags.add("IR110", problem, self.loc(entry, node))
-                node.broken = True
+                problems.append((problem, entry))
                 continue
             (body.inputs if is_input else body.outputs).append(mapping)
+        self.report_repeated("IR110", problems, node, f"entries of <{element.tag}>")
+
+    def report_repeated(self, code: str, problems: list, node: Node, what: str) -> None:
+        """Problems of one kind in one element's children: the first ``MAX_REPEATED`` one by
+        one, the rest counted in one more line (a port map may hold 100,000 entries)."""
+        if not problems:
+            return
+        node.broken = True
+        for message, element in problems[:MAX_REPEATED]:
+            self.diags.add(code, message, self.loc(element, node))
+        rest = problems[MAX_REPEATED:]
+        if rest:
+            self.diags.add(code, f"{len(rest)} more {what} have problems like these (the first "
+                                 f"at line {rest[0][1].sourceline})",
+                           self.loc(rest[0][1], node))
 
     def read_layer_header(self, layer) -> int | None:
         """The id of a layer whose header is not the plain case (a missing attribute, an id

@@ -29,7 +29,8 @@ from lxml import etree
 from irexec.errors import IRError
 from irexec.diagnostics.diagnostic import Location
 
-MAX_DEPTH = 64  # an IR nests about seven deep: net/layers/layer/output/port/rt_info/attribute
+MAX_DEPTH = 64  # an IR nests about seven deep: net/layers/layer/output/port/rt_info/attribute,
+# and three more per sub-graph body (layer/body/layers/layer): about 19 bodies one inside another
 MAX_TEXT = 1 << 20  # characters in one text node or attribute value
 
 _TOO_DEEP = etree.XPath("(/*" + "/*" * MAX_DEPTH + ")[1]")
@@ -214,7 +215,8 @@ def check_tree(root, data: bytes, path: str) -> None:
     if deep:
         element = deep[0]
         raise IRError.make("IR006", f"<{element.tag}> is nested more than {MAX_DEPTH} elements "
-                                    f"deep; an IR file nests about seven",
+                                    f"deep; an IR file nests about seven, three more for each "
+                                    f"sub-graph body inside another (at most about 19)",
                            _where(path, data, element))
     if not _may_hold_long_values(data, tree.docinfo.encoding):
         return
