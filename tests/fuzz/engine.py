@@ -19,6 +19,11 @@ The generators, by the class of bug each hunts (issue 15): attribute floods
 (``_attribute_flood``), one-line files (``_one_line``, ``_many_layers``), non-regular paths and
 truncation while running (the setting), control characters in names (``_control_names``),
 huge-times-zero shapes and ranks numpy cannot hold (``_huge_zero_shape``, ``_deep_rank``).
+Sub-graphs (the models of tests/data/subgraphs/ are samples too): absurd port-map values
+(``_port_map_values``: axes, starts, ends, strides, part sizes), back edges that make no sense
+(``_back_edges``: to the current iteration, twice into one Parameter, from nothing), bodies
+nested from one to thousands deep (``_nested_bodies``); the cases run with an iteration limit of
+``ITERATIONS`` so that a loop that never ends is refused within the case's time.
 
 ``mutate`` draws its choices from ``r``, anything with ``randint(a, b)`` and ``choice(seq)``:
 ``random.Random`` for plain loops, ``HypothesisRandom`` inside a hypothesis test (which can then
@@ -43,6 +48,8 @@ from pathlib import Path
 from lxml import etree
 
 SAMPLES = Path(__file__).resolve().parents[2] / "samples"
+SUBGRAPHS = Path(__file__).resolve().parents[1] / "data" / "subgraphs"
+ITERATIONS = "2000"  # IREXEC_MAX_ITERATIONS while a case runs
 CRASHES = Path(__file__).resolve().parent / "crashes"
 TIME_LIMIT = 5.0  # seconds of CPU a case may use
 WALL_LIMIT = 60.0  # seconds a case may take in all (time blocked uses no CPU)
@@ -67,6 +74,9 @@ DIM_VALUES = ["0", "1", "-1", "-2", "?", "", "1e309", "NaN", "0x10", "9223372036
               "\uff12", "2\u3000", "\u0662"]
 HUGE_DIMS = [0, 0, 1, 2, 3, 2**31, 2**32, 2**40, 2**61, 2**62, 2**63 - 1]
 # Names that try to leave their line: XML allows all of these in an attribute value.
+PORT_MAP_VALUES = ["0", "1", "-1", "2", "-2", "3", "7", "-7", "1000000", "-1000000",
+                   "9223372036854775807", "-9223372036854775808", "99999999999999999999", "x", ""]
+NESTING = [1, 2, 5, 19, 20, 21, 22, 100, 3000]
 CONTROL_NAMES = ["x\nerror: evil.xml:1: forged line", "x\r", "\rwarning: fake", "a\tb",
                  "x\x85y", "x\u2028y", "x\u2029", "\u202eevil", "x\x9b[31mred", "x\x7f",
                  "\u200f\u2066x", "\n", "error: x\n  help: y", "\u00e9\u4e2d\U0001F600"]
@@ -107,7 +117,9 @@ class HypothesisRandom:
 
 def samples() -> list[tuple[str, bytes, bytes]]:
     found = []
-    for xml in sorted(SAMPLES.glob("*.xml")):
+    # Not the stateful model: its second call gives other outputs by design.
+    subgraphs = [p for p in sorted(SUBGRAPHS.glob("*.xml")) if p.stem != "stateful"]
+    for xml in sorted(SAMPLES.glob("*.xml")) + subgraphs:
         found.append((xml.stem, xml.read_bytes(), xml.with_suffix(".bin").read_bytes()))
     return found
 
@@ -303,8 +315,81 @@ def _deep_rank(r, root) -> str:
     return f"rank {rank}"
 
 
+def _port_map_values(r, root) -> str:
+    """A port map entry's axis, start, end, stride or part size set to anything (a part size
+    of 0 divided by zero; an end of 10**12 ran 10**12 iterations)."""
+    entries = [e for m in root.iter("port_map", "then_port_map", "else_port_map") for e in m
+               if isinstance(e.tag, str)]
+    if not entries:
+        return "none"
+    done = []
+    for _ in range(r.randint(1, 3)):
+        e = r.choice(entries)
+        name = r.choice(["axis", "start", "end", "stride", "part_size", "external_port_id",
+                         "internal_layer_id"])
+        e.set(name, r.choice(PORT_MAP_VALUES))
+        done.append(name)
+    return f"port map {','.join(done)}"
+
+
+def _back_edges(r, root) -> str:
+    """Back edges between any body layers: into the current iteration's Parameter, two into
+    one Parameter, from a layer that is not a Result, to nothing."""
+    blocks = list(root.iter("back_edges"))
+    if not blocks:
+        return "none"
+    block = r.choice(blocks)
+    layer = block.getparent()
+    body = layer.find("body")
+    ids = [e.get("id") for e in body.iter("layer")] if body is not None else []
+    ids += ["99", "-1", "x"]
+    for _ in range(r.randint(1, 4)):
+        etree.SubElement(block, "edge", {"from-layer": r.choice(ids), "to-layer": r.choice(ids)})
+    return "back edges"
+
+
+def nested_bodies(depth: int) -> bytes:
+    """A model of TensorIterators nested ``depth`` deep (each body holds the next), built from
+    the inside out: no recursion, whatever the depth."""
+    param = ('<layer id="0" name="{}" type="Parameter" version="opset1"><data shape="2" '
+             'element_type="f32"/><output><port id="0" precision="FP32"><dim>2</dim></port>'
+             '</output></layer>')
+    result = ('<layer id="{}" name="r" type="Result" version="opset1"><input><port id="0" '
+              'precision="FP32"><dim>2</dim></port></input></layer>')
+    edge = '<edge from-layer="{}" from-port="{}" to-layer="{}" to-port="0"/>'
+    body = (f'<body><layers>{param.format("p")}{result.format(1)}</layers><edges>'
+            f'{edge.format(0, 0, 1)}</edges></body>')
+    inner = 1  # the id of the body's Result
+    layer = ""
+    for level in range(1, depth + 1):
+        layer = (f'<layer id="1" name="ti{level}" type="TensorIterator" version="opset1">'
+                 f'<port_map><input external_port_id="0" internal_layer_id="0"/><output '
+                 f'external_port_id="1" internal_layer_id="{inner}"/></port_map><input><port '
+                 f'id="0" precision="FP32"><dim>2</dim></port></input><output><port id="1" '
+                 f'precision="FP32"><dim>2</dim></port></output>{body}</layer>')
+        body = (f'<body><layers>{param.format("p")}{layer}{result.format(2)}</layers><edges>'
+                f'{edge.format(0, 0, 1)}{edge.format(1, 1, 2)}</edges></body>')
+        inner = 2
+    return ('<?xml version="1.0"?>\n<net name="nested" version="11"><layers>'
+            f'{param.format("x")}{layer}{result.format(2)}</layers><edges>'
+            f'{edge.format(0, 0, 1)}{edge.format(1, 1, 2)}</edges></net>\n').encode()
+
+
+def _nested_bodies(r, root) -> str:
+    """The model replaced by TensorIterators nested one to thousands deep."""
+    depth = r.choice(NESTING)
+    nested = etree.fromstring(nested_bodies(min(depth, 80)), etree.XMLParser(huge_tree=True))
+    if depth > 80:  # deeper than libxml2 parses by default: spliced in as text (see mutate)
+        root.set("nested", str(depth))
+    for child in list(root):
+        root.remove(child)
+    root.extend(list(nested))
+    return f"bodies nested {depth} deep"
+
+
 TREE_MUTATIONS = [_set_attr, _set_dim, _set_edge, _set_port_id, _set_type, _delete, _duplicate,
-                  _attribute_flood, _many_layers, _control_names, _huge_zero_shape, _deep_rank]
+                  _attribute_flood, _many_layers, _control_names, _huge_zero_shape, _deep_rank,
+                  _port_map_values, _back_edges, _nested_bodies]
 
 
 def _flip(r, data: bytes, count: int) -> bytes:
@@ -322,7 +407,10 @@ def mutate(r, xml: bytes, weights: bytes) -> tuple[bytes, bytes, list[str]]:
     root = etree.fromstring(xml)
     for _ in range(r.randint(0, 4)):
         done.append(r.choice(TREE_MUTATIONS)(r, root))
+    depth = root.get("nested")
     xml = etree.tostring(root, xml_declaration=True, encoding="utf-8")
+    if depth is not None:  # lxml will not hold it as a tree; the text is made directly
+        xml = nested_bodies(int(depth))
     if r.randint(0, 5) == 0:  # the whole file on one line
         xml = re.sub(rb">\s+<", b"><", xml).replace(b"\n", b" ")
         done.append("one line")
@@ -493,6 +581,19 @@ def _through_the_cli(xml_path: Path, setting: Setting) -> str | None:
     return None
 
 
+@contextlib.contextmanager
+def _environment(name: str, value: str):
+    old = os.environ.get(name)
+    os.environ[name] = value
+    try:
+        yield
+    finally:
+        if old is None:
+            os.environ.pop(name, None)
+        else:
+            os.environ[name] = old
+
+
 def run_case(xml: bytes, weights: bytes, folder: Path, setting: Setting | None = None) -> str:
     """Write the case to ``folder`` and run it; return "ok" or the IRError's first code. Raises
     FuzzFailure when the case breaks the contract."""
@@ -508,7 +609,8 @@ def run_case(xml: bytes, weights: bytes, folder: Path, setting: Setting | None =
     signal.setitimer(signal.ITIMER_REAL, WALL_LIMIT)
     problem = None
     try:
-        with budget.limit(budget.parse_size(BUDGET)), files.no_symlinks(setting.no_symlinks):
+        with budget.limit(budget.parse_size(BUDGET)), files.no_symlinks(setting.no_symlinks), \
+                _environment(budget.ITERATIONS_ENV, ITERATIONS):
             try:
                 model = irexec.read_model(xml_path)
                 compiled = irexec.compile_model(model)
