@@ -1108,3 +1108,207 @@ def test_ir_text_is_ascii(kind, text):
             ir_text.parse_dim_element(bad)
     with pytest.raises(ValueError):
         ir_text.parse_precision("FP32\u3000")
+
+
+# --- 14. sub-graph bodies: nesting, port maps, back edges, loops that would not end -------------
+
+SUBGRAPHS = ROOT / "tests" / "data" / "subgraphs"
+
+
+def _subgraph(tmp_path, name: str, *edits, model: str = "m") -> Path:
+    text = (SUBGRAPHS / f"{name}.xml").read_text(encoding="utf-8")
+    for old, new in edits:
+        assert old in text, old
+        text = text.replace(old, new, 1)
+    return _write(tmp_path, text, model, (SUBGRAPHS / f"{name}.bin").read_bytes())
+
+
+def _scalar_npy(tmp_path, name: str, value, dtype) -> str:
+    path = tmp_path / f"{name}.npy"
+    np.save(path, np.array(value, dtype))
+    return f"{name}={path}"
+
+
+@pytest.mark.parametrize("depth, code", [(19, None), (21, "IR006"), (100, "IR006"),
+                                         (3000, "IR006")])
+def test_bodies_nested_thousands_deep_are_one_diagnostic(depth, code, tmp_path):
+    """TensorIterators nested in each other's bodies: as deep as the XML depth cap allows they
+    read, check, run and write back; deeper is one IR006 line (no RecursionError, no
+    traceback, no hang), in validate and in run."""
+    from tests.fuzz.engine import nested_bodies
+
+    path = tmp_path / "nested.xml"
+    path.write_bytes(nested_bodies(depth))
+    (tmp_path / "nested.bin").write_bytes(b"")
+    if code is None:
+        model = irexec.read_model(path)
+        out = irexec.compile_model(model)({"x": np.array([1.5, -2], np.float32)})
+        assert np.array_equal(out["r"], np.array([1.5, -2], np.float32))
+        irexec.save_model(model, tmp_path / "again.xml")
+        assert irexec.read_model(tmp_path / "again.xml") is not None
+        return
+    for command in ("validate", "run"):
+        (result, seconds) = _timed(_run, command, path)
+        assert result.returncode == 1, result.stderr
+        assert "Traceback" not in result.stderr and "internal error" not in result.stderr
+        lines = (result.stdout + result.stderr).splitlines()
+        assert len([x for x in lines if " IR006 " in x or x.startswith("error:")]) == 1
+        assert seconds < 30
+    with pytest.raises(irexec.IRError) as info:
+        irexec.read_model(path)
+    assert [d.code for d in info.value.diagnostics] == ["IR006"]
+    if depth == 21:
+        assert "sub-graph body" in str(info.value)
+
+
+@pytest.mark.parametrize("edits, code, words", [
+    ([('part_size="1"', 'part_size="0"')], "IR110", "part_size must be at least 1"),
+    ([('part_size="1"', 'part_size="-3"')], "IR110", "part_size must be at least 1"),
+    ([('axis="0"', 'axis="99999999999999999999"')], "IR110", "64 bits"),
+    ([('stride="1"', 'stride="0"')], "IR110", "stride must not be 0"),
+])
+def test_absurd_port_map_values_are_diagnostics(edits, code, words, tmp_path):
+    """A part_size of 0 divided by zero (exit 3 in validate and run)."""
+    path = _subgraph(tmp_path, "loop_concat", *edits)
+    result = _run("validate", path)
+    assert result.returncode == 1 and f"{code} " in result.stdout and words in result.stdout
+    assert result.stdout.count(f" {code} ") == 1
+    assert "Traceback" not in result.stderr
+
+
+TI_INPUT = ('<input axis="1" external_port_id="0" internal_layer_id="0" start="-1" end="0" '
+            'stride="-1" part_size="1" />')
+TI_OUTPUT = ('<output axis="1" external_port_id="1" internal_layer_id="3" start="-1" end="0" '
+             'stride="-1" part_size="1" />')
+
+
+@pytest.mark.parametrize("edits, code, words", [
+    ([(TI_INPUT, TI_INPUT.replace('end="0"', 'end="1000000000000"'))], "IR110", "outside its 4"),
+    ([(TI_INPUT, TI_INPUT.replace('start="-1"', 'start="-1000000000000"'))], "IR110",
+     "outside its 4"),
+    ([(TI_INPUT, TI_INPUT.replace('part_size="1"', 'part_size="0"'))], "IR110",
+     "part_size must be at least 1"),
+    ([(TI_INPUT, TI_INPUT.replace('axis="1"', 'axis="1000000000000000000"'))], "IR306",
+     "out of range"),
+    # No sliced input: the concatenated output's start and end count the iterations.
+    ([(TI_INPUT, '<input external_port_id="0" internal_layer_id="0" />'),
+      (TI_OUTPUT, TI_OUTPUT.replace('start="-1" end="0"', 'start="0" end="1000000000000"'))],
+     "IR115", "runs 1000000000000 iterations"),
+])
+def test_tensor_iterator_slices_outside_their_dim_are_refused(edits, code, words, tmp_path):
+    """An end of 10**12 on a dim of 4 ran 10**12 iterations; a part_size of 0 was exit 3."""
+    path = _subgraph(tmp_path, "tensor_iterator_reverse", *edits)
+    for command in ("validate", "run"):
+        result, seconds = _timed(_run, command, path)
+        assert result.returncode == 1, (command, result.stdout, result.stderr)
+        said = result.stdout if command == "validate" else result.stderr
+        assert words in said and (command == "run" or f" {code} " in said), said
+        assert "Traceback" not in result.stderr and seconds < 30
+
+
+def test_tensor_iterator_with_nothing_to_count_runs_no_iteration(tmp_path):
+    """Neither a sliced input nor a concatenated output: OpenVINO's count stays -1 and its
+    reference runs no iteration; irexec ran the body forever."""
+    path = _subgraph(tmp_path, "tensor_iterator_reverse",
+                     (TI_INPUT, '<input external_port_id="0" internal_layer_id="0" />'),
+                     (TI_OUTPUT, '<output external_port_id="1" internal_layer_id="3" />'))
+    from irexec.ops.infrastructure import subgraph
+
+    model = irexec.read_model(path) if False else None  # noqa: F841 (the body's dims differ)
+    runs = []
+
+    class Body:  # what the kernel sees of a body, counting its runs
+        body = type("B", (), {"inputs": [], "outputs": [], "back_edges": []})()
+        input_position, output_position, num_outputs = {}, {}, 0
+
+        def __call__(self, values):
+            runs.append(values)
+            return {}
+
+    _, seconds = _timed(subgraph.run_iterations, (), Body())
+    assert runs == [] and seconds < 5
+
+
+@pytest.mark.parametrize("trip, words", [(10**15, "runs 1000000000000000 iterations"),
+                                         (-1, "never ends"), (-5, "never ends")])
+def test_loop_with_a_huge_or_negative_trip_count_is_refused_at_once(trip, words, tmp_path):
+    """The body's condition is a constant true: the trip count alone says how long it runs (a
+    10**15 trip count, or -1, hung `irexec run` and grew its memory without end)."""
+    path = _subgraph(tmp_path, "loop_concat")
+    result, seconds = _timed(_run, "run", path, "-i", _scalar_npy(tmp_path, "trip", trip,
+                                                                   np.int64))
+    assert result.returncode == 1, result.stderr
+    assert words in result.stderr and "IREXEC_MAX_ITERATIONS" in result.stderr or \
+        words == "never ends"
+    assert "Traceback" not in result.stderr and seconds < 30
+    assert result.stdout.count("error") + result.stderr.count("error:") == 1
+
+
+def test_loop_whose_body_never_says_stop_hits_the_iteration_limit(tmp_path):
+    """loop_early_exit doubles x until it passes the limit: x = 0 never does. The limit (here
+    500) stops it, counted across nested loops; the memory budget stops its growing
+    concatenated output first when that is smaller."""
+    feeds = ["-i", _scalar_npy(tmp_path, "x", [0], np.float32),
+             "-i", _scalar_npy(tmp_path, "limit", 1, np.float32)]
+    model = SUBGRAPHS / "loop_early_exit.xml"
+    result, seconds = _timed(lambda: _run("run", model, *feeds,
+                                          env={"IREXEC_MAX_ITERATIONS": "500"}))
+    assert result.returncode == 1 and "more than 500 body iterations" in result.stderr
+    assert seconds < 30
+    result = _run("run", model, *feeds, "--memory-budget", "1K")
+    assert result.returncode == 1 and "memory budget" in result.stderr
+    assert "after 257 iterations" in result.stderr  # 257 f32 values pass 1 KiB
+    # The limit holds whatever the nesting: an inner loop's iterations count for the outer.
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv(budget.ITERATIONS_ENV, "10")
+        with budget.counting_iterations() as outer:
+            assert [outer() for _ in range(4)] == [None] * 4
+            with budget.counting_iterations() as inner:
+                assert [inner() for _ in range(6)] == [None] * 6
+                assert "more than 10 body iterations" in inner()
+        with budget.counting_iterations() as fresh:
+            assert fresh() is None
+
+
+@pytest.mark.parametrize("value", ["0", "-3", "lots", "1e6", "\uff15"])
+def test_a_bad_iteration_limit_is_a_usage_error(value, tmp_path):
+    path = _subgraph(tmp_path, "loop_concat")
+    result = _run("run", path, env={"IREXEC_MAX_ITERATIONS": value})
+    assert result.returncode == 2 and "IREXEC_MAX_ITERATIONS" in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+@pytest.mark.parametrize("edges, words", [
+    ('<edge from-layer="7" to-layer="1" /><edge from-layer="8" to-layer="1" />',
+     "is fed by the back edge from 7 already"),
+    ('<edge from-layer="7" to-layer="1" /><edge from-layer="8" to-layer="0" />',
+     "current iteration"),
+    ('<edge from-layer="7" to-layer="1" /><edge from-layer="7" to-layer="1" />', None),
+])
+def test_back_edges_that_make_no_sense(edges, words, tmp_path):
+    path = _subgraph(tmp_path, "loop_concat", ('<edge from-layer="7" to-layer="1" />', edges))
+    from irexec.api import validate_file
+
+    diags = validate_file(path)
+    if words is None:  # the same edge twice says nothing new
+        assert [d.code for d in diags] == []
+        return
+    assert [d.code for d in diags] == ["IR111"] and words in diags[0].message
+
+
+@pytest.mark.parametrize("kind", ["port_map", "back_edges"])
+def test_port_map_and_back_edge_floods_read_in_linear_time_with_one_summary(kind, tmp_path):
+    """100,000 bad entries: five diagnostics one by one, then one line counting the rest."""
+    text = (SUBGRAPHS / "loop_concat.xml").read_text(encoding="utf-8")
+    if kind == "port_map":
+        flood = '<input external_port_id="2" internal_layer_id="99" />' * 100_000
+        text = text.replace("<port_map>", "<port_map>" + flood, 1)
+    else:
+        flood = "".join(f'<edge from-layer="{i}" to-layer="1" />' for i in range(100, 100_100))
+        text = text.replace("<back_edges>", "<back_edges>" + flood, 1)
+    path = _write(tmp_path, text, "m", (SUBGRAPHS / "loop_concat.bin").read_bytes())
+    from irexec.api import validate_file
+
+    diags, seconds = _timed(validate_file, path)
+    assert len(diags) == 6 and "99995 more" in diags[-1].message
+    assert seconds < 20

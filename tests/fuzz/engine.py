@@ -349,8 +349,9 @@ def _back_edges(r, root) -> str:
 
 
 def nested_bodies(depth: int) -> bytes:
-    """A model of TensorIterators nested ``depth`` deep (each body holds the next), built from
-    the inside out: no recursion, whatever the depth."""
+    """A model of TensorIterators nested ``depth`` deep (each body holds the next), each
+    running its body once on the whole of its input (one slice), so the model returns its
+    input; built from the inside out: no recursion, whatever the depth."""
     param = ('<layer id="0" name="{}" type="Parameter" version="opset1"><data shape="2" '
              'element_type="f32"/><output><port id="0" precision="FP32"><dim>2</dim></port>'
              '</output></layer>')
@@ -360,11 +361,13 @@ def nested_bodies(depth: int) -> bytes:
     body = (f'<body><layers>{param.format("p")}{result.format(1)}</layers><edges>'
             f'{edge.format(0, 0, 1)}</edges></body>')
     inner = 1  # the id of the body's Result
+    whole = 'axis="0" start="0" end="-1" stride="1" part_size="2"'  # one slice: all of it
     layer = ""
     for level in range(1, depth + 1):
         layer = (f'<layer id="1" name="ti{level}" type="TensorIterator" version="opset1">'
-                 f'<port_map><input external_port_id="0" internal_layer_id="0"/><output '
-                 f'external_port_id="1" internal_layer_id="{inner}"/></port_map><input><port '
+                 f'<port_map><input external_port_id="0" internal_layer_id="0" {whole}/>'
+                 f'<output external_port_id="1" internal_layer_id="{inner}" {whole}/>'
+                 f'</port_map><input><port '
                  f'id="0" precision="FP32"><dim>2</dim></port></input><output><port id="1" '
                  f'precision="FP32"><dim>2</dim></port></output>{body}</layer>')
         body = (f'<body><layers>{param.format("p")}{layer}{result.format(2)}</layers><edges>'
