@@ -471,6 +471,31 @@ def test_many_edges_into_a_layer_with_many_ports_are_linear(tmp_path):
     assert {d.code for d in diags} <= {"IR108", "IR303", "IR307"}  # nothing about the edges
 
 
+@pytest.mark.parametrize("kind, code", [("duplicate port ids", "IR104"),
+                                        ("bad port ids", "IR104"), ("bad dims", "IR105"),
+                                        ("bad precisions", "IR106"), ("broken edges", "IR201")])
+def test_many_problems_of_one_kind_on_one_layer_are_summarised(kind, code, tmp_path):
+    """20,000 ports with a bad id on one layer gave 20,000 lines (40,000 with their help): past
+    ten of one code on one layer (or outside any layer), one line counts the rest."""
+    n = 20_000
+    port = {"duplicate port ids": lambda i: '<port id="0" precision="FP32"><dim>2</dim></port>',
+            "bad port ids": lambda i: '<port id="x" precision="FP32"><dim>2</dim></port>',
+            "bad dims": lambda i: f'<port id="{i}" precision="FP32"><dim>x</dim></port>',
+            "bad precisions": lambda i: f'<port id="{i}" precision="FP99"><dim>2</dim></port>',
+            "broken edges": lambda i: ""}[kind]
+    head = '<port id="0" precision="FP32" names="data">'
+    xml = BASE.replace(head, "".join(port(i) for i in range(1, n)) + head)
+    if kind == "broken edges":
+        xml = BASE.replace("<edges>", "<edges>" + '<edge from-layer="x" from-port="0" '
+                                                  'to-layer="2" to-port="0"/>' * n)
+    (_, diags), took = _timed(check_model, _write(tmp_path, xml))
+    mine = [d for d in diags if d.code == code]
+    assert len(mine) == 11, [str(d) for d in diags][:20]
+    assert f"{n - 1 - 10 if kind != 'broken edges' else n - 10} more problems of this kind" in \
+        mine[-1].message
+    assert took < 30, took
+
+
 # --- 2. one-line files: columns without quadratic time -------------------------------------------
 
 def _one_line_chain(n: int, bad_every: int) -> str:

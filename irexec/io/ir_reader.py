@@ -19,7 +19,8 @@ import re
 from lxml import etree
 
 from irexec import budget, gc_pause
-from irexec.diagnostics.diagnostic import Diagnostics, Location
+from irexec.diagnostics import codes
+from irexec.diagnostics.diagnostic import Diagnostic, Diagnostics, Location
 from irexec.errors import IRError, raise_if_errors
 from irexec.io import files, limits
 from irexec.io.columns import Columns
@@ -35,6 +36,7 @@ from irexec.ops import registry
 SUPPORTED_VERSIONS = (10, 11)
 MAX_XML_BYTES = 1 << 30
 MAX_REPEATED = 5  # diagnostics of one kind on one element given one by one; the rest summarised
+MAX_PER_LAYER = 10  # the same for any code on one layer (or outside layers, in one file)
 
 
 def _parser() -> etree.XMLParser:
@@ -77,10 +79,43 @@ def read_rt_info(element) -> list[RtInfo]:
             for c in element if isinstance(c.tag, str)]
 
 
+class _Summarising(Diagnostics):
+    """The reader's diagnostics. Past ``MAX_PER_LAYER`` of one code on one layer (20,000 ports
+    with a bad id), or of one code outside any layer (20,000 broken edges), the rest are counted
+    and said in one line when reading ends (``finish``), quoting the first of them: the output
+    stays proportional to the kinds of problem, not to the file's size."""
+
+    def __init__(self):
+        super().__init__()
+        self._counts: dict = {}
+        self._held: dict = {}  # key -> [count, the first diagnostic held back]
+        self._open = True
+
+    def add(self, code: str, message: str, location: Location | None = None) -> Diagnostic:
+        location = location or Location()
+        key = (code, location.layer_name, location.layer_id)
+        count = self._counts[key] = self._counts.get(key, 0) + 1
+        if count <= MAX_PER_LAYER or not self._open:
+            return super().add(code, message, location)
+        codes.CODES[code]  # an unknown code is our bug, as in Diagnostics.add
+        diag = Diagnostic(code, message, location)
+        self._held.setdefault(key, [0, diag])[0] += 1
+        return diag
+
+    def finish(self) -> None:
+        """Say what was held back, one line per code and layer; later additions go through."""
+        self._open = False
+        for (code, layer, _), (count, first) in self._held.items():
+            where = "on this layer" if layer is not None else "in this file"
+            super().add(code, f"{count} more problems of this kind {where} (the first at line "
+                              f"{first.location.line}: {first.message})", first.location)
+        self._held.clear()
+
+
 class _Reader:
     def __init__(self, xml_path: str, bin_path: str | None):
         self.path = xml_path
-        self.diags = Diagnostics()
+        self.diags = _Summarising()
         self.budget = budget.current()  # bytes one tensor may take (irexec/budget.py)
         self.weights = Weights(bin_path, limit=self.budget)
         # Layers already reported as broken (bad header or ports): edges touching them would only
@@ -743,6 +778,7 @@ class _Reader:
             self.diags.add("IR113", availability.cannot_run_message(self.not_implemented) +
                            "; the rest is checked, and their outputs are taken as their ports "
                            "declare", self.not_implemented[0].location)
+        self.diags.finish()
         return model, self.diags
 
     def read_graph(self, root, name: str, version: int = 11) -> Model:
