@@ -312,7 +312,27 @@ class _Reader:
             back = first.get("back_edges")
             if back is not None and len(node.op.spec.bodies) == 1:
                 self.read_back_edges(node, body, back)
+            if not node.broken:
+                self.check_parameters_fed(node, body, element)
             node.bodies[name] = body
+
+    def check_parameters_fed(self, node: Node, body: Body, element) -> None:
+        """Each body Parameter takes its first value from one port map input (a back edge
+        feeds only the iterations after the first): one fed by none has no value to start
+        from, one fed by two has two."""
+        fed: dict[int, int] = {}
+        for m in body.inputs:
+            fed[m.internal] = fed.get(m.internal, 0) + 1
+        problems = []
+        for param in body.model.by_id.values():
+            if param.type != "Parameter":
+                continue
+            count = fed.get(param.id, 0)
+            if count != 1:
+                problems.append((f"{body.name} Parameter '{param.name}' (id {param.id}) is fed "
+                                 f"by {count} port map inputs; it takes its value from exactly "
+                                 f"one", element))
+        self.report_repeated("IR110", problems, node, f"Parameters of <{body.name}>")
 
     def read_back_edges(self, node: Node, body: Body, element) -> None:
         problems = []

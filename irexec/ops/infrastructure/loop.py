@@ -47,6 +47,8 @@ class Loop(Op):
         for m in body.inputs:
             if m.purpose == "current_iteration":
                 param = body.model.by_id[m.internal]
+                if param.broken or not {"element_type", "shape"} <= param.attrs.keys():
+                    ctx.stop()  # its own problem is reported
                 params[m.internal] = TensorType(param.attrs["element_type"],
                                                 param.attrs["shape"])
                 continue
