@@ -97,7 +97,7 @@ class _Summarising(Diagnostics):
         count = self._counts[key] = self._counts.get(key, 0) + 1
         if count <= MAX_PER_LAYER or not self._open:
             return super().add(code, message, location)
-        codes.CODES[code]  # an unknown code is our bug, as in Diagnostics.add
+        codes.get(code)  # an unknown code is our bug, as in Diagnostics.add
         diag = Diagnostic(code, message, location)
         self._held.setdefault(key, [0, diag])[0] += 1
         return diag
