@@ -43,7 +43,10 @@ def _check_model(model, weights):
             model, diags = load_ir(model, weights)
     except IRError as e:
         return None, list(e.diagnostics)
-    diags.items.extend(infer_model(model))
+    try:
+        diags.items.extend(infer_model(model))
+    except IRError as e:  # a Const's payload gone from a .bin changed while it was read
+        diags.items.extend(e.diagnostics)
     return model, sorted(diags, key=_file_order)
 
 

@@ -1,4 +1,5 @@
-"""The two kinds of failure: IRError (the user can fix it) and InternalError (irexec's bug)."""
+"""The kinds of failure: IRError (the model or its inputs; the user can fix it), UsageError (how
+irexec was called: an option or an environment variable) and InternalError (irexec's bug)."""
 
 from __future__ import annotations
 
@@ -34,6 +35,11 @@ def raise_if_errors(diagnostics) -> None:
     errors = [d for d in diagnostics if d.is_error]
     if errors:
         raise IRError(errors)
+
+
+class UsageError(Exception):
+    """A command-line option or an environment variable holds a value irexec cannot use (exit
+    code 2 on the command line). The message names the option or the variable."""
 
 
 class InternalError(Exception):

@@ -30,6 +30,7 @@ from irexec.api import check_runnable, compile_model
 from irexec.cli import common
 from irexec.cli.columns import aligned
 from irexec.cli.usage import UsageError
+from irexec.diagnostics import printable
 from irexec.io import bin_layout
 from irexec.ir import element_type as et_table
 from irexec.ir.model import Model, Node
@@ -412,14 +413,14 @@ def execute(args) -> int:
     refused = [(n, why) for n, why in refused if why]
     if refused:
         node, why = refused[0]
-        print(f"error: {args.model}: layer '{node.name}' ({node.type}): {why}; nothing to "
-              f"compare with", file=sys.stderr)
+        print(printable.line(f"error: {args.model}: layer '{node.name}' ({node.type}): {why}; "
+                             f"nothing to compare with"), file=sys.stderr)
         return 1
     foreign = _not_openvino_layers(model) if ov is not None else []
     if foreign:
         layers = ", ".join(f"'{n.name}' ({n.type}-{n.version})" for n in foreign[:3])
-        print(f"error: {args.model}: OpenVINO cannot run {layers}: not an OpenVINO opset; "
-              f"nothing to compare with", file=sys.stderr)
+        print(printable.line(f"error: {args.model}: OpenVINO cannot run {layers}: not an "
+                             f"OpenVINO opset; nothing to compare with"), file=sys.stderr)
         return 1
     compiled = compile_model(model)
     given = common.load_inputs(args.input, compiled, args.model)
@@ -432,7 +433,7 @@ def execute(args) -> int:
     try:
         results = compare(model, inputs, ov, args.weights, tolerances)
     except OracleError as e:
-        print(f"error: {args.model}: {e}", file=sys.stderr)
+        print(printable.line(f"error: {args.model}: {e}"), file=sys.stderr)
         return 1
     source = "given" if not set(inputs) - set(given) else f"generated from seed {args.seed}"
     oracle = ("irexec's precise mode (float64, rounded once per layer)" if ov is None else
@@ -452,8 +453,8 @@ def execute(args) -> int:
     size = f", max abs diff {_size(first)}" if _size(first) else ""
     size += f", max rel diff {_rel(first)}" if _rel(first) else ""
     size += f", {_ulps(first)} ulps" if _ulps(first) else ""
-    print(f"first diverging layer: '{first.node.name}' ({first.node.type}) at {where}: "
-          f"{first.differing} of {first.ours.size} elements differ{size}"
-          f"{'; ' + first.note if first.note else ''}")
+    print(printable.line(f"first diverging layer: '{first.node.name}' ({first.node.type}) at "
+                         f"{where}: {first.differing} of {first.ours.size} elements differ{size}"
+                         f"{'; ' + first.note if first.note else ''}"))
     sys.stdout.flush()
     return 1

@@ -18,6 +18,7 @@ import sys
 
 from irexec.cli import common, describe
 from irexec.cli.usage import UsageError
+from irexec.diagnostics import printable
 from irexec.ir.model import Model, OutputPort
 
 FORMATS = ("dot", "mermaid", "svg", "png")
@@ -48,7 +49,8 @@ def _port_text(port: OutputPort | None) -> str:
 
 
 def _dot_string(text: str) -> str:
-    return '"' + text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n") + '"'
+    text = printable.line(text)  # a name's control characters, shown as escapes
+    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
 MAX_ATTRIBUTES = 8  # lines of attributes in a node's label; the rest is "..."
@@ -163,8 +165,8 @@ def to_dot(model: Model) -> str:
 
 def _mermaid_text(text: str) -> str:
     # Mermaid labels in double quotes take HTML entities, not backslash escapes.
-    return (text.replace("&", "&amp;").replace('"', "&quot;").replace("<", "&lt;")
-            .replace(">", "&gt;"))
+    return (printable.line(text).replace("&", "&amp;").replace('"', "&quot;")
+            .replace("<", "&lt;").replace(">", "&gt;"))
 
 
 def to_mermaid(model: Model) -> str:
@@ -249,7 +251,8 @@ def execute(args) -> int:
             try:
                 data = render(data.decode("utf-8"), fmt)
             except (DotMissing, RuntimeError, subprocess.TimeoutExpired, OSError) as e:
-                print(f"error: {args.model}: cannot draw {fmt}: {e}", file=sys.stderr)
+                print(printable.line(f"error: {args.model}: cannot draw {fmt}: {e}"),
+                      file=sys.stderr)
                 return 1
     if args.output is None:
         if fmt in ("svg", "png"):

@@ -15,6 +15,7 @@ from collections import Counter
 
 from irexec.cli import common, describe
 from irexec.cli.columns import aligned
+from irexec.diagnostics import printable
 from irexec.ir.model import Model, OutputPort
 from irexec.availability import not_run_summary
 from irexec.runtime.plan import output_names
@@ -192,6 +193,6 @@ def execute(args) -> int:
     if args.format == "json":
         print(json.dumps(info, indent=2))
     else:
-        print("\n".join(render_text(info)))
+        print("\n".join(map(printable.line, render_text(info))))  # names: one line each
     sys.stdout.flush()
     return 0

@@ -16,7 +16,8 @@ import traceback
 from irexec.cli import bench, compare, convert, graph, info, ops_cmd, run, validate
 from irexec.cli.usage import UsageError
 from irexec.errors import IRError
-from irexec.io import safe_write
+from irexec.diagnostics import printable
+from irexec.io import files, safe_write
 
 COMMANDS = {"run": run, "validate": validate, "ops": ops_cmd, "convert": convert, "info": info,
             "graph": graph, "compare": compare, "bench": bench}
@@ -31,10 +32,13 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     for module in COMMANDS.values():
         module.add_parser(sub)
+    for command in sub.choices.values():
+        files.add_option(command)
     return parser
 
 
 def main(argv=None) -> int:
+    printable.configure_streams()  # printing never fails on a name (diagnostics/printable.py)
     parser = build_parser()
     args = parser.parse_args(argv)
     with safe_write.signals_as_exceptions():
@@ -43,9 +47,10 @@ def main(argv=None) -> int:
 
 def _execute(parser, args) -> int:
     try:
-        return COMMANDS[args.command].execute(args)
+        with files.no_symlinks(args.no_follow_symlinks):
+            return COMMANDS[args.command].execute(args)
     except UsageError as e:  # found after parsing: one line, as argparse's own last line
-        print(f"irexec {args.command}: error: {e}", file=sys.stderr)
+        print(f"irexec {args.command}: error: {printable.line(e)}", file=sys.stderr)
         return 2
     except IRError as e:
         for d in e.diagnostics:
@@ -65,8 +70,9 @@ def _execute(parser, args) -> int:
     except Exception as e:  # a bug in irexec: say so in one line, keep the trace on request
         if os.environ.get("IREXEC_DEBUG"):
             traceback.print_exc()
-        print(f"irexec: internal error: {type(e).__name__}: {e} (this is a bug in irexec; "
-              f"run with IREXEC_DEBUG=1 for a traceback and please report it)", file=sys.stderr)
+        print(f"irexec: internal error: {type(e).__name__}: {printable.line(e)} (this is a bug "
+              f"in irexec; run with IREXEC_DEBUG=1 for a traceback and please report it)",
+              file=sys.stderr)
         return 3
 
 

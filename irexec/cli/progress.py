@@ -10,6 +10,8 @@ from __future__ import annotations
 import sys
 import time
 
+from irexec.diagnostics import printable
+
 WIDTH = 30
 MIN_INTERVAL = 0.1  # seconds between redraws, so a fast loop does not flood the terminal
 
@@ -55,7 +57,7 @@ class Progress:
 
     def start(self, label: str) -> None:
         """Work on the next item (``label``) begins."""
-        self.label = label
+        self.label = printable.line(label)  # a file name's escapes stay out of the terminal
         self._draw(force=self.done == 0)
 
     def advance(self) -> None:

@@ -20,8 +20,9 @@ from irexec.cli.progress import Progress
 from irexec.cli.usage import UsageError
 from irexec.diagnostics.diagnostic import Location
 from irexec.errors import IRError
+from irexec.diagnostics import printable
 from irexec.io import npy, safe_write
-from irexec.io.arrays import from_file, to_file
+from irexec.io.arrays import from_file, string_bytes, to_file
 from irexec.runtime.trace import DirectoryTrace
 
 SHOWN_VALUES = 6
@@ -96,7 +97,7 @@ def checksum(array: np.ndarray) -> str:
     if array.dtype.kind == "O":
         crc = 0
         for value in array.reshape(-1).tolist():
-            data = str(value).encode("utf-8")
+            data = string_bytes(value)  # never fails (irexec/io/arrays.py)
             crc = zlib.crc32(data, zlib.crc32(len(data).to_bytes(4, "little"), crc))
         return f"{crc:08x}"
     return f"{zlib.crc32(np.ascontiguousarray(array).tobytes()):08x}"
@@ -104,8 +105,8 @@ def checksum(array: np.ndarray) -> str:
 
 def table(rows: dict[str, np.ndarray]) -> list[str]:
     header = ("name", "type", "shape", "crc32", "values")
-    cells = [(name, common.type_name(a), str(list(a.shape)).replace(" ", ""), checksum(a),
-              describe.preview(a, SHOWN_VALUES)) for name, a in rows.items()]
+    cells = [(printable.line(name), common.type_name(a), str(list(a.shape)).replace(" ", ""),
+              checksum(a), describe.preview(a, SHOWN_VALUES)) for name, a in rows.items()]
     widths = [max(len(r[i]) for r in [header, *cells]) for i in range(4)]
     return ["  ".join(c.ljust(w) for c, w in zip(row[:4], widths)) + "  " + row[4]
             for row in [header, *cells]]
@@ -208,8 +209,9 @@ def _run_file(args, model, compiled, path: Path, names: list[str]) -> list[str]:
 def _run_dir(args, model, compiled) -> int:
     files = _npz_files(args.input_dir)
     names = compiled.output_names()
-    width = max(len("file"), *(len(f.name) for f in files))
-    header = "  ".join(["file".ljust(width), *(n.ljust(8) for n in names)]).rstrip()
+    width = max(len("file"), *(len(printable.line(f.name)) for f in files))
+    header = "  ".join(["file".ljust(width),
+                        *(printable.line(n).ljust(8) for n in names)]).rstrip()
     if args.output_dir:
         try:
             os.makedirs(args.output_dir, exist_ok=True)
@@ -227,11 +229,12 @@ def _run_dir(args, model, compiled) -> int:
             except IRError as e:
                 if args.fail_fast:
                     raise
-                failed.append(path.name)
+                failed.append(printable.line(path.name))
                 for d in e.diagnostics:
                     progress.print(f"error: {d}", file=sys.stderr)
                 cells = ["failed"]
-            progress.print("  " + "  ".join([path.name.ljust(width), *cells]).rstrip())
+            progress.print("  " + "  ".join([printable.line(path.name).ljust(width),
+                                             *cells]).rstrip())
             progress.advance()
     done = f"ran {len(files)} file{'s' * (len(files) != 1)}"
     if failed:
@@ -268,7 +271,7 @@ def _execute(args) -> int:
         save_npz(args.output, outputs, args)
     generated = [n for n in inputs if n not in given]
     print(f"inputs ({'generated from seed ' + str(args.seed) if generated else 'given'}"
-          f"{': ' + ', '.join(generated) if generated and given else ''}):")
+          f"{': ' + printable.line(', '.join(generated)) if generated and given else ''}):")
     for line in table({n: inputs[n] for n in compiled.input_names()}):
         print("  " + line)
     print("outputs:")

@@ -1,5 +1,6 @@
-"""A mistake in how a command was called (exit code 2), found after argparse has parsed it."""
+"""A mistake in how a command was called (exit code 2), found after argparse has parsed it: a bad
+option, or a bad environment variable (the library raises the same class)."""
 
+from irexec.errors import UsageError
 
-class UsageError(Exception):
-    pass
+__all__ = ["UsageError"]

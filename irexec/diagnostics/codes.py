@@ -47,8 +47,8 @@ _CODES = (
     Code("IR108", "port-id-order", WARNING,
          "number input ports 0..n-1 and output ports from n, in the order they are listed"),
     Code("IR109", "over-memory-budget", ERROR,
-         "fix the dims, or raise the memory budget (--memory-budget, IREXEC_MEMORY_BUDGET) if "
-         "the machine has the memory"),
+         "make what is too big smaller (the dims, the XML, the constants), or raise the memory "
+         "budget (--memory-budget, IREXEC_MEMORY_BUDGET) if the machine has the memory"),
     Code("IR110", "bad-port-map", ERROR,
          "a sub-graph's port map maps the layer's ports onto its body's Parameters (inputs) and "
          "Results (outputs); fix the ids"),
@@ -62,6 +62,13 @@ _CODES = (
     Code("IR113", "op-not-implemented", WARNING,
          "the layers are OpenVINO's, but irexec cannot run them yet: info, graph and validate "
          "work; run and compare need every op (`irexec ops` lists those irexec runs)"),
+    Code("IR114", "too-many-dims", ERROR,
+         "irexec computes with numpy, whose arrays hold at most 64 dims: give the tensor 64 dims "
+         "or fewer"),
+    Code("IR115", "too-many-iterations", ERROR,
+         "a Loop or TensorIterator runs at most IREXEC_MAX_ITERATIONS body iterations (100,000 "
+         "unless set), nested loops' included; give it a smaller trip count or a condition "
+         "that stops it, or raise the limit if the model really needs more"),
     Code("IR201", "dangling-edge", ERROR, "an edge must name existing layers and ports"),
     Code("IR202", "unconnected-input", ERROR, "connect every input port with exactly one edge"),
     Code("IR203", "multiple-edges-into-input", ERROR, "an input port takes exactly one edge"),

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from irexec.diagnostics import codes
+from irexec.diagnostics import codes, printable
 
 
 @dataclass(frozen=True)
@@ -48,8 +48,10 @@ class Diagnostic:
         return ": ".join(parts)
 
     def __str__(self) -> str:
+        """One line: control characters in names and messages are escaped
+        (irexec/diagnostics/printable.py), so no name can forge a line of irexec's output."""
         where = self.where()
-        return f"{where}: {self.message}" if where else self.message
+        return printable.line(f"{where}: {self.message}" if where else self.message)
 
 
 class Diagnostics:

@@ -4,7 +4,7 @@ In memory every element takes one byte at least (see irexec/ir/element_type.py).
 OpenVINO 2026.4.1 writes and reads them:
 
 * whole-byte numbers (i8..u64, f16, bf16, f32, f64, f8*): little-endian, back to back -- read as a
-  zero-copy view of the memory-mapped file;
+  zero-copy view of the payload's bytes;
 * boolean: one byte each, any nonzero byte is true (written as 0 and 1);
 * u1: eight per byte, the first element in the most significant bit;
 * u2, u4, i4, nf4, f4e2m1: four or two per byte, the first element in the lowest bits;
@@ -186,7 +186,11 @@ def _decode_strings(buffer, offset: int, size: int, count: int) -> np.ndarray:
 
 
 def _encode_strings(array: np.ndarray) -> bytes:
-    parts = [str(v).encode("utf-8", "surrogateescape") for v in array.reshape(-1).tolist()]
+    try:
+        parts = [str(v).encode("utf-8", "surrogateescape") for v in array.reshape(-1).tolist()]
+    except UnicodeEncodeError as e:
+        raise LayoutError(f"a string holds the lone surrogate {e.object[e.start]!r}, which "
+                          f"stands for no byte and cannot be written") from None
     ends = np.zeros(len(parts) + 1, dtype="<i8")
     np.cumsum([len(p) for p in parts], out=ends[1:])
     if ends[-1] >= 2**31:

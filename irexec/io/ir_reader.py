@@ -19,9 +19,11 @@ import re
 from lxml import etree
 
 from irexec import budget, gc_pause
-from irexec.diagnostics.diagnostic import Diagnostics, Location
+from irexec.diagnostics import codes
+from irexec.diagnostics.diagnostic import Diagnostic, Diagnostics, Location
 from irexec.errors import IRError, raise_if_errors
-from irexec.io import limits
+from irexec.io import files, limits
+from irexec.io.columns import Columns
 from irexec.io.weights import Weights, WeightsError
 from irexec.ir import text as ir_text
 from irexec.ir.checks import Wiring, check_graph
@@ -32,11 +34,9 @@ from irexec import availability
 from irexec.ops import registry
 
 SUPPORTED_VERSIONS = (10, 11)
-# libxml2 keeps an element's line in 16 bits: from line 65535 on, every element claims 65535, so
-# its column cannot be found (and looking for it among all of them would take quadratic time).
-LAST_EXACT_LINE = 65535
-MAX_COLUMN_WALK = 1000  # elements walked back on one line to find a column, at most
 MAX_XML_BYTES = 1 << 30
+MAX_REPEATED = 5  # diagnostics of one kind on one element given one by one; the rest summarised
+MAX_PER_LAYER = 10  # the same for any code on one layer (or outside layers, in one file)
 
 
 def _parser() -> etree.XMLParser:
@@ -56,33 +56,81 @@ def _child(parent, tag: str):
     return next(parent.iterchildren(tag), None)
 
 
+_ATTRIBUTE_VALUES = etree.XPath("@*", smart_strings=False)
+FEW_ATTRIBUTES = 32
+
+
+def attributes(element) -> dict[str, str]:
+    """An element's attributes as a dict, in time linear in their number. lxml's ``attrib``,
+    ``items()`` and ``values()`` look each value up again by name, one linear search per
+    attribute: 100,000 attributes on one element took minutes. XPath hands them over in one
+    walk (in the order of ``keys()``), but costs more per call, so it serves the elements with
+    many."""
+    names = element.keys()
+    if len(names) <= FEW_ATTRIBUTES:
+        return dict(element.items())
+    return dict(zip(names, _ATTRIBUTE_VALUES(element)))
+
+
 def read_rt_info(element) -> list[RtInfo]:
     if element is None:
         return []
-    return [RtInfo(c.tag, dict(c.attrib), read_rt_info(c))
+    return [RtInfo(c.tag, attributes(c), read_rt_info(c))
             for c in element if isinstance(c.tag, str)]
+
+
+class _Summarising(Diagnostics):
+    """The reader's diagnostics. Past ``MAX_PER_LAYER`` of one code on one layer (20,000 ports
+    with a bad id), or of one code outside any layer (20,000 broken edges), the rest are counted
+    and said in one line when reading ends (``finish``), quoting the first of them: the output
+    stays proportional to the kinds of problem, not to the file's size."""
+
+    def __init__(self):
+        super().__init__()
+        self._counts: dict = {}
+        self._held: dict = {}  # key -> [count, the first diagnostic held back]
+        self._open = True
+
+    def add(self, code: str, message: str, location: Location | None = None) -> Diagnostic:
+        location = location or Location()
+        key = (code, location.layer_name, location.layer_id)
+        count = self._counts[key] = self._counts.get(key, 0) + 1
+        if count <= MAX_PER_LAYER or not self._open:
+            return super().add(code, message, location)
+        codes.get(code)  # an unknown code is our bug, as in Diagnostics.add
+        diag = Diagnostic(code, message, location)
+        self._held.setdefault(key, [0, diag])[0] += 1
+        return diag
+
+    def finish(self) -> None:
+        """Say what was held back, one line per code and layer; later additions go through."""
+        self._open = False
+        for (code, layer, _), (count, first) in self._held.items():
+            where = "on this layer" if layer is not None else "in this file"
+            super().add(code, f"{count} more problems of this kind {where} (the first at line "
+                              f"{first.location.line}: {first.message})", first.location)
+        self._held.clear()
 
 
 class _Reader:
     def __init__(self, xml_path: str, bin_path: str | None):
         self.path = xml_path
-        self.diags = Diagnostics()
-        self.weights = Weights(bin_path)
+        self.diags = _Summarising()
+        self.budget = budget.current()  # bytes one tensor may take (irexec/budget.py)
+        self.weights = Weights(bin_path, limit=self.budget)
         # Layers already reported as broken (bad header or ports): edges touching them would only
         # repeat the problem, so they are not reported again.
         self.broken: set[str] = set()
         self.unread_layers = 0  # layers dropped because their id could not be read
         self._over_budget: list = []  # the current layer's ports too large for the budget
         self._attr_over_budget = False  # whether its attributes were reported so
-        self.budget = budget.current()  # bytes one tensor may take (irexec/budget.py)
         # Every tensor over the budget, (message, location, layer name): said in one line.
         self.over_budget: list = []
         self._weights_reported = False  # a weights file unusable for every Const: said once
         self.beyond_end: list = []  # (message, location, layer, end) of Consts past the .bin
         self.not_implemented: list[Node] = []  # layers of OpenVINO ops irexec cannot run
-        self._data = b""
-        self._lines: list[bytes] | None = None
-        self._marks: dict[str, bytes] = {}
+        self._columns = Columns(b"")
+        self._too_deep: list = []  # the current layer's ports with too many dims
         self._ops: dict[tuple[str, str], object] = {}  # (type, version) -> op or LookupFailure
         self._values: dict = {}  # (id of the Attr, text) -> its parsed value, when immutable
         self._dims: dict = {}  # the text of a <dim> -> its Dimension
@@ -110,88 +158,46 @@ class _Reader:
         return Location(self.path, line, column=column)
 
     def index_columns(self, root, data: bytes) -> None:
-        """lxml knows each element's line but not its column: ``column`` finds the k-th
-        ``<tag`` on that line for the k-th element with that tag there. Nothing is computed
-        until a column is asked for."""
-        self._data = data
-        self._lines = None
-        self._marks: dict[str, bytes] = {}  # tag -> b"<tag"
+        """Columns are found on demand (irexec/io/columns.py): nothing is computed until a
+        column is asked for."""
+        encoding = root.getroottree().docinfo.encoding if root is not None else None
+        self._columns = Columns(data, limits.ascii_compatible(data, encoding))
 
     def column(self, element) -> int | None:
-        if element is None:
-            return None
-        number, tag = element.sourceline, element.tag
-        if not number or not isinstance(tag, str) or number >= LAST_EXACT_LINE:
-            return None
-        lines = self._lines
-        if lines is None:
-            lines = self._lines = self._data.split(b"\n")
-        text = lines[number - 1]
-        mark = self._marks.get(tag)
-        if mark is None:
-            mark = self._marks[tag] = b"<" + tag.encode()
-        at = text.find(mark)
-        if at < 0:
-            return None
-        prefix = text[:at]
-        if ((not at or prefix.isspace() or (b"<" not in prefix and b">" not in prefix
-                                            and prefix.isascii()))
-                and text.find(mark, at + 1) < 0):
-            # One ``<tag`` on the line and no tag before it: no element with this tag can start
-            # earlier on the line (lxml's line is where a start tag ends, and that would leave
-            # a ``>`` before it), so this is the element's own tag.
-            return at + 1
-        # How many elements with this tag start earlier on the same line: walk back in
-        # document order (lines never decrease along it) until an element on an earlier line.
-        ordinal, x, steps = 0, element, 0
-        while True:
-            steps += 1
-            if steps > MAX_COLUMN_WALK:  # thousands of elements on one line: leave it unknown
-                return None
-            previous = x.getprevious()
-            if previous is None:
-                x = x.getparent()
-                if x is None:
-                    break
-            else:
-                x = previous
-                while len(x):
-                    x = x[-1]  # the last element inside comes just before
-            if isinstance(x.tag, str):
-                if x.sourceline != number:
-                    break
-                if x.tag == tag:
-                    ordinal += 1
-        line = text.decode("utf-8", "replace")
-        start = -1
-        for _ in range(ordinal + 1):
-            start = line.find("<" + tag, start + 1)
-            if start < 0:
-                return None
-        return start + 1
+        return self._columns.of(element)
 
     # --- the file ---------------------------------------------------------------------------
 
     def parse_xml(self):
         try:
-            if not os.path.isfile(self.path) and os.path.exists(self.path):
-                raise IRError.make("IR001", "the model is not a regular file",
-                                   Location(self.path))
-            with open(self.path, "rb") as f:
-                data = f.read(MAX_XML_BYTES + 1)
-            if len(data) > MAX_XML_BYTES:
-                raise IRError.make("IR001", f"the XML file is larger than {MAX_XML_BYTES} bytes, "
-                                            f"the most irexec reads", Location(self.path))
+            with files.open_file(self.path) as f:
+                size = os.fstat(f.fileno()).st_size
+                if size > MAX_XML_BYTES:
+                    raise IRError.make("IR001", f"the XML file is larger than {MAX_XML_BYTES} "
+                                                f"bytes, the most irexec reads",
+                                       Location(self.path))
+                limits.check_xml_size(self.path, size, self.budget)
+                data = files.read_at_most(f, MAX_XML_BYTES)
         except OSError as e:
             raise IRError.make("IR001", f"cannot read the model: {e.strerror or e}",
                                Location(self.path)) from None
+        if len(data) > MAX_XML_BYTES:  # it grew since
+            raise IRError.make("IR001", f"the XML file is larger than {MAX_XML_BYTES} bytes, "
+                                        f"the most irexec reads", Location(self.path))
+        limits.check_xml_memory(self.path, data, self.budget)
         try:
             root = etree.fromstring(data, _parser())
+        except MemoryError:
+            raise limits.out_of_memory(self.path, data) from None
         except etree.XMLSyntaxError as e:
+            if getattr(e, "code", None) == etree.ErrorTypes.ERR_NO_MEMORY:
+                raise limits.out_of_memory(self.path, data) from None
             line = e.lineno if e.lineno else None
             msg = e.msg if hasattr(e, "msg") and e.msg else str(e)
             msg = re.sub(r",? line \d+, column \d+$", "", msg)  # the location is in front
-            msg = msg.replace(", use XML_PARSE_HUGE option", "")  # libxml2's advice, not ours
+            for advice in (", use XML_PARSE_HUGE option", ", try XML_PARSE_HUGE"):
+                msg = msg.replace(advice, "")  # libxml2's advice, not ours
+            msg = " ".join(msg.split())  # one line, whatever libxml2 wrote
             column = e.position[1] if getattr(e, "position", None) and line else None
             code = limits.syntax_error_code(msg, data)
             if code == "IR005":
@@ -260,12 +266,16 @@ class _Reader:
         if rt_info is not None:
             node.rt_info = read_rt_info(rt_info)
         over_budget = self._over_budget = []
+        too_deep = self._too_deep = []  # its ports with more dims than numpy holds
         self._attr_over_budget = False
         self.read_ports(node, layer, first)
         if op is not None:
             self.read_attrs(node, layer, first.get("data"))
         elif first.get("data") is not None:  # no spec to parse them by: kept as written
-            node.extra_attrs = dict(first["data"].attrib)
+            node.extra_attrs = attributes(first["data"])
+        if too_deep and not self._attr_over_budget:  # as below: the attribute is the cause
+            for message, location in too_deep:
+                self.diags.add("IR114", message, location)
         if over_budget and not self._attr_over_budget:
             # A port declares a tensor too large, and no attribute of the layer (a Const's
             # shape, the cause when there is one) was reported for it: report the port.
@@ -301,28 +311,63 @@ class _Reader:
             self.read_port_map(node, body, first.get(tag), layer)
             back = first.get("back_edges")
             if back is not None and len(node.op.spec.bodies) == 1:
-                for edge in _children(back, "edge"):
-                    try:
-                        pair = (self.uint(edge.get("from-layer", "")),
-                                self.uint(edge.get("to-layer", "")))
-                    except ValueError:
-                        self.diags.add("IR111", "a back <edge> needs integer from-layer and "
-                                                "to-layer attributes", self.loc(edge, node))
-                        node.broken = True
-                        continue
-                    problem = _back_edge_problem(model, pair)
-                    if problem:
-                        self.diags.add("IR111", problem, self.loc(edge, node))
-                        node.broken = True
-                        continue
-                    body.back_edges.append(pair)
+                self.read_back_edges(node, body, back)
+            if not node.broken:
+                self.check_parameters_fed(node, body, element)
             node.bodies[name] = body
+
+    def check_parameters_fed(self, node: Node, body: Body, element) -> None:
+        """Each body Parameter takes its first value from one port map input (a back edge
+        feeds only the iterations after the first): one fed by none has no value to start
+        from, one fed by two has two."""
+        fed: dict[int, int] = {}
+        for m in body.inputs:
+            fed[m.internal] = fed.get(m.internal, 0) + 1
+        problems = []
+        for param in body.model.by_id.values():
+            if param.type != "Parameter":
+                continue
+            count = fed.get(param.id, 0)
+            if count != 1:
+                problems.append((f"{body.name} Parameter '{param.name}' (id {param.id}) is fed "
+                                 f"by {count} port map inputs; it takes its value from exactly "
+                                 f"one", element))
+        self.report_repeated("IR110", problems, node, f"Parameters of <{body.name}>")
+
+    def read_back_edges(self, node: Node, body: Body, element) -> None:
+        problems = []
+        fed: dict[int, int] = {}  # Parameter id -> the Result whose back edge feeds it
+        current = {m.internal for m in body.inputs if m.purpose == "current_iteration"}
+        for edge in _children(element, "edge"):
+            try:
+                pair = (self.uint(edge.get("from-layer", "")),
+                        self.uint(edge.get("to-layer", "")))
+            except ValueError:
+                problems.append(("a back <edge> needs integer from-layer and to-layer "
+                                 "attributes", edge))
+                continue
+            problem = _back_edge_problem(body.model, pair)
+            if problem is None and pair[1] in current:
+                problem = (f"back edge {pair[0]} -> {pair[1]}: Parameter {pair[1]} is the "
+                           f"current iteration's number, which no back edge feeds")
+            if problem is None and pair[1] in fed:
+                if fed[pair[1]] == pair[0]:
+                    continue  # the same edge twice says nothing new
+                problem = (f"back edge {pair[0]} -> {pair[1]}: Parameter {pair[1]} is fed by "
+                           f"the back edge from {fed[pair[1]]} already")
+            if problem:
+                problems.append((problem, edge))
+                continue
+            fed[pair[1]] = pair[0]
+            body.back_edges.append(pair)
+        self.report_repeated("IR111", problems, node, "back edges")
 
     def read_port_map(self, node: Node, body: Body, element, layer) -> None:
         if element is None:
             return
         inputs = {p.port_id for p in node.inputs}
         outputs = {p.port_id for p in node.outputs}
+        problems = []
         for entry in element:
             if not isinstance(entry.tag, str) or entry.tag not in ("input", "output"):
                 continue
@@ -337,9 +382,7 @@ class _Reader:
                        if get(k) is not None},
                     purpose=get("purpose"), line=entry.sourceline)
             except ValueError as e:
-                self.diags.add("IR110", f"<{entry.tag}> of <{element.tag}>: {e}",
-                               self.loc(entry, node))
-                node.broken = True
+                problems.append((f"<{entry.tag}> of <{element.tag}>: {e}", entry))
                 continue
             is_input = entry.tag == "input"
             wanted = "Parameter" if is_input else "Result"
@@ -358,20 +401,36 @@ class _Reader:
                            f"current_iteration or execution_condition)")
             elif mapping.axis is not None and mapping.stride == 0:
                 problem = "a sliced port's stride must not be 0"
+            elif mapping.axis is not None and mapping.part_size < 1:
+                problem = f"a sliced port's part_size must be at least 1, not {mapping.part_size}"
             else:
                 problem = None
             if problem:
-                self.diags.add("IR110", problem, self.loc(entry, node))
-                node.broken = True
+                problems.append((problem, entry))
                 continue
             (body.inputs if is_input else body.outputs).append(mapping)
+        self.report_repeated("IR110", problems, node, f"entries of <{element.tag}>")
+
+    def report_repeated(self, code: str, problems: list, node: Node, what: str) -> None:
+        """Problems of one kind in one element's children: the first ``MAX_REPEATED`` one by
+        one, the rest counted in one more line (a port map may hold 100,000 entries)."""
+        if not problems:
+            return
+        node.broken = True
+        for message, element in problems[:MAX_REPEATED]:
+            self.diags.add(code, message, self.loc(element, node))
+        rest = problems[MAX_REPEATED:]
+        if rest:
+            self.diags.add(code, f"{len(rest)} more {what} have problems like these (the first "
+                                 f"at line {rest[0][1].sourceline})",
+                           self.loc(rest[0][1], node))
 
     def read_layer_header(self, layer) -> int | None:
         """The id of a layer whose header is not the plain case (a missing attribute, an id
         that is not plain ASCII digits), or None after reporting why it cannot be read."""
         missing = [a for a in ("id", "name", "type", "version") if layer.get(a) is None]
         if missing or not ir_text.is_uint(layer.get("id", "")):
-            self.broken.add(str(layer.get("id", "")).strip())
+            self.broken.add(str(layer.get("id", "")).strip(ir_text.SPACE))
         if missing:
             self.diags.add("IR101", f"<layer> lacks the mandatory attribute"
                                     f"{'s' * (len(missing) > 1)} {', '.join(missing)}",
@@ -471,7 +530,13 @@ class _Reader:
     def read_dims(self, texts: tuple, elements: list, section: str, port_id: int,
                   node: Node) -> PartialShape | None:
         """The shape the ``<dim>`` elements of a port declare (kept for the next port with the
-        same texts), or None after reporting each one that is not a dimension."""
+        same texts), or None after reporting each one that is not a dimension, or too many."""
+        if len(elements) > budget.MAX_RANK:  # said after the attributes, unless one said it
+            self._too_deep.append((f"{section} port {port_id} has {len(elements)} <dim>s; numpy, "
+                                   f"which irexec computes with, holds at most {budget.MAX_RANK}",
+                                   self.loc(elements[budget.MAX_RANK], node)))
+            node.broken = True
+            return None
         dims = []
         for dim in elements:
             known = self._dims.get(dim.text)
@@ -482,7 +547,7 @@ class _Reader:
                 dims.append(ir_text.parse_dim_element(dim.text))
                 self._dims[dim.text] = dims[-1]
             except ValueError as e:
-                if (dim.text or "").strip() == "?":
+                if (dim.text or "").strip(ir_text.SPACE) == "?":
                     self.diags.add("IR107", f"{section} port {port_id}: <dim> holds '?'; "
                                             f"a dynamic size is written -1 in a <dim>",
                                    self.loc(dim, node))
@@ -507,7 +572,7 @@ class _Reader:
     def read_attrs(self, node: Node, layer, data=False) -> None:
         if data is False:
             data = _child(layer, "data")
-        raw = dict(data.attrib) if data is not None else {}
+        raw = attributes(data) if data is not None else {}
         ignored = {}
         for attr in node.op.spec.attrs:
             if attr.on_layer:
@@ -518,8 +583,12 @@ class _Reader:
                     ignored[attr.name] = raw.pop(attr.name)
                 if layer.get(attr.name) is not None:
                     raw[attr.name] = layer.get(attr.name)
-        def where():  # the location, worked out only for a diagnostic
-            return self.loc(data if data is not None else layer, node)
+        located = []
+
+        def where():  # the location, worked out once and only for a diagnostic
+            if not located:
+                located.append(self.loc(data if data is not None else layer, node))
+            return located[0]
 
         for attr in node.op.spec.attrs:
             if attr.name not in raw:
@@ -547,6 +616,10 @@ class _Reader:
                 if isinstance(value, _IMMUTABLE):
                     self._values[id(attr), text] = value
             node.attrs[attr.name] = value
+            if attr.kind == "partial_shape" and not self.check_shape_attr(
+                    attr.name, value, data if data is not None else layer, node):
+                del node.attrs[attr.name]
+                continue
             if attr.kind == "element_type" and not value.in_ir and not (
                     value.is_dynamic and attr.dynamic_ok):
                 what = ("is not an OpenVINO element type (irexec holds it for ONNX models only)"
@@ -557,11 +630,8 @@ class _Reader:
                                         f"{', '.join(e.name for e in _supported())})", where())
                 del node.attrs[attr.name]
                 node.broken = True
-        for name in raw:
-            self.diags.add("IR310", f"attribute '{name}' is not one {node.type}-"
-                                    f"{node.op.spec.since} takes; it is ignored "
-                                    f"(known: {', '.join(a.name for a in node.op.spec.attrs)})",
-                           where())
+        if raw:
+            self.report_unknown(node, list(raw), where)
         for name in ignored:
             self.diags.add("IR310", f"attribute '{name}' belongs on the <layer> element, not in "
                                     f"<data>; it is ignored", where())
@@ -577,12 +647,12 @@ class _Reader:
                     return
                 self._fits.add((shape, itemsize))
             try:
-                if et.is_narrow:  # checked now, unpacked when something reads it
-                    self.weights.check(et, shape, offset, size)
-                    node.load_value_later(
-                        lambda w=self.weights: w.tensor(et, shape, offset, size))
-                else:
+                if et.kind == "string":  # its table is checked now
                     node.value = self.weights.tensor(et, shape, offset, size)
+                else:  # read when a layer first needs it (irexec/io/weights.py)
+                    self.weights.check(et, shape, offset, size)
+                    node.load_value_later(self.weights.later(et, shape, offset, size,
+                                                             where()))
             except WeightsError as e:
                 node.broken = True
                 if e.code == "IR502":  # several beyond the end: the wrong file, said once
@@ -594,20 +664,53 @@ class _Reader:
             count = 1
             for d in shape:
                 count *= d
-            needed = self.weights.used_size(et, offset, count)
+            needed = self.weights.used_size(et, offset, count, size)
             if a["size"] > needed:
                 self.diags.add("IR504", f"size {a['size']} is larger than the {needed} bytes "
                                         f"shape {list(a['shape'])} of {a['element_type']} needs",
                                where())
 
+    def check_shape_attr(self, name: str, shape: PartialShape, element, node: Node) -> bool:
+        """A shape attribute numpy could not make a tensor of (a Parameter's ``shape``: the
+        inputs are made from it): more dims than it holds (IR114), or dims -- those other than
+        0 too -- past a 64-bit count (IR109). Its size against the budget is its port's
+        business (the port knows the element type); a Const's shape is checked with its
+        payload."""
+        if not shape.rank_is_static:
+            return True
+        dims = tuple(d.min if d.is_static else 1 for d in shape)
+        return self.check_budget(dims, None, f"attribute '{name}'", element, node)
+
+    def report_unknown(self, node: Node, names: list[str], where) -> None:
+        """IR310 for each unknown attribute of one element, the first ``MAX_REPEATED`` one by
+        one and the rest in one summary (an element may carry 100,000 of them)."""
+        op = f"{node.type}-{node.op.spec.since}"
+        known = ", ".join(a.name for a in node.op.spec.attrs)
+        for name in names[:MAX_REPEATED]:
+            self.diags.add("IR310", f"attribute '{ir_text.short(name)}' is not one {op} takes; "
+                                    f"it is ignored (known: {known})", where())
+        rest = names[MAX_REPEATED:]
+        if rest:
+            shown = ", ".join(f"'{ir_text.short(n)}'" for n in rest[:MAX_REPEATED])
+            more = ", ..." if len(rest) > MAX_REPEATED else ""
+            self.diags.add("IR310", f"{len(rest)} more attributes {op} does not take are "
+                                    f"ignored: {shown}{more}", where())
+
     def check_budget(self, shape, itemsize: int, what: str, element, node: Node,
                      element_type=None) -> bool:
         """The layer marked broken if a tensor an attribute declares would exceed the memory
         budget or overflow int64 (see irexec/budget.py); reported with the model's other
-        tensors over it, in one line, when reading ends (``report_budget``)."""
+        tensors over it, in one line, when reading ends (``report_budget``). More dims than
+        numpy holds is IR114, said at once."""
         problem = budget.shape_problem(shape, itemsize, self.budget, element_type)
         if problem is None:
             return True
+        if budget.problem_code(shape) != "IR109":
+            self.diags.add(budget.problem_code(shape), f"{what}: {problem}",
+                           self.loc(element, node))
+            node.broken = True
+            self._attr_over_budget = True  # the cause: its ports are not reported again
+            return False
         self.over_budget.append((f"{what}: {problem}", self.loc(element, node), node.name))
         node.broken = True
         self._attr_over_budget = True
@@ -652,8 +755,8 @@ class _Reader:
         edges_block = _child(root, "edges")
         uints = self._uints
         for edge in _children(edges_block, "edge") if edges_block is not None else []:
-            ends = [_canonical(edge.get(a, "").strip()) for a in ("from-layer", "to-layer")] \
-                if self.broken else ()
+            ends = [_canonical(edge.get(a, "").strip(ir_text.SPACE))
+                    for a in ("from-layer", "to-layer")] if self.broken else ()
             if ends and set(ends) & self.broken and all(e in self.broken or (ir_text.is_uint(e) and
                                                                     int(e) in nodes)
                                                for e in ends):
@@ -678,7 +781,7 @@ class _Reader:
         values = []
         for name in ("from-layer", "to-layer", "to-port"):
             try:
-                values.append(self.uint((edge.get(name) or "").strip()))
+                values.append(self.uint((edge.get(name) or "").strip(ir_text.SPACE)))
             except ValueError:
                 values.append(None)
         return values[0], values[1], values[2]
@@ -687,6 +790,7 @@ class _Reader:
         root, version = self.parse_xml()
         model = self.read_graph(root, root.get("name", "model"), version)
         model.rt_info = read_rt_info(_child(root, "rt_info"))
+        self.weights.close()  # a value asked for later opens it again (irexec/io/weights.py)
         # What is said once for the whole file (bodies included):
         self.report_budget()
         self.report_beyond_end()
@@ -694,6 +798,7 @@ class _Reader:
             self.diags.add("IR113", availability.cannot_run_message(self.not_implemented) +
                            "; the rest is checked, and their outputs are taken as their ports "
                            "declare", self.not_implemented[0].location)
+        self.diags.finish()
         return model, self.diags
 
     def read_graph(self, root, name: str, version: int = 11) -> Model:

@@ -17,6 +17,25 @@ from irexec.ir import text as ir_text
 from irexec.ir.model import Model, RtInfo
 
 _IR_TYPE_NAMES = {"Constant": "Const"}
+FEW_ATTRIBUTES = 32
+_ESCAPES = str.maketrans({"&": "&amp;", "<": "&lt;", '"': "&quot;", "\n": "&#10;", "\r": "&#13;",
+                          "\t": "&#9;"})
+
+
+def _element(parent, tag: str, attrs: dict[str, str]):
+    """``etree.SubElement(parent, tag, attrs)`` in time linear in the number of attributes:
+    lxml checks each new attribute against those already set (100,000 took minutes), so an
+    element with many is written as text and parsed, which libxml2 does in one pass."""
+    if len(attrs) <= FEW_ATTRIBUTES or any(k.startswith("{") for k in attrs):
+        return etree.SubElement(parent, tag, attrs)
+    text = "<" + tag + "".join(f' {k}="{v.translate(_ESCAPES)}"' for k, v in attrs.items()) + "/>"
+    try:
+        element = etree.fromstring(text.encode("utf-8", "surrogateescape"),
+                                   etree.XMLParser(resolve_entities=False, no_network=True))
+    except etree.XMLSyntaxError:
+        return etree.SubElement(parent, tag, attrs)  # says what is wrong, as for a few
+    parent.append(element)
+    return element
 
 
 def _rt_info(parent, entries: list[RtInfo]) -> None:
@@ -25,7 +44,7 @@ def _rt_info(parent, entries: list[RtInfo]) -> None:
     block = etree.SubElement(parent, "rt_info")
 
     def add(into, entry):
-        element = etree.SubElement(into, entry.tag, entry.attrs)
+        element = _element(into, entry.tag, entry.attrs)
         for child in entry.children:
             add(element, child)
 
@@ -102,7 +121,7 @@ def _graph(parent, model: Model, blobs: _Blobs) -> None:
                 layer.set(attr.name, attrs.pop(attr.name))  # where OpenVINO reads it
         attrs.update(node.extra_attrs)
         if attrs:
-            etree.SubElement(layer, "data", attrs)
+            _element(layer, "data", attrs)
         _rt_info(layer, node.rt_info)
         if node.inputs:
             block = etree.SubElement(layer, "input")

@@ -16,6 +16,7 @@ import zipfile
 import numpy as np
 
 from irexec import budget
+from irexec.io import files
 
 _format = np.lib.format
 HEADER_BYTES = 1 << 16  # numpy itself refuses headers over 10,000 bytes
@@ -51,13 +52,14 @@ def _check_header(f, available: int, what: str) -> None:
 
 
 def load(path) -> np.ndarray | dict[str, np.ndarray]:
-    """The array of a .npy file, or the arrays of a .npz archive (a dict by key)."""
+    """The array of a .npy file, or the arrays of a .npz archive (a dict by key). Only a
+    regular file is read (irexec/io/files.py): a FIFO or a device is an OSError at once."""
     path = os.fspath(path)
-    with open(path, "rb") as f:
+    with files.open_file(path) as f:
         magic = f.read(6)
         f.seek(0)
         if magic.startswith(b"PK"):
-            return load_npz(path)
+            return _load_npz(f)
         _check_header(f, os.fstat(f.fileno()).st_size, "the file")
         try:
             return np.load(f, allow_pickle=False)
@@ -67,9 +69,14 @@ def load(path) -> np.ndarray | dict[str, np.ndarray]:
 
 def load_npz(path) -> dict[str, np.ndarray]:
     """Every array of a .npz archive, each member checked as a .npy before it is read."""
+    with files.open_file(os.fspath(path)) as f:
+        return _load_npz(f)
+
+
+def _load_npz(f) -> dict[str, np.ndarray]:
     arrays = {}
     try:
-        with zipfile.ZipFile(path) as archive:
+        with zipfile.ZipFile(f) as archive:
             for info in archive.infolist():
                 if not info.filename.endswith(".npy"):
                     continue

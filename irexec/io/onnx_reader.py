@@ -24,6 +24,7 @@ import os
 import numpy as np
 
 from irexec.errors import IRError
+from irexec.io import files
 from irexec.ir import element_type as et_table
 from irexec.ir.checks import check_graph
 from irexec.ir.element_type import ElementType
@@ -45,6 +46,7 @@ _ONNX_TYPES = {
     "STRING": "string", "COMPLEX64": "complex64", "COMPLEX128": "complex128",
 }
 SUPPORTED_ONNX_TYPES = tuple(_ONNX_TYPES)
+MAX_ONNX_BYTES = 2**31 - 1  # protobuf's limit on one message
 
 
 def is_onnx_file(path) -> bool:
@@ -55,7 +57,7 @@ def is_onnx_file(path) -> bool:
     if path.lower().endswith(".xml"):
         return False
     try:
-        with open(path, "rb") as f:
+        with files.open_file(path) as f:  # never blocks on a FIFO (irexec/io/files.py)
             return f.read(1) == MAGIC_FIRST_BYTE
     except OSError:
         return False
@@ -315,11 +317,13 @@ def load_onnx(model, path: str | None = None) -> tuple[Model, Diagnostics]:
     if isinstance(model, (str, os.PathLike)):
         path = os.fspath(model)
         try:
-            with open(path, "rb") as f:
-                data = f.read()
+            data = files.read_file(path, MAX_ONNX_BYTES)
         except OSError as e:
             raise IRError.make("IR001", f"cannot read the model: {e.strerror or e}",
                                Location(path)) from None
+        if len(data) > MAX_ONNX_BYTES:
+            raise IRError.make("IR001", f"the file is larger than {MAX_ONNX_BYTES} bytes, the "
+                                        f"most a protobuf message holds", Location(path))
         try:
             model = onnx.load_model_from_string(data)
         except Exception as e:  # protobuf's DecodeError and friends

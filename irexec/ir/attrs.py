@@ -102,10 +102,10 @@ def _element_type(attr, value) -> ElementType:
 
 def _split(t: str) -> list[str]:
     """``1,2,3`` (spaces and brackets tolerated); empty text is an empty list."""
-    t = t.strip()
+    t = t.strip(text.SPACE)  # ASCII spaces only, as for every number (irexec/ir/text.py)
     if t.startswith("[") and t.endswith("]"):
         t = t[1:-1]
-    if t.strip() == "":
+    if t.strip(text.SPACE) == "":
         return []
     return t.split(",")
 
@@ -119,7 +119,7 @@ def _list_of(coerce_one):
 
 
 def _parse_list(parse_one):
-    return lambda t: tuple(parse_one(part.strip()) for part in _split(t))
+    return lambda t: tuple(parse_one(part.strip(text.SPACE)) for part in _split(t))
 
 
 def _format_list(format_one):
@@ -147,7 +147,8 @@ KINDS: dict[str, AttrKind] = {k.name: k for k in (
              "true or false"),
     AttrKind("float", parse_float, _float, format_float, "a number (inf and nan allowed)"),
     AttrKind("string", lambda t: t, _string, str, "text"),
-    AttrKind("enum", lambda t: t, _enum, str, "one of the listed words"),
+    AttrKind("enum", lambda t: text.ascii_name(t, "one of the listed words"), _enum, str,
+             "one of the listed words"),
     AttrKind("element_type", text.parse_element_type, _element_type, lambda v: v.name,
              "an element type name (f32, i64 ...)"),
     AttrKind("int_list", _parse_list(text.parse_int), _list_of(_int), _format_list(str),

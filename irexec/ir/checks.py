@@ -37,6 +37,7 @@ class Wiring:
         # Edges naming a layer id no layer has, by that id: reported by finish() unless layers
         # the reader could not read account for them.
         self._dangling: dict[int, list[tuple[str, object]]] = {}
+        self._ports_by_id: dict = {}  # see _port
 
     def lost(self, from_layer: int | None = None, to_layer: int | None = None,
              to_port: int | None = None) -> None:
@@ -51,7 +52,8 @@ class Wiring:
                 ref: object = None) -> None:
         src_node, dst_node = self.nodes.get(from_layer), self.nodes.get(to_layer)
         if src_node is not None and dst_node is not None:
-            src, dst = _port(src_node.outputs, from_port), _port(dst_node.inputs, to_port)
+            src = _port(src_node.outputs, from_port, self._ports_by_id)
+            dst = _port(dst_node.inputs, to_port, self._ports_by_id)
             if src is not None and dst is not None and dst.source is None:
                 dst.source = src  # the common case
                 src.consumers.append(dst)
@@ -108,17 +110,21 @@ def port_location(node: Node, port: InputPort) -> Location:
     return Location(node.file, port.line, node.name, node.type, str(node.id), port.column)
 
 
-def _port(ports: list, port_id: int):
+def _port(ports: list, port_id: int, by_id: dict):
     """The port with this id: where OpenVINO's numbering puts it (inputs 0..n-1, outputs
-    from n), else wherever it is; None if there is none."""
+    from n), else wherever it is; None if there is none. ``by_id`` keeps, per port list, a
+    dict made the first time the numbering does not hold, so that many edges into a layer with
+    many ports cost linear time, not a search per edge."""
     if ports:
         at = port_id - ports[0].port_id
         if 0 <= at < len(ports) and ports[at].port_id == port_id:
             return ports[at]
-    for p in ports:
-        if p.port_id == port_id:
-            return p
-    return None
+    found = by_id.get(id(ports))
+    if found is None:
+        found = by_id[id(ports)] = ({}, ports)  # keeps the list alive, so its id stays its own
+        for p in ports:
+            found[0].setdefault(p.port_id, p)
+    return found[0].get(port_id)
 
 
 def check_graph(model: Model, diags: Diagnostics, also_needed: set[int] = frozenset()) -> None:

@@ -12,7 +12,10 @@ from irexec.ir import element_type as et_table
 from irexec.ir.element_type import ElementType
 from irexec.ir.shape import Dimension, PartialShape
 
-_INT = re.compile(r"\s*[-+]?\d{1,20}\s*")  # 20 digits hold every 64-bit value
+# Numbers in IR text are ASCII, as OpenVINO reads them: Python's \d, \s, int() and str.strip()
+# would also take a fullwidth "\uff14" for 4, or an ideographic space around it.
+SPACE = " \t\n\r\f\v"
+_INT = re.compile(r"[ \t\n\r\f\v]*[-+]?[0-9]{1,20}[ \t\n\r\f\v]*")  # 20 digits: any 64-bit value
 _MAX_DIM = 2**63 - 1
 
 
@@ -46,7 +49,7 @@ def parse_uint(text: str) -> int:
 
 
 def parse_bool(text: str) -> bool:
-    lowered = text.strip().lower()
+    lowered = text.strip(SPACE).lower()
     if lowered in ("true", "1"):
         return True
     if lowered in ("false", "0"):
@@ -54,26 +57,35 @@ def parse_bool(text: str) -> bool:
     raise ValueError(f"'{text}' is not a boolean (true, false, 1 or 0)")
 
 
+def ascii_name(text: str, what: str) -> str:
+    """Names of types and enum values are ASCII: refuse the rest before a Unicode-aware
+    lower() or strip() could turn one into another (the Kelvin sign lowers to k)."""
+    if not text.isascii():
+        raise ValueError(f"'{short(text)}' is not {what}: it holds characters that are not "
+                         f"ASCII")
+    return text
+
+
 def parse_element_type(text: str) -> ElementType:
-    return et_table.parse_name(text)
+    return et_table.parse_name(ascii_name(text, "an element type name"))
 
 
 def parse_precision(text: str) -> ElementType:
     try:
-        return et_table.from_precision(text)
+        return et_table.from_precision(ascii_name(text, "a precision"))
     except KeyError:
         raise ValueError(f"'{text}' is not a precision (such as FP32, f32, I64, BOOL)") from None
 
 
 def _strip_brackets(text: str) -> str:
-    text = text.strip()
+    text = text.strip(SPACE)
     if text.startswith("[") and text.endswith("]"):
-        text = text[1:-1].strip()
+        text = text[1:-1].strip(SPACE)
     return text
 
 
 def parse_dimension(text: str) -> Dimension:
-    t = text.strip()
+    t = text.strip(SPACE)
     if t == "":
         raise ValueError("a dimension is empty (two commas in a row, or one at an end?)")
     if t in ("?", "-1"):
@@ -81,8 +93,8 @@ def parse_dimension(text: str) -> Dimension:
     if ".." in t:
         lo_text, hi_text = t.split("..", 1)
         try:
-            lo = parse_uint(lo_text) if lo_text.strip() else 0
-            hi = parse_uint(hi_text) if hi_text.strip() else None
+            lo = parse_uint(lo_text) if lo_text.strip(SPACE) else 0
+            hi = parse_uint(hi_text) if hi_text.strip(SPACE) else None
         except ValueError as e:
             raise ValueError(f"interval '{t}': {e}") from None
         if hi is not None and hi < lo:
@@ -117,15 +129,15 @@ def parse_static_shape(text: str) -> tuple[int, ...]:
     for part in t.split(","):
         dim = parse_dimension(part)
         if not dim.is_static:
-            raise ValueError(f"dimension '{part.strip()}' is not a fixed size; a Const shape is "
-                             f"static")
+            raise ValueError(f"dimension '{part.strip(SPACE)}' is not a fixed size; a Const shape "
+                             f"is static")
         dims.append(dim.min)
     return tuple(dims)
 
 
 def parse_dim_element(text: str | None) -> Dimension:
     """The text of a port's ``<dim>``: a size, or -1 for a dynamic one."""
-    t = text.strip() if text else ""
+    t = text.strip(SPACE) if text else ""
     if t.isdigit() and t.isascii() and len(t) <= 18:  # plain digits below 2**63: the common case
         return Dimension.static(int(t))
     if not _INT.fullmatch(t) or int(t) < -1:

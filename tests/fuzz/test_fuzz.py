@@ -1,7 +1,7 @@
 """Fuzzing the reader, the planner and the run loop with mutated sample models (see engine.py):
-every case succeeds or raises IRError, within 5 s and a memory bound. CI runs a bounded number of
-examples; ``tools/fuzz.py`` runs the same cases for as long as it is given. Every case a fuzz run
-found failing is kept in ``crashes/`` and replayed here."""
+every case succeeds or raises IRError, within 5 s of CPU and a memory bound. CI runs a bounded
+number of examples; ``tools/fuzz.py`` runs the same cases for as long as it is given. Every case
+a fuzz run found failing is kept in ``crashes/`` and replayed here."""
 
 from __future__ import annotations
 
@@ -12,7 +12,8 @@ import pytest
 from hypothesis import HealthCheck, given, note, settings
 from hypothesis import strategies as st
 
-from tests.fuzz.engine import CRASHES, HypothesisRandom, mutate, run_case, samples
+from tests.fuzz.engine import (CRASHES, HypothesisRandom, draw_setting, load_crash, mutate,
+                               run_case, samples)
 
 SAMPLES = samples()
 EXAMPLES = int(os.environ.get("IREXEC_FUZZ_EXAMPLES", "150"))
@@ -25,14 +26,15 @@ def test_mutated_samples_succeed_or_raise_irerror(data, tmp_path_factory):
     r = HypothesisRandom(data)
     _, xml, weights = r.choice(SAMPLES)
     xml, weights, done = mutate(r, xml, weights)
-    note(f"mutations: {done}")
-    run_case(xml, weights, tmp_path_factory.mktemp("case"))
+    setting = draw_setting(r)
+    note(f"mutations: {done}; setting: {setting.describe()}")
+    run_case(xml, weights, tmp_path_factory.mktemp("case"), setting)
 
 
 @pytest.mark.parametrize("case", sorted(CRASHES.glob("*.xml")), ids=lambda p: p.stem)
 def test_crash_regressions(case: Path, tmp_path):
-    weights = case.with_suffix(".bin")
-    run_case(case.read_bytes(), weights.read_bytes() if weights.exists() else b"", tmp_path)
+    xml, weights, setting = load_crash(case)
+    run_case(xml, weights, tmp_path, setting)
 
 
 def test_every_sample_runs(tmp_path):

@@ -1,6 +1,7 @@
 """The reader's columns: found on demand (no index of every element), and always the column the
-original rule gives: the k-th ``<tag`` on the element's line for the k-th element with that tag
-whose line (lxml's: where its start tag ends) it is.
+rule gives: the k-th ``<tag`` (followed by a space, ``/``, ``>`` or the line's end) on the
+element's line for the k-th element with that tag whose line (lxml's: where its start tag ends)
+it is.
 
 Random documents mix several elements per line, start tags spread over lines, tag names that
 are prefixes of others (``po`` / ``port``), comments and CDATA holding ``<tag``, and non-ASCII
@@ -9,6 +10,8 @@ the rule (the index the reader used to build).
 """
 
 import random
+import re
+import time
 
 import pytest
 from lxml import etree
@@ -27,12 +30,10 @@ def reference_columns(root, data: bytes):
 
     def column(element):
         line = lines[element.sourceline - 1].decode("utf-8", "replace")
-        start = -1
-        for _ in range(ordinal[element] + 1):
-            start = line.find("<" + element.tag, start + 1)
-            if start < 0:
-                return None
-        return start + 1
+        found = [m.start() for m in re.finditer("<" + re.escape(element.tag) + r"(?=[\s/>]|$)",
+                                                  line)]
+        k = ordinal[element]
+        return found[k] + 1 if k < len(found) else None
 
     return column
 
@@ -71,8 +72,7 @@ def test_columns_follow_the_rule_on_random_documents(seed):
 
 def test_a_one_line_file_keeps_the_rule(tmp_path):
     """Two layers with the same problem on one line: each diagnostic's column is the rule's
-    (which, as before, also counts ``<layers`` as a ``<layer``: the first layer gets the
-    column of ``<layers``, the second the first layer's)."""
+    (``<layers`` is not a ``<layer``)."""
     layer = ('<layer id="{i}" name="p{i}" type="NoSuchOp" version="opset1">'
              '<output><port id="0" precision="FP32"><dim>2</dim></port></output></layer>')
     xml = ('<net name="m" version="11"><layers>' + layer.format(i=0) + layer.format(i=1)
@@ -84,4 +84,4 @@ def test_a_one_line_file_keeps_the_rule(tmp_path):
     root = etree.fromstring(xml.encode(), _parser())
     expected = reference_columns(root, xml.encode())
     assert columns == [expected(layer) for layer in root.iter("layer")]
-    assert columns == [xml.index("<layers") + 1, xml.index('<layer id="0"') + 1]
+    assert columns == [xml.index('<layer id="0"') + 1, xml.index('<layer id="1"') + 1]

@@ -193,7 +193,7 @@ def test_numeric_const_is_a_read_only_view_of_the_bin(tmp_path, element_type, dt
                                                               (4,)), data))
     value = model.nodes[0].value
     assert not value.flags.writeable
-    assert not value.flags.owndata  # a view on the mapped file, not a copy
+    assert not value.flags.owndata  # a view of the bytes read from the .bin, not a copy
     with pytest.raises(ValueError):
         value[0] = 1
 
@@ -222,18 +222,17 @@ def test_bad_offset_or_size_is_ir302(tmp_path, attr, text):
 def test_unreadable_bin_is_ir501_not_a_crash(tmp_path, monkeypatch):
     # Running as root defeats chmod, so the operating system's refusal is simulated.
     import errno
-    import mmap as mmap_module
 
-    from irexec.io import weights as weights_module
+    from irexec.io import files
 
-    class RefusingMmap:
-        ACCESS_READ = mmap_module.ACCESS_READ
+    real = files.open_regular
 
-        @staticmethod
-        def mmap(*args, **kwargs):
+    def refusing(path):
+        if str(path).endswith(".bin"):
             raise PermissionError(errno.EACCES, "Permission denied")
+        return real(path)
 
-    monkeypatch.setattr(weights_module, "mmap", RefusingMmap)
+    monkeypatch.setattr(files, "open_regular", refusing)
     path = write_ir(tmp_path, _const_model(), bytes(16))
     diag = the_diagnostic(read_error(path), "IR501")
     assert "Permission denied" in diag.message and diag.location.layer_name == "c"

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from irexec.diagnostics import printable
 from irexec.diagnostics.diagnostic import Diagnostic, FileDiagnostics, Location
 
 
@@ -38,7 +39,7 @@ def layer_part(loc: Location) -> str:
 def format_diagnostic(path: str, d: Diagnostic) -> list[str]:
     info = d.info
     head = f"{position(path, d.location)}: {d.code} {info.name}: "
-    lines = [head + layer_part(d.location) + d.message]
+    lines = [printable.line(head + layer_part(d.location) + d.message)]  # one line, always
     if info.help:
         lines.append(f"  help: {info.help}")
     return lines

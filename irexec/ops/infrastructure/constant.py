@@ -20,7 +20,7 @@ class Constant(Op):
             Attr("size", "uint", doc="how many bytes the values take in the .bin file"),
         ),
         outputs=(Output("output", "the stored tensor"),),
-        doc="A tensor whose values are read (memory-mapped) from the .bin file.",
+        doc="A tensor whose values are read from the .bin file.",
         role="constant",
         exact=True,
     )

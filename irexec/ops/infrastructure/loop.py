@@ -47,6 +47,8 @@ class Loop(Op):
         for m in body.inputs:
             if m.purpose == "current_iteration":
                 param = body.model.by_id[m.internal]
+                if param.broken or not {"element_type", "shape"} <= param.attrs.keys():
+                    ctx.stop()  # its own problem is reported
                 params[m.internal] = TensorType(param.attrs["element_type"],
                                                 param.attrs["shape"])
                 continue
@@ -56,14 +58,11 @@ class Loop(Op):
                 count = n if count is None or n is None else min(count, n)
             params[m.internal] = t
         # Unless the body's condition is a constant true, it may stop any time.
-        stops = next((m.internal for m in body.outputs if m.purpose == "execution_condition"),
-                     None)
-        if stops is not None and count != 0:
-            source = body.model.by_id[stops].inputs[0].source
-            value = source.node.value if source is not None and source.node.op is not None \
-                and source.node.op.spec.role == "constant" else None
-            if value is None or not bool(_scalar(value)):
-                count = None
+        if count != 0 and not subgraph.condition_is_constant(body):
+            count = None
+        elif count is None and trip is not None and int(trip) < 0:
+            # No trip count, no slice, and a body that never says stop: it never ends.
+            subgraph.check_count(None, "the Loop")
         return subgraph.infer_iterated(ctx, body, params, count)
 
     @staticmethod

@@ -5,12 +5,19 @@ Slicing follows OpenVINO: ``start`` and ``end`` count from the end when negative
 the last index) and both are included; an input is cut into ``(|end - start| + 1) / part_size``
 parts of ``part_size`` along ``axis``, walked backwards when ``stride`` is negative; a
 concatenated output puts the iterations' values back in that order.
+
+A file decides how long its loops run, so a run is bounded (irexec/budget.py): a slice's start
+and end lie within its dim, the body iterations of one outermost loop are at most
+``budget.max_iterations()`` (IR115: a loop known to run more, or never to end, is refused before
+it starts), and the slices a concatenated output gathers stay within the memory budget (IR109).
 """
 
 from __future__ import annotations
 
 import numpy as np
 
+from irexec import budget
+from irexec.errors import OpError
 from irexec.ir.model import Body, PortMapping
 from irexec.ir.shape import Dimension, PartialShape
 from irexec.ir.shape_rules import normalize_axis
@@ -42,9 +49,41 @@ def relax(a: PartialShape, b: PartialShape) -> PartialShape:
 
 
 def iterations(mapping: PortMapping, dim: int) -> int:
+    """How many parts a sliced input of ``dim`` along the axis is cut into. OpError IR110 when
+    start or end lies outside the dim (OpenVINO would read outside the tensor)."""
     start = mapping.start + dim if mapping.start < 0 else mapping.start
     end = mapping.end + dim if mapping.end < 0 else mapping.end
+    if dim > 0 and not (0 <= start < dim and 0 <= end < dim):
+        raise OpError(f"the port map slices axis {mapping.axis} from {mapping.start} to "
+                      f"{mapping.end}, outside its {dim} elements", code="IR110")
     return (abs(end - start) + 1) // mapping.part_size
+
+
+def check_count(count: int | None, what: str) -> None:
+    """OpError IR115 for a loop known to run more body iterations than irexec runs (``count``
+    None: known never to end)."""
+    limit = budget.max_iterations()
+    if count is None:
+        raise OpError(f"{what} never ends: no trip count, slice or condition of the body stops "
+                      f"it", code=budget.ITERATIONS_CODE)
+    if count > limit:
+        raise OpError(f"{what} runs {count} iterations, more than the {limit} irexec runs for "
+                      f"one loop; raise {budget.ITERATIONS_ENV} if the model really needs them",
+                      code=budget.ITERATIONS_CODE)
+
+
+def condition_is_constant(body: Body) -> bool:
+    """Whether the body's execution condition (a Loop's) cannot stop it: it has none, or a
+    constant true feeds it."""
+    stops = next((m.internal for m in body.outputs if m.purpose == "execution_condition"), None)
+    if stops is None:
+        return True
+    source = body.model.by_id[stops].inputs[0].source
+    node = source.node if source is not None else None
+    if node is None or node.op is None or node.op.spec.role != "constant":
+        return False
+    value = node.value
+    return value is not None and np.size(value) == 1 and bool(np.asarray(value).reshape(-1)[0])
 
 
 def sliced_type(t: TensorType, mapping: PortMapping) -> tuple[TensorType, int | None]:
@@ -78,7 +117,10 @@ def concatenated_type(t: TensorType, mapping: PortMapping, count: int | None) ->
 def infer_iterated(ctx, body: Body, params: dict[int, TensorType], count: int | None):
     """Infer a TensorIterator's or Loop's body from the types of its Parameters, widening a
     back-edge Parameter's shape once when the Result feeding it comes out different; then the
-    layer's output types in output-port order."""
+    layer's output types in output-port order. ``count`` is the number of iterations when it is
+    known (the body cannot stop earlier)."""
+    if count is not None:
+        check_count(count, f"the {ctx.node.type}")
     results = ctx.infer_body(body.name, params)
     if results is None:
         ctx.stop()
@@ -138,13 +180,30 @@ def run_iterations(arrays, run, trip: int | None = None, condition: bool = True,
         if m.purpose == "execution_condition":
             condition_result = m.internal
     if count is None and not loop:  # a TensorIterator without slices: its concatenated
-        # outputs say how many iterations (OpenVINO's rule)
+        # outputs say how many iterations (OpenVINO's rule), else none runs (as its reference
+        # implementation, whose count stays -1)
         concat = [m for m in body.outputs if m.axis is not None and m.purpose is None]
-        count = abs(concat[0].end - concat[0].start) // concat[0].part_size if concat else None
+        count = abs(concat[0].end - concat[0].start) // concat[0].part_size if concat else 0
+    what = "the Loop" if loop else "the TensorIterator"
+    if condition and (not loop or condition_is_constant(body)):
+        check_count(count, what)  # it runs exactly count iterations: refused before it starts
     parts: dict[int, list[np.ndarray]] = {id(m): [] for m in body.outputs if m.axis is not None}
+    gathered = 0  # bytes of the parts held for the concatenated outputs
+    memory = budget.current()
+    with budget.counting_iterations() as spend:
+        last, i = _iterate(run, body, inputs, sliced, parts, count, condition, current,
+                           condition_result, spend, memory, gathered)
+    return _outputs(arrays, run, body, inputs, parts, last)
+
+
+def _iterate(run, body, inputs, sliced, parts, count, condition, current, condition_result,
+             spend, memory, gathered):
     last = None
     i = 0
     while (count is None or i < count) and condition:
+        problem = spend()
+        if problem is not None:
+            raise OpError(problem, code=budget.ITERATIONS_CODE)
         for m, value, n in sliced:
             inputs[m.internal] = _part(value, m, i, n)
         if current is not None:
@@ -152,12 +211,28 @@ def run_iterations(arrays, run, trip: int | None = None, condition: bool = True,
         last = run(inputs)
         for m in body.outputs:
             if m.axis is not None:
-                parts[id(m)].append(last[m.internal])
+                part = last[m.internal]
+                gathered += part.nbytes
+                if gathered > memory:
+                    raise OpError(f"the iterations' values gathered for a concatenated output "
+                                  f"pass {budget.describe(memory)}, the memory budget, after "
+                                  f"{i + 1} iterations; raise the budget with --memory-budget "
+                                  f"or {budget.ENV} if the machine has the memory",
+                                  code=budget.SIZE_CODE)
+                parts[id(m)].append(part)
         for result_id, param_id in body.back_edges:
             inputs[param_id] = last[result_id]
         if condition_result is not None:
-            condition = bool(last[condition_result])
+            go = last[condition_result]
+            if np.size(go) != 1:
+                raise OpError(f"the body's execution condition holds {np.size(go)} values; it "
+                              f"must hold one", code="IR110")
+            condition = bool(np.asarray(go).reshape(-1)[0])
         i += 1
+    return last, i
+
+
+def _outputs(arrays, run, body, inputs, parts, last):
     outputs = [None] * run.num_outputs
     back = dict(body.back_edges)
     for m in body.outputs:

@@ -108,6 +108,23 @@ CASES: dict[str, tuple] = {
                       .replace('<?xml version="1.0"?>', '<?xml version="1.0" encoding="UTF-16"?>')
                       .encode("utf-16"), BASE_BIN, "IR005",
                       "XXE in a UTF-16 file (a byte search for <!DOCTYPE misses it)"),
+    "utf16_entity_reference": (model(prolog='<!DOCTYPE net [<!ENTITY x "y">]>\n',
+                                     net='name="&nope;" version="11"')
+                               .replace('<?xml version="1.0"?>',
+                                        '<?xml version="1.0" encoding="UTF-16"?>')
+                               .encode("utf-16"), BASE_BIN, "IR005",
+                               "a UTF-16 file declaring an entity and using an undefined one "
+                               "(libxml2 fails before irexec sees the DOCTYPE)"),
+    "utf32_billion_laughs": (model(prolog=LAUGHS, net='name="&lol9;" version="11"')
+                             .replace('<?xml version="1.0"?>',
+                                      '<?xml version="1.0" encoding="UTF-32"?>')
+                             .encode("utf-32"), BASE_BIN, "IR005",
+                             "billion laughs in UTF-32"),
+    "utf7_doctype": ('<?xml version="1.0" encoding="UTF-7"?>\n'.encode()
+                     + model(prolog='<!DOCTYPE net [<!ENTITY x "y">]>\n',
+                             net='name="&nope;" version="11"').split("\n", 1)[1]
+                     .encode("utf-7").replace(b"<!DOCTYPE", b"+ADwAIQ-DOCTYPE"), BASE_BIN,
+                     "IR005", "a DOCTYPE written +ADwAIQ-DOCTYPE in a UTF-7 file"),
     "undefined_entity": (model(net='name="&nope;" version="11"'), BASE_BIN, "IR002",
                          "a reference to an entity nobody declared"),
     "deep_rt_info": (model(rt_info=nested(80)), BASE_BIN, "IR006",
@@ -141,6 +158,19 @@ CASES: dict[str, tuple] = {
     "dim_beyond_int64": (model(dims0=("99999999999999999999", "3")), BASE_BIN, "IR105",
                          "a <dim> past 2**63"),
     "dim_question_mark": (model(dims0=("?", "3")), BASE_BIN, "IR107", "a <dim> holding ?"),
+    "dim_fullwidth_digit": (model(dims0=("\uff12", "3")), BASE_BIN, "IR105",
+                            "a <dim> holding a fullwidth 2 (Python's int() reads it as 2)"),
+    "dim_arabic_indic_digit": (model(dims0=("\u0662", "3")), BASE_BIN, "IR105",
+                               "a <dim> holding an Arabic-Indic 2"),
+    "dim_ideographic_space": (model(dims0=("2\u3000", "3")), BASE_BIN, "IR105",
+                              "a <dim> of 2 followed by an ideographic space"),
+    "attr_axis_fullwidth": (model(rs_attrs='batch_axis="\uff10" seq_axis="1"'), BASE_BIN,
+                            "IR302", "batch_axis a fullwidth 0"),
+    "shape_attr_fullwidth": (model(data_attrs='shape="2,\uff13" element_type="f32"'), BASE_BIN,
+                             "IR302", "a Parameter shape with a fullwidth 3"),
+    "precision_ideographic_space": (model(precision="FP32\u3000"), BASE_BIN, "IR106",
+                                    "precision FP32 and an ideographic space (str.strip() "
+                                    "drops it)"),
     "attr_axis_1e309": (model(rs_attrs='batch_axis="1e309" seq_axis="1"'), BASE_BIN, "IR302",
                         "batch_axis 1e309"),
     "attr_axis_nan": (model(rs_attrs='batch_axis="NaN" seq_axis="1"'), BASE_BIN, "IR302",
@@ -171,6 +201,22 @@ CASES: dict[str, tuple] = {
                                                      '4294967296,4294967296" offset="0" size="16"',
                                          const_dims=("2",)), BASE_BIN, "IR109",
                                    "a Const shape whose product overflows int64"),
+    "rank_65_parameter": (model(dims0=("1",) * 65, data_attrs='shape="' + ",".join("1" * 65)
+                                + '" element_type="f32"'), BASE_BIN, "IR114",
+                          "a Parameter of 65 dims, past numpy's 64"),
+    "rank_65_const": (model(const_attrs='element_type="i64" shape="' + ",".join("1" * 64)
+                            + ',2" offset="0" size="16"', const_dims=("1",) * 64 + ("2",)),
+                      BASE_BIN, "IR114", "a Const of 65 dims"),
+    "rank_1000_port": (model(dims0=("1",) * 1000), BASE_BIN, "IR114",
+                       "an output port of 1,000 <dim>s"),
+    "dims_huge_times_zero": (model(dims0=("4611686018427387904", "0"),
+                                   data_attrs='shape="4611686018427387904,0" element_type="f32"'),
+                             BASE_BIN, "IR109",
+                             "a Parameter of [2**62, 0]: no element, but numpy cannot make it"),
+    "const_huge_times_zero": (model(const_attrs='element_type="i64" shape="0,1000000000000000" '
+                                                'offset="0" size="0"',
+                                    const_dims=("0", "1000000000000000")),
+                              BASE_BIN, "IR109", "a Const of [0, 10**15]: empty, one dim huge"),
     "const_offset_negative": (model(const_attrs='element_type="i64" shape="2" offset="-8" '
                                                 'size="16"'), BASE_BIN, "IR302",
                               "a Const at offset -8"),
