@@ -882,9 +882,35 @@ def bench(chosen: list[Entry], cache: Path) -> list[dict]:
             diff = np.abs(ours.astype(np.float64) - theirs.astype(np.float64)).max(initial=0)
             worst = max(worst, float(diff) / max(1.0, float(np.abs(theirs).max(initial=0))))
         row["error"] = worst
+        # Both runtimes against irexec's precise mode (every float layer in float64, rounded
+        # once per layer): the trusted reference of the numeric contract.
+        precise = list(irexec.compile_model(irexec.read_model(xml),
+                                            config={"precision": "f64"})(inputs).values())
+        ours_all = list(compiled(inputs).values())
+        row["irexec_vs_precise"] = _worst(ours_all, precise)
+        row["openvino_vs_precise"] = _worst([saved[f"output_{i}"] for i in range(len(precise))],
+                                            precise)
         print(f"{entry.name}: irexec {row['irexec_ms']:.1f} ms, OpenVINO "
               f"{row['openvino_ms']:.2f} ms ({row['ratio']:.1f}x)", flush=True)
     return rows
+
+
+def _worst(got: list, reference: list) -> float:
+    """The largest difference over all outputs, relative to each reference output's largest
+    magnitude (at least 1); inf where the shapes differ."""
+    import numpy as np
+
+    worst = 0.0
+    for a, b in zip(got, reference):
+        if a.shape != b.shape:
+            return float("inf")
+        if a.dtype.kind not in "fc" and b.dtype.kind not in "fc":
+            worst = max(worst, float(np.any(a != b)))
+            continue
+        diff = np.abs(a.astype(np.float64) - b.astype(np.float64)).max(initial=0)
+        worst = max(worst, float(diff) / max(1.0, float(np.abs(b.astype(np.float64)).max(
+            initial=0))))
+    return worst
 
 
 BEGIN, END = "<!-- zoo table: written by tools/model_zoo.py --docs -->", "<!-- end of zoo table -->"
@@ -897,7 +923,8 @@ def docs_table(chosen: list[Entry], cache: Path, rows: list[dict]) -> str:
     record = json.loads(record_file.read_text()) if record_file.is_file() else {}
     by_name = {r["name"]: r for r in rows}
     lines = ["| model | from | layers | op types | build s | irexec ms | OpenVINO ms | ratio "
-             "| largest error |", "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
+             "| largest error | irexec vs precise | OpenVINO vs precise |",
+             "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
     for entry in chosen:
         xml = cache / f"{entry.name}.xml"
         r = by_name.get(entry.name, {})
@@ -911,10 +938,12 @@ def docs_table(chosen: list[Entry], cache: Path, rows: list[dict]) -> str:
         if "irexec_ms" in r:
             ratio = f"{r['ratio']:.1f}" if r["ratio"] < 10 else f"{r['ratio']:.0f}"
             timing = (f"{r['irexec_ms']:.1f} | {r['openvino_ms']:.2f} | {ratio}x "
-                      f"| {r['error']:.1e}")
+                      f"| {r['error']:.1e} | {r['irexec_vs_precise']:.1e} "
+                      f"| {r['openvino_vs_precise']:.1e}")
         else:
-            timing = (f"— | {r['openvino_ms']:.2f} | — | {r.get('note', '')}"
-                      if "openvino_ms" in r else f"— | — | — | {r.get('note', 'not built')}")
+            timing = (f"— | {r['openvino_ms']:.2f} | — | {r.get('note', '')} | — | —"
+                      if "openvino_ms" in r else
+                      f"— | — | — | {r.get('note', 'not built')} | — | —")
         lines.append(f"| {entry.name} | {source(entry)} | {layers} | {types} "
                      f"| {record.get(entry.name, '')} | {timing} |")
     total = sum(record.get(e.name, 0) for e in chosen)
