@@ -42,7 +42,9 @@ class Domain:
 
     def generate(self, rng: np.random.Generator, data_shape: tuple[int, ...], attrs: dict,
                  declared: PartialShape, unsigned: bool) -> np.ndarray:
-        raise NotImplementedError
+        """Values in the domain for an input the user did not give. A domain that only checks
+        (a user's own, say) cannot make them: the input must then be given."""
+        raise ValueError(f"{type(self).__name__} values cannot be generated")
 
     def pin(self, shape: PartialShape, declared: PartialShape, attrs: dict) -> PartialShape:
         """The data Parameter's shape narrowed so a value of shape ``declared`` fits it."""

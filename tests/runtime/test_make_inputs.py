@@ -275,3 +275,35 @@ def test_a_dynamic_element_type_cannot_be_made(ir_file):
         make_inputs(model, {}, 0)
     (d,) = e.value.diagnostics
     assert d.code == "IR602" and d.location.layer_name == "x" and "--input x=" in d.message
+
+
+def test_a_domain_that_only_checks_asks_for_the_input(registry_sandbox):
+    """A user's op whose input domain has no generator: the input cannot be made from the seed,
+    and the one error says which input to give and how (IR602)."""
+    from dataclasses import dataclass
+
+    from irexec.ops.domains import Domain
+    from irexec.ops.spec import INTEGER, Input, Op, OpSpec, Output
+
+    @dataclass(frozen=True)
+    class CheckedOnly(Domain):
+        of: int = 0
+
+    class IrxTestChecked(Op):
+        spec = OpSpec(type="IrxTestChecked", since=1,
+                      inputs=(Input("data", INTEGER), Input("index", INTEGER,
+                                                             domain=CheckedOnly(0))),
+                      outputs=(Output("output", "the data"),))
+        kernel = staticmethod(lambda data, index: data)
+
+    irexec.register_op(IrxTestChecked)
+    b = ModelBuilder()
+    b.result(b.op("IrxTestChecked", b.parameter("data", "i32", [3]),
+                  b.parameter("index", "i32", [1]), version="opset1"), "out")
+    with pytest.raises(irexec.IRError) as caught:
+        make_inputs(b.build(), {}, 0)
+    (d,) = caught.value.diagnostics
+    assert d.code == "IR602"
+    assert d.message.startswith("cannot make a value for input 'index': IrxTestChecked ")
+    assert d.message.endswith(": CheckedOnly values cannot be generated; give it with --input "
+                              "index=FILE.npy")
