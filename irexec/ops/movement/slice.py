@@ -16,9 +16,19 @@ from irexec.ir.shape_rules import normalize_axis
 from irexec.kernels import views
 from irexec.ops.domains import SmallInts, UniqueAxes
 from irexec.ops.openvino_cpu import refuses
-from irexec.ops.spec import register
-from irexec.ops.spec import (ANY, INTEGER, VECTOR, Input, Op, OpSpec, Output, Rank, TensorType,
-                             TypeVar)
+from irexec.ops.spec import (
+    ANY,
+    INTEGER,
+    VECTOR,
+    Input,
+    Op,
+    OpSpec,
+    Output,
+    Rank,
+    TensorType,
+    TypeVar,
+    register,
+)
 from irexec.ops.values import ints
 
 T = TypeVar("T", ANY)
@@ -146,6 +156,17 @@ def slices(shape: tuple[int, ...], start, stop, step, axes=None) -> tuple[slice,
 
 
 BOUNDS = SmallInts(0, -3, 3)
+# start, stop, step and axes: Slice-8's and SliceScatter-15's, which slice the same way
+SLICE_INPUTS = (
+    Input("start", INTEGER, VECTOR, domain=BOUNDS,
+          doc="first index per sliced axis (negative: from the end; clamped)"),
+    Input("stop", INTEGER, VECTOR, domain=BOUNDS,
+          doc="end index per sliced axis, exclusive (negative: from the end; clamped)"),
+    Input("step", INTEGER, VECTOR, domain=SmallInts(0, 1, 1),
+          doc="step per sliced axis; never 0, negative slices backward"),
+    Input("axes", INTEGER, VECTOR, domain=UniqueAxes(0), optional=True,
+          doc="the sliced axes, each once, in [-rank, rank-1]; default 0, 1, ..."),
+)
 
 
 @register
@@ -156,14 +177,7 @@ class Slice(Op):
         until=16,
         inputs=(
             Input("data", T, Rank(min=1), doc="the tensor to slice"),
-            Input("start", INTEGER, VECTOR, domain=BOUNDS,
-                  doc="first index per sliced axis (negative: from the end; clamped)"),
-            Input("stop", INTEGER, VECTOR, domain=BOUNDS,
-                  doc="end index per sliced axis, exclusive (negative: from the end; clamped)"),
-            Input("step", INTEGER, VECTOR, domain=SmallInts(0, 1, 1),
-                  doc="step per sliced axis; never 0, negative slices backward"),
-            Input("axes", INTEGER, VECTOR, domain=UniqueAxes(0), optional=True,
-                  doc="the sliced axes, each once, in [-rank, rank-1]; default 0, 1, ..."),
+            *SLICE_INPUTS,
         ),
         outputs=(Output("output", "the selected elements; same rank as data", type=T),),
         doc="Takes a strided slice of some axes, as Python's data[start:stop:step].",

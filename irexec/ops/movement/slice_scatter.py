@@ -8,12 +8,19 @@ from __future__ import annotations
 
 from irexec.errors import OpError
 from irexec.kernels import buffers
-from irexec.ops.domains import SmallInts, UniqueAxes
-from irexec.ops.movement.slice import BOUNDS, slice_shape, slices
+from irexec.ops.movement.slice import SLICE_INPUTS, slice_shape, slices
 from irexec.ops.openvino_cpu import refuses
-from irexec.ops.spec import register
-from irexec.ops.spec import (ANY, INTEGER, VECTOR, Input, Op, OpSpec, Output, Rank, TensorType,
-                             TypeVar)
+from irexec.ops.spec import (
+    ANY,
+    Input,
+    Op,
+    OpSpec,
+    Output,
+    Rank,
+    TensorType,
+    TypeVar,
+    register,
+)
 
 T = TypeVar("T", ANY)
 
@@ -27,14 +34,7 @@ class SliceScatter(Op):
         inputs=(
             Input("data", T, Rank(min=1), doc="the tensor to update"),
             Input("updates", T, doc="the new values of the slice; the slice's shape"),
-            Input("start", INTEGER, VECTOR, domain=BOUNDS,
-                  doc="first index per sliced axis (negative: from the end; clamped)"),
-            Input("stop", INTEGER, VECTOR, domain=BOUNDS,
-                  doc="end index per sliced axis, exclusive (negative: from the end; clamped)"),
-            Input("step", INTEGER, VECTOR, domain=SmallInts(0, 1, 1),
-                  doc="step per sliced axis; never 0, negative slices backward"),
-            Input("axes", INTEGER, VECTOR, domain=UniqueAxes(0), optional=True,
-                  doc="the sliced axes, each once, in [-rank, rank-1]; default 0, 1, ..."),
+            *SLICE_INPUTS,
         ),
         outputs=(Output("output", "the data with the slice replaced; the data's shape", type=T),),
         doc="Replaces a strided slice of a tensor (as Slice-8 takes it) by the updates.",
