@@ -311,11 +311,6 @@ class Op:
     # irexec/ops/bounds.py do not give (ShapeOf of a partial shape, Range ...).
     bounds: ClassVar[Callable | None] = None
 
-    # ``kernel_for_unread(unread) -> kernel | None``: for an op of several outputs, a kernel
-    # that skips outputs no layer reads (``unread``: their indices), returning None in their
-    # place (MaxPool's indices, when only its values are used); None: the usual kernel.
-    kernel_for_unread: ClassVar[Callable | None] = None
-
     # Hooks for the tools around the runtime (each optional):
     # ``to_openvino(builder, node, *inputs) -> output port(s)``: how `irexec convert` writes an
     # op of another family (ONNX) with OpenVINO's ops.

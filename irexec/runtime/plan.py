@@ -28,7 +28,7 @@ from irexec.infer import check_call
 from irexec.ir.element_type import ElementType, from_dtype
 from irexec.ir.model import Model, OutputPort
 from irexec.ir.shape import PartialShape
-from irexec.kernels import in_place, state, views
+from irexec.kernels import in_place, skip_unread, state, views
 from irexec.runtime.precise import needs_widening
 from irexec.runtime.precise import wrap as precise_kernel
 from irexec.diagnostics.diagnostic import Location
@@ -122,11 +122,10 @@ class Plan:
 
 def _unread_kernel(node):
     """The op's kernel for the outputs of this layer that nothing reads, if it has one."""
-    make = node.op.kernel_for_unread
-    if make is None or len(node.outputs) < 2:
+    if len(node.outputs) < 2:
         return None
     unread = frozenset(i for i, p in enumerate(node.outputs) if not p.consumers)
-    return make(unread) if unread else None
+    return skip_unread.kernel_for(node.op.kernel, unread)
 
 
 def _bind(node, kernel=None, bodies: dict | None = None) -> Callable[..., np.ndarray]:

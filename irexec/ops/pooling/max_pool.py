@@ -2,7 +2,7 @@
 index, and take dilations; 14 adds the ceil_torch rounding)."""
 
 from irexec.ir.element_type import ElementType
-from irexec.kernels import pool
+from irexec.kernels import pool, skip_unread
 from irexec.ops import windows
 from irexec.ops.pooling import common
 from irexec.ops.spec import register
@@ -51,17 +51,6 @@ class _WithIndices(Op):
         return pool.max_pool_with_indices(data, kernel, strides, dil, pb, out,
                                           attrs["axis"] % data.ndim,
                                           attrs["index_element_type"].dtype)
-
-    @staticmethod
-    def kernel_for_unread(unread):
-        """Converted models keep MaxPool-8/14's indices unread: then only the values."""
-        if unread != {1}:
-            return None
-
-        def values_only(data, **attrs):
-            kernel, strides, dil, pb, _, out = common.geometry(data, attrs)
-            return pool.max_pool(data, kernel, strides, dil, pb, out), None
-        return values_only
 
 
 @register
@@ -118,3 +107,12 @@ class MaxPool14(_WithIndices):
         doc="The largest value of each window, and where it is (PyTorch's ceil_torch "
             "rounding too).",
     )
+
+
+def _values_only(data, **attrs):
+    kernel, strides, dil, pb, _, out = common.geometry(data, attrs)
+    return pool.max_pool(data, kernel, strides, dil, pb, out), None
+
+
+# Converted models leave MaxPool-8/14's indices unread: then only the values are computed.
+skip_unread.register(_WithIndices.kernel, lambda unread: _values_only if unread == {1} else None)
