@@ -51,34 +51,12 @@ FAMILY_DOCS = {
     ACCUMULATING: "sums over many terms: the error may grow with the sum of their magnitudes",
 }
 
-# op type -> family. Ops not listed: exact when their spec says so (data movement), else
-# accumulating (the loosest family) until someone places them.
-_BY_FAMILY = {
-    EXACT: ("Relu", "Clamp", "Convert", "ConvertLike", "ConvertPromoteTypes", "Abs", "Negative",
-            "Floor", "Ceiling", "Round", "Sign", "Maximum", "Minimum", "Select", "ReadValue",
-            "Assign"),
-    ROUNDED: ("Add", "Subtract", "Multiply", "Divide", "SquaredDifference", "Sqrt", "FloorMod",
-              "Mod", "PRelu", "HSigmoid", "HSwish", "HardSigmoid", "SoftSign", "FakeQuantize",
-              "FakeConvert", "PriorBox", "PriorBoxClustered"),
-    TRANSCENDENTAL: ("Sigmoid", "Elu", "Gelu", "Swish", "Mish", "SoftPlus", "Selu", "Exp", "Log",
-                     "Erf", "Power", "Sin", "Cos", "Tan", "Asin", "Acos", "Atan", "Sinh", "Cosh",
-                     "Tanh", "Asinh", "Acosh", "Atanh", "RegionYolo"),
-    ACCUMULATING: ("Softmax", "LogSoftmax", "MatMul", "Convolution", "GroupConvolution",
-                   "ReduceSum", "ReduceMean", "ReduceProd", "ReduceL1", "ReduceL2", "MVN",
-                   "NormalizeL2", "AvgPool", "RNNCell", "RNNSequence", "GRUCell", "GRUSequence",
-                   "LSTMCell", "LSTMSequence", "DFT", "IDFT", "RDFT", "IRDFT", "STFT", "ISTFT",
-                   "Inverse", "DeformableConvolution", "BinaryConvolution", "GridSample",
-                   "Col2Im", "ROIAlign", "ROIAlignRotated", "ROIPooling", "PSROIPooling",
-                   "DeformablePSROIPooling"),
-}
-FAMILY_OF: dict[str, str] = {t: f for f, types in _BY_FAMILY.items() for t in types}
-
-
-def family(op_type: str, exact: bool = False) -> str:
-    """The family of an op type (``exact``: its spec says it only moves data)."""
-    if exact:
-        return EXACT
-    return FAMILY_OF.get(op_type, ACCUMULATING)
+def family(spec) -> str:
+    """The family of an op, from its spec (``irexec.ops.spec.OpSpec``): the one it declares;
+    else exact when it only moves data, else accumulating (the loosest) until it is placed."""
+    if spec.numerics is not None:
+        return spec.numerics
+    return EXACT if spec.exact else ACCUMULATING
 
 
 def _finfo(et: ElementType):

@@ -141,3 +141,10 @@ def the_diagnostic(error_or_list, code: str):
     found = [d for d in diags if d.code == code]
     assert len(found) == 1, f"expected one {code}, got: {[str(d) for d in diags]}"
     return found[0]
+
+
+def op_family(type_name: str) -> str:
+    """The numeric family (irexec/numerics.py) an op type declares, at its first version."""
+    from irexec import numerics
+    from irexec.ops import registry
+    return numerics.family(registry.lookup(type_name, registry.default_version(type_name)).spec)

@@ -38,8 +38,7 @@ ISSUE_16_OPS = ["Relu", "Sigmoid", "Clamp", "Elu", "Gelu", "Swish", "HSwish", "H
 
 @pytest.mark.parametrize("op", ISSUE_16_OPS)
 def test_every_op_has_its_family(op):
-    registry.lookup(op, "opset16")
-    assert op in numerics.FAMILY_OF
+    assert registry.lookup(op, "opset16").spec.numerics in numerics.FAMILIES
 
 
 def test_integer_and_boolean_results_are_always_exact():
@@ -165,3 +164,14 @@ def test_run_precise_on_the_command_line(tmp_path):
     got = np.load(tmp_path / "out.npz")
     expected = irexec.compile_model(_chain("f16"), config={"precision": "f64"})({"x": x})
     assert all(np.array_equal(got[k], v) for k, v in expected.items())
+
+
+def test_an_op_declares_its_family_in_its_spec():
+    from irexec.ops.spec import OpSpec
+    from tests.helpers_ir import op_family
+    assert op_family("HSwish") == numerics.ROUNDED
+    assert op_family("ReduceMax") == numerics.EXACT  # selects: no rounding of its own
+    assert op_family("Transpose") == numerics.EXACT  # declares none, but only moves data
+    assert numerics.family(OpSpec(type="Mine", since=1)) == numerics.ACCUMULATING
+    with pytest.raises(ValueError, match="unknown numeric family 'fuzzy'"):
+        OpSpec(type="Mine", since=1, numerics="fuzzy")

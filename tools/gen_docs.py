@@ -75,6 +75,7 @@ def ops_markdown() -> str:
         if info.aliases:
             out[-1] += " Also written " + ", ".join(f"`{a}`" for a in info.aliases) + \
                        " in IR files."
+        out[-1] += f" Numerics: {info.numerics} ([tolerances](numerics.md))."
         if info.attrs:
             out += ["", "Attributes (in the layer's `<data>` element):", "",
                     "| name | kind | default | allowed values | description |",

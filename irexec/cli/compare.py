@@ -107,8 +107,8 @@ class Tolerances:
     def _table(self, node: Node, et) -> numerics.Tolerance | None:
         if self.mode == "exact" or et is None:
             return None
-        exact = node.op is not None and node.op.spec.exact
-        return numerics.tolerance(numerics.family(node.type, exact), et, self.against_openvino)
+        family = numerics.family(node.op.spec) if node.op is not None else numerics.ACCUMULATING
+        return numerics.tolerance(family, et, self.against_openvino)
 
     def _own(self, node: Node, port: int, et) -> numerics.Tolerance:
         key = f"{node.name}:{port}"

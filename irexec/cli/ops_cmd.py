@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 from irexec.cli.usage import UsageError
 from irexec.errors import IRError
+from irexec import numerics
 from irexec.ops import openvino_opsets, registry
 from irexec.ops.spec import REQUIRED
 
@@ -59,6 +60,7 @@ class OpInfo:
     opsets: str
     aliases: tuple[str, ...]
     doc: str
+    numerics: str  # the numeric family (irexec/numerics.py), which sets the tolerances
     attrs: tuple[AttrInfo, ...]
     inputs: tuple[PortInfo, ...]
     outputs: tuple[PortInfo, ...]
@@ -68,6 +70,7 @@ def op_info(op) -> OpInfo:
     spec = op.spec
     return OpInfo(
         type=spec.type, since=spec.since, opsets=spec.opsets, aliases=spec.aliases, doc=spec.doc,
+        numerics=numerics.family(spec),
         attrs=tuple(AttrInfo(a.name, a.kind, a.required,
                              None if a.default is REQUIRED else
                              '"' + a.format(a.default) + '"',
@@ -82,7 +85,9 @@ def op_info(op) -> OpInfo:
 
 def describe(op) -> str:
     info = op_info(op)
-    lines = [f"{info.type}-{info.since} ({info.opsets}): {info.doc}"]
+    lines = [f"{info.type}-{info.since} ({info.opsets}): {info.doc}",
+             f"  numerics: {info.numerics} ({numerics.FAMILY_DOCS[info.numerics]}; "
+             f"docs/numerics.md)"]
     if info.attrs:
         lines.append("  attributes:")
         for a in info.attrs:

@@ -27,6 +27,7 @@ from irexec.diagnostics.codes import Code
 from irexec.ir.attrs import KINDS
 from irexec.ir.element_type import ElementType
 from irexec.ir.shape import PartialShape
+from irexec.numerics import FAMILIES as NUMERIC_FAMILIES
 
 REQUIRED = type("REQUIRED", (), {"__repr__": lambda self: "REQUIRED"})()
 
@@ -231,6 +232,10 @@ class OpSpec:
     # Every output element is a copy of an input element (data movement): results must agree
     # bit for bit with any runtime, whatever the tolerances.
     exact: bool = False
+    # How a float result is computed, which sets its tolerance (irexec/numerics.py: "exact",
+    # "rounded", "transcendental" or "accumulating"); None: exact when ``exact``, else
+    # accumulating, the loosest.
+    numerics: str | None = None
     # Hands its input's values on unchanged for small integers (so a generated input seen
     # through it keeps the domain its readers need): Convert.
     passes_values: bool = False
@@ -250,6 +255,11 @@ class OpSpec:
     # The outputs depend on the inputs' shapes and element types only, never their values
     # (ShapeOf): what follows is shape arithmetic, run once per distinct input shape.
     reads_shapes_only: bool = False
+
+    def __post_init__(self):
+        if self.numerics is not None and self.numerics not in NUMERIC_FAMILIES:
+            raise ValueError(f"{self.type}: unknown numeric family {self.numerics!r} "
+                             f"(known: {', '.join(NUMERIC_FAMILIES)})")
 
     def attr(self, name: str) -> Attr:
         for a in self.attrs:

@@ -45,7 +45,7 @@ def needs_widening(node) -> bool:
     op = node.op
     if getattr(node, "bodies", None):
         return False  # Loop, TensorIterator ...: their bodies run as compiled (default mode)
-    if numerics.family(op.spec.type, op.spec.exact) == numerics.EXACT:
+    if numerics.family(op.spec) == numerics.EXACT:
         return False
     if not op.spec.folds:
         return False  # state or chance (RandomUniform, Multinomial): numbers of its own making

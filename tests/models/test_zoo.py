@@ -193,7 +193,7 @@ def test_every_layer_agrees_with_openvino(tmp_path, name):
             continue
         r = judged[(node.name, port)]
         tol = r.tolerance or numerics.tolerance(
-            numerics.family(node.type, node.op.spec.exact), et_table.from_dtype(ours.dtype))
+            numerics.family(node.op.spec), et_table.from_dtype(ours.dtype))
         scale = float(np.abs(theirs).max(initial=0)) if tol.accum else None
         outside = tol.outside(ours, theirs, scale)
         assert not outside.any(), (i, node.name, float(np.abs(

@@ -57,6 +57,7 @@ in_place.register(clamp, _clamp_over)
 class Clamp(Op):
     spec = OpSpec(
         type="Clamp",
+        numerics="exact",
         since=1,
         until=16,
         attrs=(Attr("min", "float", doc="the lower bound (ceil(min) for integer data)"),

@@ -24,6 +24,7 @@ def elu(x, o, *, alpha):
 class Elu(Op):
     spec = OpSpec(
         type="Elu",
+        numerics="transcendental",
         since=1,
         until=16,
         attrs=(Attr("alpha", "float", doc="the scale of the negative part"),),

@@ -18,6 +18,7 @@ def _gelu(x, *, approximation_mode):
 class Gelu7(Op):
     spec = OpSpec(
         type="Gelu",
+        numerics="transcendental",
         since=7,
         until=16,
         attrs=(Attr("approximation_mode", "enum", default="erf", values=("erf", "tanh"),

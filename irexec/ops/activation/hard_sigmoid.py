@@ -23,6 +23,7 @@ def hard_sigmoid(x, alpha, beta):
 class HardSigmoid(Op):
     spec = OpSpec(
         type="HardSigmoid",
+        numerics="rounded",
         since=1,
         until=16,
         inputs=(Input("data", T, doc="a floating-point tensor"),

@@ -62,6 +62,7 @@ def prelu(x, slope):
 class PRelu(Op):
     spec = OpSpec(
         type="PRelu",
+        numerics="rounded",
         since=1,
         until=16,
         inputs=(Input("data", T, doc="a numeric tensor"),

@@ -25,6 +25,7 @@ def selu(x, alpha, lambda_):
 class Selu(Op):
     spec = OpSpec(
         type="Selu",
+        numerics="transcendental",
         since=1,
         until=16,
         inputs=(Input("data", T, doc="a floating-point tensor"),

@@ -50,7 +50,7 @@ def log_softmax(x, *, axis):
 
 def _spec(type_name, since, until, axis_kind, doc, axis_doc):
     return OpSpec(
-        type=type_name, since=since, until=until,
+        type=type_name, since=since, until=until, numerics="accumulating",
         attrs=(Attr("axis", axis_kind, default=1, doc=axis_doc),),
         inputs=(Input("data", T, doc="a floating-point tensor"),),
         outputs=(Output("output", "same type and shape as data", type=T),),

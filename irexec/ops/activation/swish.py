@@ -23,6 +23,7 @@ def swish(x, beta=None):
 class Swish(Op):
     spec = OpSpec(
         type="Swish",
+        numerics="transcendental",
         since=4,
         until=16,
         inputs=(Input("data", T, doc="a floating-point tensor"),

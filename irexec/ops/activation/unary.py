@@ -106,12 +106,18 @@ TABLE = (
                                    "sqrt(2))) element-wise (Gelu-7 adds the tanh form)."),
 )
 
+# How each result is computed, for the tolerances of irexec/numerics.py: Relu selects, HSwish,
+# HSigmoid and SoftSign round a few IEEE operations, the rest are built of exp, log or erf.
+NUMERICS = {"Relu": "exact", "HSwish": "rounded", "HSigmoid": "rounded", "SoftSign": "rounded",
+            "Sigmoid": "transcendental", "Mish": "transcendental",
+            "SoftPlus": "transcendental", "Gelu": "transcendental"}
+
 
 def _make(type_name, since, until, types, fn, doc):
     T = TypeVar("T", types)
     kernel = floatmath.unary(fn)
     spec = OpSpec(
-        type=type_name, since=since, until=until,
+        type=type_name, since=since, until=until, numerics=NUMERICS[type_name],
         inputs=(Input("data", T, doc=f"a tensor of {types.describe()}"),),
         outputs=(Output("output", "the function of each element; same type and shape", type=T),),
         doc=f"Computes {doc}",

@@ -192,10 +192,15 @@ _ROWS = (
      _kernel(np.fmod, divides=True), (), True),
 )
 
+# How each result is computed, for the tolerances of irexec/numerics.py: Maximum and Minimum
+# select, Power is transcendental, the rest are one or two correctly rounded operations.
+NUMERICS = {"Maximum": "exact", "Minimum": "exact", "Power": "transcendental"}
+
 
 def _make(type_name: str, result: str, doc: str, kernel, attrs, divides: bool) -> type[Op]:
     spec = OpSpec(
         type=type_name,
+        numerics=NUMERICS.get(type_name, "rounded"),
         since=1,
         attrs=(rules.AUTO_BROADCAST, *attrs),
         inputs=(Input("a", T, doc="the first operand"),

@@ -129,10 +129,16 @@ _ROWS = (
      _kernel(np.arctanh), ()),
 )
 
+# How each result is computed, for the tolerances of irexec/numerics.py: the sign and rounding
+# functions are exact, Sqrt is one correctly rounded operation, the rest are transcendental.
+NUMERICS = {**{t: "exact" for t in ("Negative", "Abs", "Floor", "Ceiling", "Round", "Sign")},
+            "Sqrt": "rounded"}
+
 
 def _make(type_name: str, since: int, doc: str, kernel, attrs) -> type[Op]:
     spec = OpSpec(
         type=type_name,
+        numerics=NUMERICS.get(type_name, "transcendental"),
         since=since,
         attrs=attrs,
         inputs=(Input("x", T, doc="the operand"),),

@@ -32,6 +32,7 @@ _shape.__doc__ = "numpy: all three broadcast; pdpd: else, then cond onto then; n
 class Select(Op):
     spec = OpSpec(
         type="Select",
+        numerics="exact",
         since=1,
         attrs=(rules.AUTO_BROADCAST,),
         inputs=(

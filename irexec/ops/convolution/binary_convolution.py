@@ -30,6 +30,7 @@ T = TypeVar("T", windows.REAL)
 class BinaryConvolution(Op):
     spec = OpSpec(
         type="BinaryConvolution",
+        numerics="accumulating",
         since=1,
         until=16,
         attrs=(

@@ -12,6 +12,7 @@ T = TypeVar("T", windows.ARITH)
 class Convolution(Op):
     spec = OpSpec(
         type="Convolution",
+        numerics="accumulating",
         since=1,
         until=16,
         attrs=(

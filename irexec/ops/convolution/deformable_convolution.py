@@ -222,6 +222,7 @@ _OUTPUT = Output("output", "[N, C_OUT, H_out, W_out]: each output position's def
 class DeformableConvolution1(Op):
     spec = OpSpec(
         type="DeformableConvolution",
+        numerics="accumulating",
         since=1,
         until=7,
         attrs=_attrs(False),
@@ -244,6 +245,7 @@ class DeformableConvolution1(Op):
 class DeformableConvolution8(Op):
     spec = OpSpec(
         type="DeformableConvolution",
+        numerics="accumulating",
         since=8,
         until=16,
         attrs=_attrs(True),

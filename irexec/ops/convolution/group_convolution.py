@@ -13,6 +13,7 @@ T = TypeVar("T", windows.ARITH)
 class GroupConvolution(Op):
     spec = OpSpec(
         type="GroupConvolution",
+        numerics="accumulating",
         since=1,
         until=16,
         attrs=(

@@ -152,6 +152,7 @@ def _refuses_dynamic_grid(node) -> str | None:
 class PriorBox1(Op):
     spec = OpSpec(
         type="PriorBox",
+        numerics="rounded",
         since=1,
         until=7,
         attrs=PRIOR_BOX_ATTRS,
@@ -171,6 +172,7 @@ class PriorBox1(Op):
 class PriorBox8(Op):
     spec = OpSpec(
         type="PriorBox",
+        numerics="rounded",
         since=8,
         attrs=(*PRIOR_BOX_ATTRS, ORDER),
         inputs=INPUTS,
@@ -190,6 +192,7 @@ class PriorBox8(Op):
 class PriorBoxClustered(Op):
     spec = OpSpec(
         type="PriorBoxClustered",
+        numerics="rounded",
         since=1,
         attrs=(
             Attr("width", "float_list", default=(), doc="the boxes' widths in pixels"),

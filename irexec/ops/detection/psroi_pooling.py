@@ -38,6 +38,7 @@ def _check_rois(ctx):
 class PSROIPooling(Op):
     spec = OpSpec(
         type="PSROIPooling",
+        numerics="accumulating",
         since=1,
         attrs=(
             Attr("output_dim", "int", doc="output channels, positive"),
@@ -91,6 +92,7 @@ class PSROIPooling(Op):
 class DeformablePSROIPooling(Op):
     spec = OpSpec(
         type="DeformablePSROIPooling",
+        numerics="accumulating",
         since=1,
         attrs=(
             Attr("output_dim", "int", doc="output channels, positive"),

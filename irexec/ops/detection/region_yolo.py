@@ -19,6 +19,7 @@ def _regions(attrs) -> int:
 class RegionYolo(Op):
     spec = OpSpec(
         type="RegionYolo",
+        numerics="transcendental",
         since=1,
         attrs=(
             Attr("anchors", "float_list", default=(),

@@ -56,6 +56,7 @@ def infer(ctx, width: int):
 class ROIAlign3(Op):
     spec = OpSpec(
         type="ROIAlign",
+        numerics="accumulating",
         since=3,
         until=8,
         attrs=(*POOLED, MODE),
@@ -80,6 +81,7 @@ class ROIAlign3(Op):
 class ROIAlign9(Op):
     spec = OpSpec(
         type="ROIAlign",
+        numerics="accumulating",
         since=9,
         attrs=(*POOLED, MODE,
                Attr("aligned_mode", "enum", default="asymmetric",
@@ -107,6 +109,7 @@ class ROIAlign9(Op):
 class ROIAlignRotated(Op):
     spec = OpSpec(
         type="ROIAlignRotated",
+        numerics="accumulating",
         since=15,
         attrs=(*POOLED,
                Attr("clockwise_mode", "bool", default=False,

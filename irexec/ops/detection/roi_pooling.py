@@ -11,6 +11,7 @@ from irexec.ops.spec import Attr, Input, Op, OpSpec, Output, Rank, TensorType, r
 class ROIPooling(Op):
     spec = OpSpec(
         type="ROIPooling",
+        numerics="accumulating",
         since=2,
         attrs=(
             Attr("pooled_h", "int", doc="the output's height in bins, at least 0"),

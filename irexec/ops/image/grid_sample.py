@@ -103,6 +103,7 @@ def sample(data: np.ndarray, grid: np.ndarray, align_corners: bool, mode: str,
 class GridSample(Op):
     spec = OpSpec(
         type="GridSample",
+        numerics="accumulating",
         since=9,
         until=16,
         attrs=(

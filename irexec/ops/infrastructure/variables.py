@@ -21,7 +21,7 @@ def _read(init, variable_id):
 @register
 class ReadValue3(Op):
     spec = OpSpec(
-        type="ReadValue", since=3, until=5, attrs=(VARIABLE_ID,),
+        type="ReadValue", numerics="exact", since=3, until=5, attrs=(VARIABLE_ID,),
         inputs=(Input("init_value", doc="the value before any Assign"),),
         outputs=(Output("output", "the variable's current value"),),
         doc="Reads a variable of the model's state.",
@@ -35,7 +35,7 @@ class ReadValue3(Op):
 @register
 class ReadValue6(Op):
     spec = OpSpec(
-        type="ReadValue", since=6,
+        type="ReadValue", numerics="exact", since=6,
         attrs=(VARIABLE_ID,
                Attr("variable_type", "element_type", dynamic_ok=True,
                     doc="the variable's element type"),
@@ -69,7 +69,7 @@ def _assign(new_value, *, variable_id):
 @register
 class Assign3(Op):
     spec = OpSpec(
-        type="Assign", since=3, until=5, attrs=(VARIABLE_ID,),
+        type="Assign", numerics="exact", since=3, until=5, attrs=(VARIABLE_ID,),
         inputs=(Input("new_value", doc="the variable's value for the next call"),),
         outputs=(Output("output", "new_value, passed on"),),
         role="sink",
@@ -80,7 +80,7 @@ class Assign3(Op):
 @register
 class Assign6(Op):
     spec = OpSpec(
-        type="Assign", since=6, attrs=(VARIABLE_ID,),
+        type="Assign", numerics="exact", since=6, attrs=(VARIABLE_ID,),
         inputs=(Input("new_value", doc="the variable's value for the next call"),),
         outputs=(Output("output", "new_value, passed on"),),
         role="sink",

@@ -40,6 +40,7 @@ def invert(x: np.ndarray) -> np.ndarray:
 class Inverse(Op):
     spec = OpSpec(
         type="Inverse",
+        numerics="accumulating",
         since=14,
         until=16,
         attrs=(Attr("adjoint", "bool", default=False,

@@ -51,6 +51,7 @@ def output_shape(a: PartialShape, b: PartialShape, transpose_a: bool, transpose_
 class MatMul(Op):
     spec = OpSpec(
         type="MatMul",
+        numerics="accumulating",
         since=1,
         until=16,
         attrs=(

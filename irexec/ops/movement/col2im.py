@@ -54,6 +54,7 @@ def blocks(output_size, kernel, attrs) -> list[int]:
 class Col2Im(Op):
     spec = OpSpec(
         type="Col2Im",
+        numerics="accumulating",
         since=15,
         until=16,
         attrs=(

@@ -37,6 +37,7 @@ def mvn(x, axes, normalize_variance, eps, inside_sqrt=True):
 class MVN1(Op):
     spec = OpSpec(
         type="MVN",
+        numerics="accumulating",
         since=1,
         until=5,
         attrs=(
@@ -78,6 +79,7 @@ class MVN1(Op):
 class MVN6(Op):
     spec = OpSpec(
         type="MVN",
+        numerics="accumulating",
         since=6,
         until=16,
         attrs=(

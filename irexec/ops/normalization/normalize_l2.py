@@ -16,6 +16,7 @@ T = TypeVar("T", windows.REAL)
 class NormalizeL2(Op):
     spec = OpSpec(
         type="NormalizeL2",
+        numerics="accumulating",
         since=1,
         until=16,
         attrs=(

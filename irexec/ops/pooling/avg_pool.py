@@ -44,14 +44,14 @@ class _AvgPool(Op):
 
 @register
 class AvgPool1(_AvgPool):
-    spec = OpSpec(type="AvgPool", since=1, until=13, attrs=_attrs(("floor", "ceil")),
+    spec = OpSpec(type="AvgPool", numerics="accumulating", since=1, until=13, attrs=_attrs(("floor", "ceil")),
                   inputs=(DATA,), outputs=(OUTPUT,),
                   doc="The mean of each window over the spatial axes.")
 
 
 @register
 class AvgPool14(_AvgPool):
-    spec = OpSpec(type="AvgPool", since=14, until=15,
+    spec = OpSpec(type="AvgPool", numerics="accumulating", since=14, until=15,
                   attrs=_attrs(("floor", "ceil", "ceil_torch")), inputs=(DATA,),
                   outputs=(OUTPUT,),
                   doc="The mean of each window (PyTorch's ceil_torch rounding too).")
@@ -59,7 +59,7 @@ class AvgPool14(_AvgPool):
 
 @register
 class AvgPool16(_AvgPool):
-    spec = OpSpec(type="AvgPool", since=16, until=16,
+    spec = OpSpec(type="AvgPool", numerics="accumulating", since=16, until=16,
                   attrs=_attrs(("floor", "ceil", "ceil_torch"), dilations=True),
                   inputs=(DATA,), outputs=(OUTPUT,),
                   doc="The mean of each window, with dilated windows.")

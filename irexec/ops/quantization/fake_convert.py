@@ -58,6 +58,7 @@ def _rule(ctx):
 class FakeConvert(Op):
     spec = OpSpec(
         type="FakeConvert",
+        numerics="rounded",
         since=13,
         until=16,
         attrs=(Attr("destination_type", "string", doc="the f8 type to emulate: f8e4m3 or "

@@ -43,6 +43,7 @@ def _fq_rule(ctx):
 class FakeQuantize(Op):
     spec = OpSpec(
         type="FakeQuantize",
+        numerics="rounded",
         since=1,
         until=16,
         attrs=(Attr("levels", "uint", doc="the number of quantization levels, at least 2"),

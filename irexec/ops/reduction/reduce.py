@@ -123,6 +123,8 @@ ROWS = (
     Row("ReduceLogicalOr", 1, None, BOOLEAN, "true when some element of the slice is"),
 )
 
+_SELECTING = ("ReduceMax", "ReduceMin", "ReduceLogicalAnd", "ReduceLogicalOr")
+
 
 def _make(row: Row) -> type[Op]:
     t = TypeVar("T", row.types if isinstance(row.types, TypeSet) else row.types)
@@ -147,6 +149,8 @@ def _make(row: Row) -> type[Op]:
 
     spec = OpSpec(
         type=row.type,
+        # sums and products round in an order of their own; the extremes and logic select
+        numerics="exact" if row.type in _SELECTING else "accumulating",
         since=row.since,
         until=16,
         attrs=(KEEP_DIMS,),

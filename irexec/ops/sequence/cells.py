@@ -57,7 +57,7 @@ def _run(step, X, states, W, R, B, x_bias):
 
 
 def _cell_spec(type_, since, until, inputs, outputs, attrs, doc):
-    return OpSpec(type=type_, since=since, until=until, attrs=attrs,
+    return OpSpec(type=type_, numerics="accumulating", since=since, until=until, attrs=attrs,
                   inputs=tuple(Input(n, T, rank, doc=d, optional=o) for n, rank, d, o in inputs),
                   outputs=tuple(Output(n, d, type=T) for n, d in outputs), doc=doc)
 

@@ -77,7 +77,7 @@ def _spec(type_, since, until, gates, states, extra_attrs=(), extra_inputs=(), d
     if states == 2:
         outputs.append(Output("Co", "[batch, num_directions, hidden_size]: the last cell state",
                               type=T))
-    return OpSpec(type=type_, since=since, until=until,
+    return OpSpec(type=type_, numerics="accumulating", since=since, until=until,
                   attrs=(*rc.attrs(direction=True, activations=activations), *extra_attrs),
                   inputs=tuple(inputs), outputs=tuple(outputs), doc=doc)
 

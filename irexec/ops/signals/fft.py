@@ -218,6 +218,7 @@ def _make(kind: Kind) -> type[Op]:
                "IRDFT": "real; the last transformed axis has its signal size, or 2*(m-1)"}
     spec = OpSpec(
         type=kind.type,
+        numerics="accumulating",
         since=kind.since,
         until=16,
         inputs=(

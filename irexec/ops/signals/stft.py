@@ -67,6 +67,7 @@ def _padded_window(window: np.ndarray, frame_size: int, dtype) -> np.ndarray:
 class STFT(Op):
     spec = OpSpec(
         type="STFT",
+        numerics="accumulating",
         since=15,
         until=16,
         attrs=(Attr("transpose_frames", "bool",
@@ -123,6 +124,7 @@ class STFT(Op):
 class ISTFT(Op):
     spec = OpSpec(
         type="ISTFT",
+        numerics="accumulating",
         since=16,
         until=16,
         attrs=(

@@ -24,6 +24,7 @@ def infer_conversion(ctx, attr: str) -> list[TensorType]:
 class Convert(Op):
     spec = OpSpec(
         type="Convert",
+        numerics="exact",
         since=1,
         attrs=(Attr("destination_type", "element_type", doc="the element type to convert to"),),
         inputs=(Input("data", CONVERTIBLE, doc="the tensor to convert"),),

@@ -10,6 +10,7 @@ from irexec.ops.spec import CONVERTIBLE, Input, Op, OpSpec, Output, TensorType
 class ConvertLike(Op):
     spec = OpSpec(
         type="ConvertLike",
+        numerics="exact",
         since=1,
         until=16,
         inputs=(Input("data", CONVERTIBLE, doc="the tensor to convert"),

@@ -84,6 +84,7 @@ def _is_scalar(shape) -> bool:
 class ConvertPromoteTypes(Op):
     spec = OpSpec(
         type="ConvertPromoteTypes",
+        numerics="exact",
         since=14,
         until=16,
         attrs=(Attr("promote_unsafe", "bool", default=False,

@@ -13,6 +13,7 @@ from irexec.ir import element_type as et_table
 from irexec.builder import ModelBuilder
 from tests.conformance.oracle import run_openvino
 from tests.ops.activation.cases import CASES
+from tests.helpers_ir import op_family
 
 ov = pytest.importorskip("openvino")
 
@@ -49,8 +50,8 @@ def test_activations_agree_with_openvino(type_name, tmp_path):
     for name, (op, *_rest) in CASES.items():
         a, b = ours[name], theirs[name]
         assert a.dtype == b.dtype and a.shape == b.shape, name
-        tol = numerics.tolerance(numerics.family(op), et)
-        magnitude = 1.0 if numerics.family(op) == numerics.ACCUMULATING else None
+        tol = numerics.tolerance(op_family(op), et)
+        magnitude = 1.0 if op_family(op) == numerics.ACCUMULATING else None
         bad = tol.outside(a, b, magnitude)
         if bad.any():
             e = numerics.errors(a, b, et)

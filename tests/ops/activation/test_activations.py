@@ -21,6 +21,7 @@ from irexec.builder import ModelBuilder
 from irexec.ir.shape import PartialShape
 from irexec.ops import registry
 from tests.ops.activation.cases import CASES, reference
+from tests.helpers_ir import op_family
 
 
 def run(name, x, type_name=None, shape=None, precise=False):
@@ -84,7 +85,7 @@ def test_within_the_table_of_a_float64_reference(name, type_name, data):
     op = CASES[name][0]
     et = et_table.from_name(type_name)
     expected = reference(name, x.astype(np.float64))
-    family = numerics.family(op)
+    family = op_family(op)
     tol = numerics.tolerance(family, et, against_openvino=False)
     magnitude = 1.0 if family == numerics.ACCUMULATING else None
     for precise in (False, True):
@@ -270,8 +271,8 @@ def test_f8_computes_in_f32_and_rounds_once(type_name, name):
     x = np.linspace(-4, 4, 30).reshape(2, 3, 5).astype(dtype)
     got = run(name, x)
     expected = reference(name, x.astype(np.float64))
-    tol = numerics.tolerance(numerics.family(CASES[name][0]), et_table.from_name(type_name),
+    tol = numerics.tolerance(op_family(CASES[name][0]), et_table.from_name(type_name),
                              against_openvino=False)
-    magnitude = 1.0 if numerics.family(CASES[name][0]) == numerics.ACCUMULATING else None
+    magnitude = 1.0 if op_family(CASES[name][0]) == numerics.ACCUMULATING else None
     assert got.dtype == dtype
     assert not tol.outside(got, expected.astype(dtype), magnitude).any()

@@ -12,6 +12,7 @@ from irexec import numerics
 from irexec.errors import IRError
 from irexec.ir import element_type as et_table
 from irexec.builder import ModelBuilder
+from tests.helpers_ir import op_family
 
 SHAPE = (4, 3, 30)
 IL = np.array([-1.0, -2.0, 0.5, 1.0]).reshape(4, 1, 1)
@@ -76,7 +77,7 @@ def test_against_the_float64_reference(type_name):
         out = irexec.compile_model(_model(type_name),
                                    config={"precision": "f64"} if precise else None)({"x": x})
         for name, ref in _references(x).items():
-            tol = numerics.tolerance(numerics.family("FakeQuantize"), et, against_openvino=False)
+            tol = numerics.tolerance(op_family("FakeQuantize"), et, against_openvino=False)
             bad = tol.outside(out[name], ref.astype(x.dtype) if et.bits < 32 else ref)
             assert not bad.any(), (name, precise, x[bad], out[name][bad], ref[bad])
 
@@ -99,7 +100,7 @@ def test_agrees_with_openvino(type_name, tmp_path):
     theirs = run_openvino(ov, xml, {"x": x}, list(ours))
     et = et_table.from_name(type_name)
     for name in ours:
-        tol = numerics.tolerance(numerics.family("FakeQuantize"), et)
+        tol = numerics.tolerance(op_family("FakeQuantize"), et)
         bad = tol.outside(ours[name], theirs[name])
         assert not bad.any(), (name, x[bad], ours[name][bad], theirs[name][bad])
 
