@@ -78,7 +78,8 @@ def condition_is_constant(body: Body) -> bool:
     stops = next((m.internal for m in body.outputs if m.purpose == "execution_condition"), None)
     if stops is None:
         return True
-    source = body.model.by_id[stops].inputs[0].source
+    result = body.model.by_id.get(stops)
+    source = result.inputs[0].source if result is not None and result.inputs else None
     node = source.node if source is not None else None
     if node is None or node.op is None or node.op.spec.role != "constant":
         return False
