@@ -134,15 +134,19 @@ def open_file(path):
 def read_at_most(f, limit: int) -> bytes:
     """Up to ``limit + 1`` bytes from ``f`` (so that the caller can tell a file over the
     limit). ``f.read(n)`` allocates all n bytes first, whatever the file holds: the first read
-    asks for the size ``fstat`` gives (and one more byte), any more in chunks."""
+    asks for the size ``fstat`` gives (and one more byte), any more in chunks. A read that
+    returns less than it asked for has met the end of the file: no further read (another one
+    would allocate a whole chunk, 16 MiB, only to find nothing)."""
     chunks, total = [], 0
     first = min(os.fstat(f.fileno()).st_size + 1, limit + 1)
     while total <= limit:
-        chunk = f.read(first if not chunks else min(_CHUNK, limit + 1 - total))
-        if not chunk:
+        want = first if not chunks else min(_CHUNK, limit + 1 - total)
+        chunk = f.read(want)
+        if chunk:
+            chunks.append(chunk)
+            total += len(chunk)
+        if len(chunk) < want:
             break
-        chunks.append(chunk)
-        total += len(chunk)
     return chunks[0] if len(chunks) == 1 else b"".join(chunks)
 
 

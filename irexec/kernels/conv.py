@@ -9,7 +9,12 @@ group's [Co, Ci*K] weights with them: BLAS does the work, and the product comes 
 
 * 1x1 kernels: the (strided) data is the column matrix already;
 * depthwise (Ci = 1 per group): no dense weight; a block of channels at a time, the K taps'
-  data is laid out as K columns and one batched product per block sums them per channel.
+  data is laid out as K columns (at most ``COLS_BYTES`` of them) and one batched product per
+  block sums them per channel.
+
+The output is drawn from the run's pool of memory nobody can reach any more
+(kernels/buffers.py), under the shape the layer returns, and the products write into it: a
+convolution's output reuses what earlier layers freed (of its shape) instead of new pages.
 
 The column matrix grows with the output times the kernel size; it is built a batch item and a
 band of output rows at a time when it would pass ``windows.tile_bytes()``.
@@ -26,8 +31,14 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from irexec.kernels import windows
+from irexec.kernels import buffers, windows
 from irexec.kernels.numeric import compute_dtype
+
+# The most a depthwise convolution's column block may take: it holds K (9 for 3x3) copies of
+# its block of channels, so blocks of windows.BLOCK_BYTES made it 4.5 MiB, the largest
+# temporary of a MobileNet. Measured on MobileNet-V2's 3x3 depthwise layers: blocks of 1 to
+# 4 MiB of columns run at the same speed; 256 KiB is 2x slower (per-call costs).
+COLS_BYTES = 1 << 20
 
 
 def forward(x: np.ndarray, w: np.ndarray, strides: Sequence[int], dilations: Sequence[int],
@@ -40,17 +51,19 @@ def forward(x: np.ndarray, w: np.ndarray, strides: Sequence[int], dilations: Seq
     kernel = w.shape[3:]
     ends = windows.reach(out, kernel, strides, dilations)
     wc = w.astype(ct, copy=False)
+    y = buffers.empty((n, g * co) + tuple(out), ct)
     if ci == 1 and g > 1:
-        y = _depthwise(x, wc, out, strides, dilations, pads_begin, ct)
+        _depthwise(x, wc, out, strides, dilations, pads_begin, ct,
+                   y.reshape((n * g, co) + tuple(out)))
     elif all(k == 1 for k in kernel):
         xp = windows.pad(x, pads_begin, ends)
         xs = windows.tap_view(xp, (0,) * len(kernel), out, strides, dilations)
         cols = _as(xs.reshape(n, g, ci, -1) if xs.flags.c_contiguous else xs, ct)
-        y = np.matmul(wc.reshape(g, co, ci), cols.reshape(n, g, ci, -1))
+        np.matmul(wc.reshape(g, co, ci), cols.reshape(n, g, ci, -1), out=y.reshape(n, g, co, -1))
     else:
         xp = windows.pad(x, pads_begin, ends)
-        y = _im2col(xp, wc, out, strides, dilations, ct)
-    return y.reshape((n, g * co) + tuple(out))
+        _im2col(xp, wc, out, strides, dilations, ct, y.reshape((n, g, co, out[0], -1)))
+    return y
 
 
 def _as(a: np.ndarray, dtype) -> np.ndarray:
@@ -58,7 +71,8 @@ def _as(a: np.ndarray, dtype) -> np.ndarray:
     return np.ascontiguousarray(a, dtype=dtype)
 
 
-def _im2col(xp, wc, out, strides, dilations, ct) -> np.ndarray:
+def _im2col(xp, wc, out, strides, dilations, ct, y) -> None:
+    """Into ``y`` [N, G, Co, out[0], rest]."""
     n = xp.shape[0]
     g, co, ci = wc.shape[:3]
     kernel = wc.shape[3:]
@@ -74,23 +88,23 @@ def _im2col(xp, wc, out, strides, dilations, ct) -> np.ndarray:
     row_bytes = g * ci * kp * rest * ct.itemsize
     if n * out[0] * row_bytes <= windows.tile_bytes():
         cols = _as(cols_t, ct).reshape(n, g, ci * kp, -1)
-        return np.matmul(w2, cols)
-    y = np.empty((n, g, co, out[0], rest), ct)
+        np.matmul(w2, cols, out=y.reshape(n, g, co, -1))
+        return
     for b in range(n):
         for r0, r1 in windows.bands(out[0], row_bytes):
             part = cols_t[b:b + 1, ..., r0:r1, *(slice(None),) * (nsp - 1)]
             cols = _as(part, ct).reshape(1, g, ci * kp, -1)
             y[b:b + 1, :, :, r0:r1] = np.matmul(w2, cols).reshape(1, g, co, r1 - r0, rest)
-    return y
 
 
-def _depthwise(x, wc, out, strides, dilations, pads_begin, ct) -> np.ndarray:
+def _depthwise(x, wc, out, strides, dilations, pads_begin, ct, y) -> None:
     """One input channel per group: for a block of channels at a time (windows.padded_blocks,
     sized for the caches), the K kernel taps' data is copied into a small column block [rows,
     K, positions] and one batched ``np.matmul`` of each channel's [C_OUT, K] weights with its
     columns sums the taps -- K copies and one product instead of K multiplies and K adds. With
     stride 1 each tap's data is one contiguous stretch of the flattened padded block (rows of
-    the padded width; the columns past the output's width are computed and dropped)."""
+    the padded width; the columns past the output's width are computed and dropped). Into
+    ``y`` [N*G, C_OUT, *out]."""
     n, g = x.shape[:2]
     co = wc.shape[1]
     kernel = wc.shape[3:]
@@ -112,12 +126,14 @@ def _depthwise(x, wc, out, strides, dilations, pads_begin, ct) -> np.ndarray:
     w_rows = np.ascontiguousarray(np.broadcast_to(wc.reshape(1, g, co, len(taps)),
                                                   (n, g, co, len(taps))).reshape(n * g, co,
                                                                                    len(taps)))
-    y = np.empty((n * g, co) + tuple(out), ct)
     cols = None
-    # (measured: blocks of BLOCK_BYTES beat smaller ones, whose per-call costs dominate, and
-    # larger ones gain nothing)
+    # channels per block: their padded data under BLOCK_BYTES (measured: smaller blocks lose
+    # to per-call costs, larger ones gain nothing), their columns under COLS_BYTES
+    per_row = math.prod(ends) * ct.itemsize
+    count = max(1, min(windows.BLOCK_BYTES // per_row,
+                       COLS_BYTES // (len(taps) * span * ct.itemsize)))
     for r0, r1, block in windows.padded_blocks(x.reshape((n * g,) + x.shape[2:]), pads_begin,
-                                               ends, 0, ct):
+                                               ends, 0, ct, count * per_row):
         rows = r1 - r0
         if cols is None:  # the first block is the largest
             cols = np.empty((rows, len(taps), span), ct)
@@ -136,7 +152,6 @@ def _depthwise(x, wc, out, strides, dilations, pads_begin, ct) -> np.ndarray:
             y[r0:r1] = shaped[(Ellipsis, *(slice(0, o) for o in out[1:]))]
         else:
             y[r0:r1] = product.reshape((rows, co) + tuple(out))
-    return y.reshape((n, g * co) + tuple(out))
 
 
 def backward(x: np.ndarray, w: np.ndarray, strides: Sequence[int], dilations: Sequence[int],

@@ -148,3 +148,47 @@ def test_malformed_xml_has_a_column_on_the_line(tmp_path):
     assert diag.code == "IR002" and diag.location.line == 2
     line = path.read_text().splitlines()[1]
     assert 1 <= diag.location.column <= len(line) + 1
+
+
+# --- reading the bytes: what fstat says, and no more --------------------------------------------
+
+def test_reading_the_xml_allocates_about_its_size(tmp_path):
+    """One read of the size fstat gives; no second read that allocates a 16 MiB chunk only to
+    meet the end of the file."""
+    import tracemalloc
+
+    from irexec.io import files
+
+    text = MINIMAL.format(version='version="11"').replace("<layers>", "<!--" + "x" * 100_000
+                                                          + "--><layers>")
+    path = write_ir(tmp_path, text)
+    with files.open_file(path) as f:
+        tracemalloc.start()
+        try:
+            data = files.read_at_most(f, 1 << 30)
+            peak = tracemalloc.get_traced_memory()[1]
+        finally:
+            tracemalloc.stop()
+    assert data == path.read_bytes()
+    assert peak < 2 * len(data), peak
+    assert irexec.read_model(path).parameters[0].name == "x"
+
+
+def test_a_file_longer_than_fstat_said_is_read_to_its_end(tmp_path):
+    """A file that grew after fstat: the first read is full, so reading goes on."""
+    import io
+
+    from irexec.io import files
+
+    small = tmp_path / "small"
+    small.write_bytes(b"0123456789")  # what fstat says
+    grown = bytes(range(256)) * 40
+
+    class Grown(io.BytesIO):
+        def fileno(self):
+            return fd
+
+    with open(small, "rb") as real:
+        fd = real.fileno()
+        assert files.read_at_most(Grown(grown), 1 << 30) == grown
+        assert files.read_at_most(Grown(grown), 100) == grown[:101]  # the limit and one byte

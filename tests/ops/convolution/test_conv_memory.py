@@ -1,0 +1,81 @@
+"""Memory of the convolution kernels (irexec/kernels/conv.py): outputs come from the run's pool
+of reused memory, and are written whole; depthwise temporaries stay under COLS_BYTES."""
+
+from __future__ import annotations
+
+import tracemalloc
+
+import numpy as np
+import pytest
+
+from irexec.kernels import buffers, conv, windows
+
+CASES = {  # x shape, w [G, Co, Ci, *K], strides, pads (begin = end); outputs of at least
+    # buffers.MIN_BYTES, which the pool keeps
+    "depthwise, stride 1": ((1, 16, 36, 40), (16, 1, 1, 3, 3), (1, 1), 1),
+    "depthwise, stride 2": ((2, 16, 72, 64), (16, 1, 1, 3, 3), (2, 2), 1),
+    "depthwise, 2 outputs per channel": ((1, 8, 40, 40), (8, 2, 1, 3, 3), (1, 1), 0),
+    "1x1": ((2, 5, 48, 49), (1, 4, 5, 1, 1), (1, 1), 0),
+    "1x1, stride 2": ((1, 5, 96, 98), (1, 8, 5, 1, 1), (2, 2), 0),
+    "im2col": ((2, 3, 48, 96), (1, 4, 3, 3, 3), (1, 2), 1),
+    "im2col, grouped": ((1, 4, 48, 48), (2, 4, 2, 3, 3), (1, 1), 1),
+}
+
+
+def _run(name):
+    """The kernel's output into a NaN-filled spare of the pool, and the same computed into fresh
+    memory (the kernel itself is held to the direct loop in test_convolution.py)."""
+    xs, ws, strides, pad = CASES[name]
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal(xs).astype(np.float32)
+    w = rng.standard_normal(ws).astype(np.float32)
+    nsp = len(xs) - 2
+    pads = (pad,) * nsp
+    _, _, out = windows.geometry(xs[2:], ws[3:], strides, (1,) * nsp, pads, pads)
+    fresh = conv.forward(x, w, strides, (1,) * nsp, pads, out)
+    assert fresh.nbytes >= buffers.MIN_BYTES
+    pool = buffers.Pool()
+    pool.give(np.full(fresh.shape, np.nan, np.float32), 0)  # what an earlier layer left there
+    assert pool.count == 1
+    with buffers.using(pool):
+        y = conv.forward(x, w, strides, (1,) * nsp, pads, out)
+    assert pool.count == 0  # the spare of the output's shape was taken
+    return y, fresh
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_the_output_is_the_pools_spare_written_whole(name):
+    y, fresh = _run(name)
+    assert y.flags.c_contiguous and y.base is None
+    np.testing.assert_array_equal(y, fresh)  # no NaN left from the spare
+
+
+@pytest.mark.parametrize("name", ["im2col", "depthwise, stride 1", "depthwise, stride 2"])
+def test_banded_paths_write_their_whole_output_too(name, monkeypatch):
+    monkeypatch.setattr(windows, "tile_bytes", lambda: 256)  # im2col a few rows at a time
+    monkeypatch.setattr(conv, "COLS_BYTES", 64)  # depthwise one channel at a time
+    y, fresh = _run(name)
+    np.testing.assert_array_equal(y, fresh)
+
+
+@pytest.mark.parametrize("strides", [(1, 1), (2, 2)])
+def test_depthwise_temporaries_stay_under_cols_bytes(strides):
+    """A 3x3 depthwise convolution over [1, 16, 64, 64]: beside its output, the kernel's
+    temporaries (the taps' column block, its product, a padded block of channels) stay under
+    twice COLS_BYTES (the column block alone was nine times a 512 KiB padded block)."""
+    x = np.random.default_rng(1).standard_normal((1, 16, 64, 64)).astype(np.float32)
+    w = np.ones((16, 1, 1, 3, 3), np.float32)
+    out = (64 // strides[0],) * 2
+    limit = 256 << 10
+    saved = conv.COLS_BYTES
+    conv.COLS_BYTES = limit
+    try:
+        tracemalloc.start()
+        try:
+            y = conv.forward(x, w, strides, (1, 1), (1, 1), out)
+            peak = tracemalloc.get_traced_memory()[1]
+        finally:
+            tracemalloc.stop()
+    finally:
+        conv.COLS_BYTES = saved
+    assert peak - y.nbytes < 2 * limit, (peak, y.nbytes)
