@@ -101,57 +101,64 @@ def _depthwise(x, wc, out, strides, dilations, pads_begin, ct, y) -> None:
     """One input channel per group: for a block of channels at a time (windows.padded_blocks,
     sized for the caches), the K kernel taps' data is copied into a small column block [rows,
     K, positions] and one batched ``np.matmul`` of each channel's [C_OUT, K] weights with its
-    columns sums the taps -- K copies and one product instead of K multiplies and K adds. With
-    stride 1 each tap's data is one contiguous stretch of the flattened padded block (rows of
-    the padded width; the columns past the output's width are computed and dropped). Into
-    ``y`` [N*G, C_OUT, *out]."""
+    columns sums the taps -- K copies and one product instead of K multiplies and K adds.
+
+    Each tap's data is one contiguous stretch of a flattened *phase* of the padded block: on an
+    axis of stride s, tap t reads padded positions o*s + t*d, that is, phase (t*d) % s (every
+    s-th position from there) shifted by (t*d) // s. The block is cut into its phases once (one
+    strided pass, instead of K strided copies); with stride 1 the one phase is the block itself.
+    A phase's rows are a little wider than the output's (by the largest shift): the columns
+    past the output's width are computed and dropped. Into ``y`` [N*G, C_OUT, *out]."""
     n, g = x.shape[:2]
     co = wc.shape[1]
     kernel = wc.shape[3:]
-    nsp = len(kernel)
     taps = list(windows.taps(kernel))
-    ends = list(windows.reach(out, kernel, strides, dilations))
-    flat = all(s == 1 for s in strides) and nsp > 1
-    if flat:
-        # rows of the padded block are ``row`` elements apart; more padded rows at the end keep
-        # the last tap's stretch inside the block
-        row = math.prod(ends[1:])
-        ends[0] += -(-sum((k - 1) * d * math.prod(ends[i + 1:])
-                          for i, (k, d) in enumerate(zip(kernel, dilations))) // row) + 1
-        span = out[0] * row
-        offsets = [sum(t * d * math.prod(ends[i + 1:]) for i, (t, d) in
-                       enumerate(zip(tap, dilations))) for tap in taps]
-    else:
-        span = math.prod(out)
+    most = [(k - 1) * d // s for k, d, s in zip(kernel, dilations, strides)]  # largest shifts
+    lengths = [o + m for o, m in zip(out, most)]  # a phase's extent on each axis
+    if any(most[1:]):
+        lengths[0] += 1  # the last tap's stretch runs past the last row by less than a row
+    span = out[0] * math.prod(lengths[1:])
+    phases: dict[tuple[int, ...], int] = {}
+    tap_phase, offsets = [], []
+    for tap in taps:
+        phase = tuple(t * d % s for t, d, s in zip(tap, dilations, strides))
+        tap_phase.append(phases.setdefault(phase, len(phases)))
+        offsets.append(sum(t * d // s * math.prod(lengths[i + 1:])
+                           for i, (t, d, s) in enumerate(zip(tap, dilations, strides))))
+    direct = all(s == 1 for s in strides)
+    ends = [length * s for length, s in zip(lengths, strides)]  # the padded extent phases read
     w_rows = np.ascontiguousarray(np.broadcast_to(wc.reshape(1, g, co, len(taps)),
                                                   (n, g, co, len(taps))).reshape(n * g, co,
                                                                                    len(taps)))
-    cols = None
+    cols = split = None
     # channels per block: their padded data under BLOCK_BYTES (measured: smaller blocks lose
     # to per-call costs, larger ones gain nothing), their columns under COLS_BYTES
     per_row = math.prod(ends) * ct.itemsize
     count = max(1, min(windows.BLOCK_BYTES // per_row,
                        COLS_BYTES // (len(taps) * span * ct.itemsize)))
+    cut = tuple(slice(0, length) for length in lengths)
     for r0, r1, block in windows.padded_blocks(x.reshape((n * g,) + x.shape[2:]), pads_begin,
                                                ends, 0, ct, count * per_row):
         rows = r1 - r0
         if cols is None:  # the first block is the largest
             cols = np.empty((rows, len(taps), span), ct)
+            if not direct:
+                split = np.empty((len(phases), rows) + tuple(lengths), ct)
+        if direct:
+            sources = [block.reshape(rows, -1)]
+        else:
+            sources = []
+            for phase, i in phases.items():
+                part = split[i, :rows]
+                part[...] = block[(slice(None), *(slice(p, None, s) for p, s in
+                                                  zip(phase, strides)))][(slice(None), *cut)]
+                sources.append(part.reshape(rows, -1))
         c = cols[:rows]
-        if flat:
-            src = block.reshape(rows, -1)
-            for k, o in enumerate(offsets):
-                c[:, k] = src[:, o:o + span]
-        else:
-            for k, tap in enumerate(taps):
-                c[:, k].reshape((rows,) + tuple(out))[...] = windows.tap_view(
-                    block, tap, out, strides, dilations)
+        for k, (i, o) in enumerate(zip(tap_phase, offsets)):
+            c[:, k] = sources[i][:, o:o + span]
         product = np.matmul(w_rows[r0:r1], c)  # [rows, co, span]
-        if flat:
-            shaped = product.reshape((rows, co, out[0]) + tuple(ends[1:]))
-            y[r0:r1] = shaped[(Ellipsis, *(slice(0, o) for o in out[1:]))]
-        else:
-            y[r0:r1] = product.reshape((rows, co) + tuple(out))
+        shaped = product.reshape((rows, co, out[0]) + tuple(lengths[1:]))
+        y[r0:r1] = shaped[(Ellipsis, *(slice(0, o) for o in out[1:]))]
 
 
 def backward(x: np.ndarray, w: np.ndarray, strides: Sequence[int], dilations: Sequence[int],
