@@ -105,8 +105,9 @@ def _depthwise(x, wc, out, strides, dilations, pads_begin, ct, y) -> None:
 
     Each tap's data is one contiguous stretch of a flattened *phase* of the padded block: on an
     axis of stride s, tap t reads padded positions o*s + t*d, that is, phase (t*d) % s (every
-    s-th position from there) shifted by (t*d) // s. The block is cut into its phases once (one
-    strided pass, instead of K strided copies); with stride 1 the one phase is the block itself.
+    s-th position from there) shifted by (t*d) // s. The phases are copied straight from the
+    data (:func:`_phase_blocks`: one strided pass, instead of a padded copy and K strided
+    copies); with stride 1 the one phase is the padded block itself.
     A phase's rows are a little wider than the output's (by the largest shift): the columns
     past the output's width are computed and dropped. Into ``y`` [N*G, C_OUT, *out]."""
     n, g = x.shape[:2]
@@ -125,40 +126,66 @@ def _depthwise(x, wc, out, strides, dilations, pads_begin, ct, y) -> None:
         tap_phase.append(phases.setdefault(phase, len(phases)))
         offsets.append(sum(t * d // s * math.prod(lengths[i + 1:])
                            for i, (t, d, s) in enumerate(zip(tap, dilations, strides))))
-    direct = all(s == 1 for s in strides)
-    ends = [length * s for length, s in zip(lengths, strides)]  # the padded extent phases read
+    direct = all(s == 1 for s in strides)  # the one phase is the padded block itself
     w_rows = np.ascontiguousarray(np.broadcast_to(wc.reshape(1, g, co, len(taps)),
                                                   (n, g, co, len(taps))).reshape(n * g, co,
                                                                                    len(taps)))
-    cols = split = None
-    # channels per block: their padded data under BLOCK_BYTES (measured: smaller blocks lose
-    # to per-call costs, larger ones gain nothing), their columns under COLS_BYTES
-    per_row = math.prod(ends) * ct.itemsize
+    cols = None
+    # channels per block: their padded data (or its phases) under BLOCK_BYTES (measured:
+    # smaller blocks lose to per-call costs, larger ones gain nothing), their columns under
+    # COLS_BYTES
+    per_row = math.prod(lengths) * len(phases) * ct.itemsize
     count = max(1, min(windows.BLOCK_BYTES // per_row,
                        COLS_BYTES // (len(taps) * span * ct.itemsize)))
-    cut = tuple(slice(0, length) for length in lengths)
-    for r0, r1, block in windows.padded_blocks(x.reshape((n * g,) + x.shape[2:]), pads_begin,
-                                               ends, 0, ct, count * per_row):
+    data = x.reshape((n * g,) + x.shape[2:])
+    blocks = windows.padded_blocks(data, pads_begin, lengths, 0, ct, count * per_row) if direct \
+        else _phase_blocks(data, pads_begin, strides, lengths, list(phases), ct, count)
+    for r0, r1, sources in blocks:
         rows = r1 - r0
         if cols is None:  # the first block is the largest
             cols = np.empty((rows, len(taps), span), ct)
-            if not direct:
-                split = np.empty((len(phases), rows) + tuple(lengths), ct)
         if direct:
-            sources = [block.reshape(rows, -1)]
-        else:
-            sources = []
-            for phase, i in phases.items():
-                part = split[i, :rows]
-                part[...] = block[(slice(None), *(slice(p, None, s) for p, s in
-                                                  zip(phase, strides)))][(slice(None), *cut)]
-                sources.append(part.reshape(rows, -1))
+            sources = [sources]
         c = cols[:rows]
         for k, (i, o) in enumerate(zip(tap_phase, offsets)):
-            c[:, k] = sources[i][:, o:o + span]
+            c[:, k] = sources[i].reshape(rows, -1)[:, o:o + span]
         product = np.matmul(w_rows[r0:r1], c)  # [rows, co, span]
         shaped = product.reshape((rows, co, out[0]) + tuple(lengths[1:]))
         y[r0:r1] = shaped[(Ellipsis, *(slice(0, o) for o in out[1:]))]
+
+
+def _phase_blocks(data, pads_begin, strides, lengths, phases, ct, count):
+    """The phases of the zero-padded ``data`` [R, *spatial], ``count`` rows at a time: yields
+    (start row, stop row, [one array [rows, *lengths] per phase]), where phase q's element j
+    is the padded element j*stride + q on each axis. Copied straight from ``data`` (one strided
+    pass), into buffers reused for every block: the padding in them is written once."""
+    rows_all = data.shape[0]
+    spatial = data.shape[1:]
+    # per phase, per axis: the phase's elements that lie in the data, [lo, hi), and the data
+    # index of element lo
+    spans = []
+    for phase in phases:
+        axes = []
+        for q, s, b, size, length in zip(phase, strides, pads_begin, spatial, lengths):
+            lo = min(length, max(0, -(-(b - q) // s)))
+            hi = min(length, max(lo, -(-(size + b - q) // s)))
+            axes.append((lo, hi, lo * s + q - b))
+        spans.append(axes)
+    count = min(count, rows_all)
+    buffers_ = None
+    for r0 in range(0, rows_all, count):
+        r1 = min(r0 + count, rows_all)
+        if buffers_ is None:
+            buffers_ = [np.zeros((count,) + tuple(lengths), ct) for _ in phases]
+        parts = []
+        for buffer, axes in zip(buffers_, spans):
+            part = buffer[:r1 - r0]
+            if all(hi > lo for lo, hi, _ in axes):
+                part[(slice(None), *(slice(lo, hi) for lo, hi, _ in axes))] = data[
+                    (slice(r0, r1), *(slice(start, start + (hi - lo - 1) * s + 1, s)
+                                      for (lo, hi, start), s in zip(axes, strides)))]
+            parts.append(part)
+        yield r0, r1, parts
 
 
 def backward(x: np.ndarray, w: np.ndarray, strides: Sequence[int], dilations: Sequence[int],

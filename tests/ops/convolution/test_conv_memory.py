@@ -79,3 +79,31 @@ def test_depthwise_temporaries_stay_under_cols_bytes(strides):
     finally:
         conv.COLS_BYTES = saved
     assert peak - y.nbytes < 2 * limit, (peak, y.nbytes)
+
+
+@pytest.mark.parametrize("spatial, strides, dilations, pads", [
+    ((11, 10), (2, 2), (1, 1), ((1, 1), (1, 1))),
+    ((11, 10), (3, 2), (2, 1), ((0, 2), (2, 0))),
+    ((11, 10), (2, 3), (1, 2), ((3, 0), (0, 1))),
+    ((1, 10), (2, 2), (1, 1), ((2, 1), (2, 1))),  # rows: phase 1 lies wholly in the padding
+])
+def test_strided_depthwise_phases_match_the_direct_loop(spatial, strides, dilations, pads):
+    """Strided depthwise convolutions read the stride phases of the padded data (cut straight
+    from the data, a few channels at a time): against the direct loop, including phases that
+    begin in the padding and blocks after the first (whose padding is not written again)."""
+    from tests.ops.compute_support import assert_close
+    from tests.ops.convolution.reference import conv as reference
+
+    rng = np.random.default_rng(3)
+    x = rng.standard_normal((2, 5) + spatial).astype(np.float32)
+    w = rng.standard_normal((5, 2, 1, 3, 3)).astype(np.float32)
+    pb, pe = pads
+    want, mag = reference(x, w, strides, dilations, pb, pe)
+    saved = conv.COLS_BYTES
+    try:
+        for cols in (1 << 20, 64):  # every channel in one block; one channel a block
+            conv.COLS_BYTES = cols
+            y = conv.forward(x, w, strides, dilations, pb, want.shape[2:])
+            assert_close(y, want.astype(np.float32), mag, f"{strides} {dilations} {pads}")
+    finally:
+        conv.COLS_BYTES = saved
