@@ -193,6 +193,111 @@ RATIO_CASES = [
 ]
 
 
+@dataclass
+class MoveCase:
+    """A data-movement op as a one-layer model, against the best plain numpy expression for the
+    same result: build(scale) -> (Model, {input name: array}, {numpy name: fn(inputs)})."""
+    name: str
+    build: object
+
+
+def _one_layer(name, params, make, inputs, numpy):
+    """A model of one op over ``params`` ({name: (type, shape)}); ``make(b, ports)`` adds it."""
+    b = ModelBuilder(name)
+    ports = [b.parameter(p, t, list(shp)) for p, (t, shp) in params.items()]
+    b.result(make(b, ports), name="out")
+    return b.build(), inputs, numpy
+
+
+def _transpose(shape, perm):
+    def build(scale):
+        shp = _scaled(shape, scale)
+        x = _f32(shp)
+        return _one_layer("bench_transpose", {"data": ("f32", shp)},
+                          lambda b, p: b.op("Transpose", p[0], b.constant(np.array(perm))),
+                          {"data": x},
+                          {"np.ascontiguousarray(x.transpose(p))":
+                           lambda i: np.ascontiguousarray(i["data"].transpose(perm))})
+    return build
+
+
+def _concat(shapes, axis):
+    def build(scale):
+        shps = [_scaled(s, scale) for s in shapes]
+        xs = {f"x{k}": _f32(s) for k, s in enumerate(shps)}
+        return _one_layer("bench_concat", {k: ("f32", v.shape) for k, v in xs.items()},
+                          lambda b, p: b.op("Concat", *p, axis=axis), xs,
+                          {"np.concatenate": lambda i: np.concatenate(list(i.values()), axis)})
+    return build
+
+
+def _gather(shape, count, axis):
+    def build(scale):
+        shp = _scaled(shape, scale)
+        x = _f32(shp)
+        idx = _rng().integers(0, shp[axis], max(count // scale, 2)).astype(np.int64)
+        sel = (slice(None),) * axis
+        return _one_layer("bench_gather", {"data": ("f32", shp)},
+                          lambda b, p: b.op("Gather", p[0], b.constant(idx),
+                                            b.constant(np.int64(axis)), version="opset8"),
+                          {"data": x},
+                          {"np.take": lambda i: np.take(i["data"], idx, axis=axis),
+                           "x[..., idx]": lambda i: i["data"][sel + (idx,)]})
+    return build
+
+
+def _tile(shape, repeats):
+    def build(scale):
+        shp = _scaled(shape, scale)
+        x = _f32(shp)
+        return _one_layer("bench_tile", {"data": ("f32", shp)},
+                          lambda b, p: b.op("Tile", p[0], b.constant(np.array(repeats))),
+                          {"data": x}, {"np.tile": lambda i: np.tile(i["data"], repeats)})
+    return build
+
+
+def _pad(shape, begins, ends, mode):
+    def build(scale):
+        shp = _scaled(shape, scale)
+        x = _f32(shp)
+        widths = list(zip(begins, ends))
+        numpy = {"np.pad": lambda i: np.pad(i["data"], widths, mode=mode)}
+        if mode == "constant":
+            def zeros_then_copy(i):
+                out = np.zeros([n + b + e for n, b, e in zip(shp, begins, ends)], np.float32)
+                out[tuple(slice(b, b + n) for n, b in zip(shp, begins))] = i["data"]
+                return out
+            numpy["np.zeros + copy"] = zeros_then_copy
+        return _one_layer("bench_pad", {"data": ("f32", shp)},
+                          lambda b, p: b.op("Pad", p[0], b.constant(np.array(begins)),
+                                            b.constant(np.array(ends)), version="opset12",
+                                            pad_mode=mode),
+                          {"data": x}, numpy)
+    return build
+
+
+MOVE_CASES = [
+    MoveCase("move: Transpose 2D [8192,2048] f32", _transpose([8192, 2048], [1, 0])),
+    MoveCase("move: Transpose NCHW->NHWC [16,64,128,128] f32",
+             _transpose([16, 64, 128, 128], [0, 2, 3, 1])),
+    MoveCase("move: Concat 2 x [4096,2048] f32 axis 0", _concat([[4096, 2048]] * 2, 0)),
+    MoveCase("move: Concat 3 x [2730,2048] f32 axis 0", _concat([[2730, 2048]] * 3, 0)),
+    MoveCase("move: Concat 2 x [8192,1024] f32 last axis", _concat([[8192, 1024]] * 2, 1)),
+    MoveCase("move: Concat 4 x [8192,512] f32 last axis", _concat([[8192, 512]] * 4, 1)),
+    MoveCase("move: Gather axis 0 [8192,2048] f32, 8192 indices", _gather([8192, 2048], 8192, 0)),
+    MoveCase("move: Gather last axis [8192,2048] f32, 2048 indices",
+             _gather([8192, 2048], 2048, 1)),
+    MoveCase("move: Gather last axis [4096,4096] f32, 2048 indices",
+             _gather([4096, 4096], 2048, 1)),
+    MoveCase("move: Tile [2048,2048] f32 x [2,2]", _tile([2048, 2048], [2, 2])),
+    MoveCase("move: Tile [16,64,64,64] f32 x [1,1,2,2]", _tile([16, 64, 64, 64], [1, 1, 2, 2])),
+    MoveCase("move: Pad constant [16,64,126,126] f32 by 1 on H, W",
+             _pad([16, 64, 126, 126], [0, 0, 1, 1], [0, 0, 1, 1], "constant")),
+    MoveCase("move: Pad reflect [16,64,126,126] f32 by 1 on H, W",
+             _pad([16, 64, 126, 126], [0, 0, 1, 1], [0, 0, 1, 1], "reflect")),
+]
+
+
 def chain_model(n: int):
     b = ModelBuilder(f"bench_chain_{n}")
     x = b.parameter("data", "f32", [8, 16])
@@ -279,6 +384,59 @@ def run_kernel_case(case: KernelCase, scale: int, runs: int, ov, tmp: str) -> Ro
                                                  share_outputs=True), runs)
         del request, result, theirs
     return Row(case.name, ours.nbytes, t_ours, t_memcpy, t_flip, t_ov, peak, same)
+
+
+def run_move_case(case: MoveCase, scale: int, runs: int, tmp: str) -> dict:
+    """irexec's call, the fastest of the numpy expressions and a memcpy of the output's bytes
+    (np.copyto into a preallocated array), interleaved run by run so that the load of a shared
+    machine falls on all three alike; the medians."""
+    model, inputs, numpy = case.build(scale)
+    xml = os.path.join(tmp, "move.xml")
+    irexec.save_model(model, xml)
+    compiled = irexec.compile_model(irexec.read_model(xml))
+    out_name = compiled.output_names()[0]
+    ours = compiled(inputs)[out_name]
+    same = all(ours.shape == fn(inputs).shape and ours.tobytes() == fn(inputs).tobytes()
+               for fn in numpy.values())
+    src, dst = np.empty_like(ours), np.empty_like(ours)
+    src[...] = ours
+    del ours
+    fns = {"irexec": lambda: compiled(inputs), "memcpy": lambda: np.copyto(dst, src)}
+    fns.update({name: (lambda fn=fn: fn(inputs)) for name, fn in numpy.items()})
+    times = {name: [] for name in fns}
+    for fn in fns.values():
+        fn()
+    for _ in range(runs):
+        for name, fn in fns.items():
+            gc.collect()
+            start = time.perf_counter()
+            fn()
+            times[name].append(time.perf_counter() - start)
+    t = {name: statistics.median(v) for name, v in times.items()}
+    best = min(numpy, key=lambda name: t[name])
+    return {"case": case.name, "nbytes": dst.nbytes, "irexec_s": t["irexec"],
+            "numpy_s": t[best], "numpy": best, "memcpy_s": t["memcpy"], "same": same,
+            "numpy_all_s": {name: t[name] for name in numpy}}
+
+
+def move_table(rows: list[dict]) -> str:
+    head = ("| case | output MiB | irexec ms | best numpy ms (expression) | memcpy ms | "
+            "irexec / numpy | irexec / memcpy |")
+    lines = [head, "|" + " --- |" * (head.count("|") - 1)]
+    for r in rows:
+        lines.append(f"| {r['case'][len('move: '):]} | {r['nbytes'] / MIB:.3g} | "
+                     f"{_ms(r['irexec_s'])} | {_ms(r['numpy_s'])} ({r['numpy']}) | "
+                     f"{_ms(r['memcpy_s'])} | {r['irexec_s'] / r['numpy_s']:.2f} | "
+                     f"{r['irexec_s'] / r['memcpy_s']:.2f} |")
+    missed = [r["case"] for r in rows if r["irexec_s"] > r["numpy_s"]
+              or r["irexec_s"] > 4 * r["memcpy_s"]]
+    lines.append("")
+    lines.append("targets (<= numpy, <= 4x memcpy): "
+                 + ("all met" if not missed else "MISSED by " + ", ".join(missed)))
+    different = [r["case"] for r in rows if not r["same"]]
+    if different:
+        lines.append(f"DIFFERENT from numpy: {', '.join(different)}")
+    return "\n".join(lines)
 
 
 def run_ratio_case(case: RatioCase, scale: int, runs: int, ov, tmp: str) -> dict:
@@ -574,6 +732,14 @@ def main(argv=None) -> int:
                 r = rows[-1]
                 print(f"  {r.name}: {_ms(r.irexec)} ms, {r.irexec / r.memcpy:.2f}x memcpy",
                       flush=True)
+        moves = []
+        for case in MOVE_CASES:
+            if wanted(case.name):
+                moves.append(run_move_case(case, scale, runs, tmp))
+                r = moves[-1]
+                print(f"  {r['case']}: {_ms(r['irexec_s'])} ms, "
+                      f"{r['irexec_s'] / r['numpy_s']:.2f}x numpy, "
+                      f"{r['irexec_s'] / r['memcpy_s']:.2f}x memcpy", flush=True)
         ratios = []
         for case in RATIO_CASES:
             if wanted(case.name):
@@ -627,6 +793,9 @@ def main(argv=None) -> int:
     if rows:
         print(kernel_table(rows))
         print()
+    if moves:
+        print(move_table(moves))
+        print()
     if ratios:
         print(ratio_table(ratios))
         print()
@@ -638,7 +807,7 @@ def main(argv=None) -> int:
     if args.json:
         with open(args.json, "w") as f:
             json.dump({"machine": machine(), "kernels": [r.__dict__ for r in rows],
-                       "ratios": ratios, "overhead": overhead, "memory": memory,
+                       "ratios": ratios, "movement": moves, "overhead": overhead, "memory": memory,
                        "generators": generators, "embedding": embedding}, f, indent=1)
     return 0
 
