@@ -61,6 +61,33 @@ def test_tiled_copy_of_large_transposes(shape, order, dtype):
     assert_same_bits(out, reversed_view.transpose(order))
 
 
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.integers(1, 23), min_size=2, max_size=4), st.data(),
+       st.sampled_from(TYPE_NAMES))
+def test_property_tiled_copy_equals_numpy(shape, draw, type_name):
+    """The tiled path with its sizes shrunk so that small arrays take it: partial tiles at
+    every edge, padded scratch rows, negative strides, every element type."""
+    from irexec.kernels import strided_copy
+
+    order = draw.draw(st.permutations(range(len(shape))))
+    flips = tuple(slice(None, None, -1) if draw.draw(st.booleans()) else slice(None)
+                  for _ in shape)
+    x = random_values(type_name, shape, np.random.default_rng(len(shape)))[flips]
+    expected = np.ascontiguousarray(x.transpose(order))
+    saved = {k: getattr(strided_copy, k) for k in ("SMALL", "TILE", "EDGE", "RUN", "NARROW")}
+    sizes = dict(SMALL=0, TILE=draw.draw(st.sampled_from([1, 64, 512])),
+                 EDGE=draw.draw(st.integers(1, 9)), RUN=draw.draw(st.integers(1, 9)), NARROW=1)
+    try:
+        for k, v in sizes.items():
+            setattr(strided_copy, k, v)
+        out = np.empty(expected.shape, expected.dtype)
+        copy_into(out, x.transpose(order))
+    finally:
+        for k, v in saved.items():
+            setattr(strided_copy, k, v)
+    assert_same_bits(out, expected)
+
+
 @pytest.mark.parametrize("type_name", TYPE_NAMES)
 def test_transpose_every_element_type(type_name):
     x = random_values(type_name, (2, 3, 4), np.random.default_rng(5))
