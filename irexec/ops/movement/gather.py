@@ -94,6 +94,41 @@ def gather_shape(ctx, negative: bool) -> list[TensorType]:
     return [TensorType(data.element_type, PartialShape._of(tuple(out)))]
 
 
+STAGE = 1 << 18  # bytes of data staged in cache at a time (measured: 64 KiB to 512 KiB)
+PIECE = 64  # bytes: pieces this small, picked at random, are worth staging
+
+
+def take(data: np.ndarray, idx: np.ndarray, axis: int, out: np.ndarray) -> None:
+    """``np.take(data, idx, axis, out=out)`` for indices in range, the bits copied as unsigned
+    integers of the element's size (ml_dtypes' types copy as fast as numpy's own).
+
+    Taking small pieces (a few elements each, e.g. along the last axis) in random order from
+    data in memory waits on a cache miss for nearly every piece: the hardware prefetcher sees
+    no pattern. When each slab the indices pick from (``data.shape[axis:]``) is small, the slabs
+    are copied a few at a time into a scratch array first (a sequential read, at memory speed)
+    and taken from there, in cache: the Gather of 2048 of 4096 columns of a [4096, 4096] f32
+    goes from 4.4 to about 3 times a memcpy of its output."""
+    if not data.dtype.hasobject and data.itemsize in (1, 2, 4, 8):
+        raw = np.dtype(f"u{data.itemsize}")
+        data, out = data.view(raw), out.view(raw)
+    pre = math.prod(data.shape[:axis])
+    piece = math.prod(data.shape[axis + 1:]) * data.itemsize
+    slab = data.shape[axis] * piece
+    if data.dtype.hasobject or piece > PIECE or slab > STAGE // 2 or pre < 4 \
+            or idx.size * 4 < data.shape[axis] or not data.flags.c_contiguous:
+        np.take(data, idx, axis=axis, out=out, mode="clip")
+        return
+    group = STAGE // slab
+    rows = data.reshape(pre, slab // data.itemsize)
+    ends = out.reshape(pre, -1)
+    scratch = np.empty((group,) + data.shape[axis:], data.dtype)
+    for start in range(0, pre, group):
+        n = min(group, pre - start)
+        np.copyto(scratch[:n].reshape(n, -1), rows[start:start + n])
+        np.take(scratch[:n], idx, axis=1, out=ends[start:start + n].reshape(
+            (n,) + out.shape[axis:axis + idx.ndim] + data.shape[axis + 1:]), mode="clip")
+
+
 def gather(data, indices, axis, batch_dims: int = 0, zeros_out_of_range: bool = False):
     """The kernel of every version: ``zeros_out_of_range`` (Gather-8) counts negative indices
     from the end and gives zeros for others; otherwise the indices are in [0, dim-1]."""
@@ -117,7 +152,7 @@ def gather(data, indices, axis, batch_dims: int = 0, zeros_out_of_range: bool = 
         return out
     if b == 0:
         out = buffers.empty(out_shape, data.dtype)
-        np.take(data, idx, axis=a, out=out, mode="clip")
+        take(data, idx, a, out)
     else:
         lead = data.shape[:b]
         inner = math.prod(data.shape[b:a])

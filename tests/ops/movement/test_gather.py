@@ -181,6 +181,36 @@ def test_property_gather_1_equals_np_take(case):
     assert_same_bits(out, np.take(x, indices, axis=axis))
 
 
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.integers(1, 9), min_size=1, max_size=4), st.data(),
+       st.sampled_from(TYPE_NAMES))
+def test_property_staged_take_equals_np_take(shape, draw, type_name):
+    """The kernel's staged path (slabs copied into cache first) with its sizes shrunk so that
+    small arrays take it, in groups with a partial last one; every element type, indices
+    negative and out of range (Gather-8), of any shape."""
+    from irexec.ops.movement import gather as module
+
+    axis = draw.draw(st.integers(0, len(shape) - 1))
+    dim = shape[axis]
+    ishape = draw.draw(st.lists(st.integers(0, 9), max_size=2))
+    indices = np.array(draw.draw(st.lists(st.integers(-dim - 1, dim), min_size=int(
+        np.prod(ishape)), max_size=int(np.prod(ishape)))), np.int64).reshape(ishape)
+    x = random_values(type_name, shape, np.random.default_rng(len(shape)))
+    inside = (indices >= -dim) & (indices < dim)
+    expected = np.array(np.take(x, np.where(inside, indices % dim, 0), axis=axis))
+    outside = np.broadcast_to(~inside.reshape((1,) * axis + inside.shape + (1,) * (
+        len(shape) - axis - 1)), expected.shape)
+    expected[outside] = "" if x.dtype == object else np.zeros((), x.dtype)
+    saved = module.STAGE, module.PIECE
+    module.STAGE = draw.draw(st.sampled_from([8, 64, 256, 1024]))
+    module.PIECE = 1 << 20
+    try:
+        out = module.gather(x, indices, np.array(axis), zeros_out_of_range=True)
+    finally:
+        module.STAGE, module.PIECE = saved
+    assert_same_bits(out, expected)
+
+
 # --- GatherElements ------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("data, indices, axis, expected", [
