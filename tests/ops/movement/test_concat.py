@@ -10,7 +10,8 @@ from hypothesis import strategies as st
 import irexec
 from irexec.builder import ModelBuilder
 from irexec.ir.shape import PartialShape
-from tests.ops.support import PLAIN_TYPE_NAMES, dtype_of, random_values
+from tests.ops.support import (PLAIN_TYPE_NAMES, TYPE_NAMES, assert_same_bits, dtype_of,
+                               random_values)
 
 
 def _concat(shapes, axis, type_name="f32"):
@@ -45,6 +46,30 @@ def test_equals_numpy_concatenate(case):
     out = irexec.compile_model(model)(arrays)["c"]
     assert out.dtype == expected.dtype and out.shape == expected.shape
     assert out.tobytes() == expected.tobytes()
+
+
+@pytest.mark.parametrize("type_name", TYPE_NAMES)
+def test_every_element_type_on_both_axes(type_name):
+    rng = np.random.default_rng(3)
+    for axis, shapes in ((0, [(3, 5), (1, 5), (2, 5)]), (-1, [(4, 2), (4, 3)])):
+        arrays = [random_values(type_name, s, rng) for s in shapes]
+        out = irexec.compile_model(_concat(shapes, axis, type_name).build())(arrays)["c"]
+        assert_same_bits(out, np.concatenate(arrays, axis=axis))
+
+
+def test_outputs_of_earlier_calls_stay_as_they_were():
+    """The output comes from reused memory (kernels/buffers.py): an output the caller still
+    holds is never that memory; one it dropped may be."""
+    shapes = [(64, 300), (64, 212)]  # 256 KiB of output: pooled
+    compiled = irexec.compile_model(_concat(shapes, 1).build())
+    rng = np.random.default_rng(4)
+    calls = [[rng.standard_normal(s, dtype=np.float32) for s in shapes] for _ in range(4)]
+    kept = [compiled(arrays)["c"] for arrays in calls]
+    for arrays, out in zip(calls, kept):
+        assert_same_bits(out, np.concatenate(arrays, axis=1))
+    del kept
+    for arrays in calls:
+        assert_same_bits(compiled(arrays)["c"], np.concatenate(arrays, axis=1))
 
 
 def test_partial_shapes_add_along_the_axis_and_merge_elsewhere():
