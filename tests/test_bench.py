@@ -22,6 +22,9 @@ def test_quick_bench_prints_every_case(tmp_path):
         assert f"| {case.name} |" in table
     for case in bench.RATIO_CASES:
         assert f"| {case.name} |" in table
+    for case in bench.MOVE_CASES:
+        assert f"| {case.name[len('move: '):]} |" in table
+    assert "DIFFERENT from numpy" not in table
     for layers in (10, 100):
         assert f"| {layers} |" in table
     assert "irexec / memcpy: median" in table
