@@ -33,7 +33,8 @@ EDGE_BYTES, RUN_BYTES = 2048, 16384
 # u8, f32 and f64: 2D, NCHW <-> NHWC, all axes reversed)
 PAD = 64  # bytes added to each scratch row: one cache line
 SMALL = 1 << 18  # bytes: smaller copies go in one call
-NARROW = 16  # elements: a shorter output row or input run is copied by numpy in one call
+BAND = 1 << 19  # bytes copied at a time when the output's rows or input's runs are short
+NARROW = 16  # elements: a shorter output row or input run is copied band by band, untiled
 
 
 def _merged(out: np.ndarray, src: np.ndarray) -> tuple[list[int], list[int], list[int]]:
@@ -73,10 +74,14 @@ def copy_into(out: np.ndarray, src: np.ndarray) -> None:
     last = len(shape) - 1
     o = as_strided(out, shape, so)
     s = as_strided(src, shape, ss)
-    if abs(ss[last]) == item or fast == last or min(shape[last], shape[fast]) < NARROW:
-        # The runs are contiguous in both (one copy of long runs), or one of the two axes is
-        # so short that numpy's own order (along the input's runs) is the better one.
+    if abs(ss[last]) == item or fast == last:  # the runs are contiguous in both
         np.copyto(o, s)
+        return
+    if shape[fast] < NARROW:
+        _short_runs(o, s, shape, ss, item)
+        return
+    if shape[last] < NARROW:
+        _short_rows(o, s, shape, item)
         return
     tile_size = max(TILE // item, 256)
     blocks = [1] * len(shape)
@@ -102,6 +107,48 @@ def copy_into(out: np.ndarray, src: np.ndarray) -> None:
             scratch[tuple(slice(0, part.shape[i]) for i in order)]
         np.copyto(held, part.transpose(order))
         np.copyto(o[tile], held.transpose(back))
+
+
+def _bands(shape: list[int], order: list[int], inner: int):
+    """Index tuples that cut the array into bands of about ``BAND`` bytes along ``order``'s
+    outer axes (outermost first); ``inner`` is the bytes of one element of the axes not in
+    ``order``. Every tuple keeps every axis (slices only)."""
+    for pos in range(len(order) - 1, -1, -1):
+        i = order[pos]
+        if inner * shape[i] > BAND:
+            step = max(1, BAND // inner)
+            outer = order[:pos]
+            for at in itertools.product(*(range(shape[a]) for a in outer)):
+                where = [slice(None)] * len(shape)
+                for a, v in zip(outer, at):
+                    where[a] = slice(v, v + 1)
+                for c in range(0, shape[i], step):
+                    where[i] = slice(c, c + step)
+                    yield tuple(where)
+            return
+        inner *= shape[i]
+    yield (slice(None),) * len(shape)
+
+
+def _short_rows(o: np.ndarray, s: np.ndarray, shape: list[int], item: int) -> None:
+    """The output's rows are short (DepthToSpace's block, 2 to 8 elements): numpy would copy
+    them one short row at a time. Instead, for each position along the rows, one copy whose
+    innermost loop follows the input's runs (writing every few elements of the output);
+    band by band, so that a band of the output stays in cache while its rows fill."""
+    rows = shape[-1]
+    for where in _bands(shape, list(range(len(shape) - 1)), rows * item):
+        for k in range(rows):
+            np.copyto(o[where[:-1] + (k,)], s[where[:-1] + (k,)])
+
+
+def _short_runs(o: np.ndarray, s: np.ndarray, shape: list[int], ss: list[int],
+                item: int) -> None:
+    """The input's runs are short (SpaceToDepth's block): numpy's copy follows the output's
+    rows, reading every few elements of the input, and reads each input line once per element
+    in it unless the line is still in cache. Band by band in the input's order, it is."""
+    order = sorted(range(len(shape)), key=lambda i: -abs(ss[i]))
+    for where in _bands(shape, order, item):
+        np.copyto(o[where], s[where])
 
 
 def transposed(data: np.ndarray, order) -> np.ndarray:

@@ -197,7 +197,7 @@ def test_property_staged_take_equals_np_take(shape, draw, type_name):
         np.prod(ishape)), max_size=int(np.prod(ishape)))), np.int64).reshape(ishape)
     x = random_values(type_name, shape, np.random.default_rng(len(shape)))
     inside = (indices >= -dim) & (indices < dim)
-    expected = np.array(np.take(x, np.where(inside, indices % dim, 0), axis=axis))
+    expected = np.array(np.take(x, np.where(inside, indices % dim, 0), axis=axis), x.dtype)
     outside = np.broadcast_to(~inside.reshape((1,) * axis + inside.shape + (1,) * (
         len(shape) - axis - 1)), expected.shape)
     expected[outside] = "" if x.dtype == object else np.zeros((), x.dtype)

@@ -65,8 +65,9 @@ def test_tiled_copy_of_large_transposes(shape, order, dtype):
 @given(st.lists(st.integers(1, 23), min_size=2, max_size=4), st.data(),
        st.sampled_from(TYPE_NAMES))
 def test_property_tiled_copy_equals_numpy(shape, draw, type_name):
-    """The tiled path with its sizes shrunk so that small arrays take it: partial tiles at
-    every edge, padded scratch rows, negative strides, every element type."""
+    """The tiled paths with their sizes shrunk so that small arrays take them: partial tiles
+    at every edge, padded scratch rows, short output rows copied band by band, negative
+    strides, every element type."""
     from irexec.kernels import strided_copy
 
     order = draw.draw(st.permutations(range(len(shape))))
@@ -74,9 +75,10 @@ def test_property_tiled_copy_equals_numpy(shape, draw, type_name):
                   for _ in shape)
     x = random_values(type_name, shape, np.random.default_rng(len(shape)))[flips]
     expected = np.ascontiguousarray(x.transpose(order))
-    saved = {k: getattr(strided_copy, k) for k in ("SMALL", "TILE", "EDGE", "RUN", "NARROW")}
     sizes = dict(SMALL=0, TILE=draw.draw(st.sampled_from([1, 64, 512])),
-                 EDGE=draw.draw(st.integers(1, 9)), RUN=draw.draw(st.integers(1, 9)), NARROW=1)
+                 EDGE=draw.draw(st.integers(1, 9)), RUN=draw.draw(st.integers(1, 9)),
+                 NARROW=draw.draw(st.integers(1, 6)), BAND=draw.draw(st.sampled_from([1, 50, 400])))
+    saved = {k: getattr(strided_copy, k) for k in sizes}
     try:
         for k, v in sizes.items():
             setattr(strided_copy, k, v)
