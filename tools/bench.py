@@ -21,12 +21,12 @@ Ratio cases (ops that compute rather than move bytes, e.g. NonMaxSuppression on 
 80 classes): irexec's time over OpenVINO's CPU plugin on the same IR file, measured in the same
 run; the outputs are checked to be the same.
 
-Movement cases (``--case move``): Transpose, Concat, Gather, Tile and Pad on about 64 MiB, each a
-one-layer model, against the fastest of the plain numpy expressions for the same result
-(``np.ascontiguousarray(x.transpose(p))``, ``np.concatenate``, ``np.take`` and ``x[:, idx]``,
-``np.tile``, ``np.pad`` ...) and a memcpy of the output's bytes, the three timed in turn within
-each run; the results are checked to be the same bytes as numpy's. Targets (issue 17): at most
-numpy's time and at most 4x the memcpy.
+Movement cases (``--case move``): Transpose, Concat, Gather, Tile, Pad, DepthToSpace and
+SpaceToDepth on about 64 MiB, each a one-layer model, against the fastest of the plain numpy
+expressions for the same result (``np.ascontiguousarray(x.transpose(p))``, ``np.concatenate``,
+``np.take`` and ``x[:, idx]``, ``np.tile``, ``np.pad`` ...) and a memcpy of the output's bytes,
+the three timed in turn within each run; the results are checked to be the same bytes as
+numpy's. Targets (issue 17): at most numpy's time and at most 4x the memcpy.
 
 Generator case: RandomUniform making 16 M f32 values (Philox4x32-10), as a ratio to numpy's own
 ``Generator.random`` filling as many f32 values, measured in the same run.
@@ -283,6 +283,30 @@ def _pad(shape, begins, ends, mode):
     return build
 
 
+def _depth_space(op, shape, mode, bs):
+    def build(scale):
+        n, h, w = _scaled([shape[0], shape[2] // bs, shape[3] // bs], scale)
+        c, h, w = shape[1], h * bs, w * bs  # the channels and the blocks stay whole
+        shp = [n, c, h, w]
+        x = _f32(shp)
+        if op == "DepthToSpace":
+            split = [n, bs, bs, c // bs ** 2, h, w] if mode == "blocks_first" else \
+                [n, c // bs ** 2, bs, bs, h, w]
+            order = (0, 3, 4, 1, 5, 2) if mode == "blocks_first" else (0, 1, 4, 2, 5, 3)
+            final = [n, c // bs ** 2, h * bs, w * bs]
+        else:
+            split = [n, c, h // bs, bs, w // bs, bs]
+            order = (0, 3, 5, 1, 2, 4) if mode == "blocks_first" else (0, 1, 3, 5, 2, 4)
+            final = [n, c * bs ** 2, h // bs, w // bs]
+        return _one_layer("bench_depth_space", {"data": ("f32", shp)},
+                          lambda b, p: b.op(op, p[0], mode=mode, block_size=bs),
+                          {"data": x},
+                          {"np.ascontiguousarray(reshape, transpose)":
+                           lambda i: np.ascontiguousarray(
+                               i["data"].reshape(split).transpose(order)).reshape(final)})
+    return build
+
+
 MOVE_CASES = [
     MoveCase("move: Transpose 2D [8192,2048] f32", _transpose([8192, 2048], [1, 0])),
     MoveCase("move: Transpose NCHW->NHWC [16,64,128,128] f32",
@@ -302,6 +326,10 @@ MOVE_CASES = [
              _pad([16, 64, 126, 126], [0, 0, 1, 1], [0, 0, 1, 1], "constant")),
     MoveCase("move: Pad reflect [16,64,126,126] f32 by 1 on H, W",
              _pad([16, 64, 126, 126], [0, 0, 1, 1], [0, 0, 1, 1], "reflect")),
+    MoveCase("move: DepthToSpace blocks_first 2 [4,256,128,128] f32",
+             _depth_space("DepthToSpace", [4, 256, 128, 128], "blocks_first", 2)),
+    MoveCase("move: SpaceToDepth blocks_first 2 [4,64,256,256] f32",
+             _depth_space("SpaceToDepth", [4, 64, 256, 256], "blocks_first", 2)),
 ]
 
 
