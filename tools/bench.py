@@ -208,31 +208,34 @@ class MoveCase:
     build: object
 
 
-def _one_layer(name, params, make, inputs, numpy):
+def _one_layer(params, make, inputs, numpy):
     """A model of one op over ``params`` ({name: (type, shape)}); ``make(b, ports)`` adds it."""
-    b = ModelBuilder(name)
+    b = ModelBuilder("bench_move")
     ports = [b.parameter(p, t, list(shp)) for p, (t, shp) in params.items()]
     b.result(make(b, ports), name="out")
     return b.build(), inputs, numpy
 
 
+def _on_data(shp, make, numpy):
+    """One op on one f32 input "data" of shape ``shp``: ``make(b, port)`` adds it; ``numpy``
+    maps a name to fn(x) computing the same from the array."""
+    x = _f32(shp)
+    return _one_layer({"data": ("f32", shp)}, lambda b, p: make(b, p[0]), {"data": x},
+                      {k: (lambda i, fn=fn: fn(i["data"])) for k, fn in numpy.items()})
+
+
 def _transpose(shape, perm):
-    def build(scale):
-        shp = _scaled(shape, scale)
-        x = _f32(shp)
-        return _one_layer("bench_transpose", {"data": ("f32", shp)},
-                          lambda b, p: b.op("Transpose", p[0], b.constant(np.array(perm))),
-                          {"data": x},
-                          {"np.ascontiguousarray(x.transpose(p))":
-                           lambda i: np.ascontiguousarray(i["data"].transpose(perm))})
-    return build
+    return lambda scale: _on_data(
+        _scaled(shape, scale), lambda b, x: b.op("Transpose", x, b.constant(np.array(perm))),
+        {"np.ascontiguousarray(x.transpose(p))": lambda x: np.ascontiguousarray(
+            x.transpose(perm))})
 
 
 def _concat(shapes, axis):
     def build(scale):
         shps = [_scaled(s, scale) for s in shapes]
         xs = {f"x{k}": _f32(s) for k, s in enumerate(shps)}
-        return _one_layer("bench_concat", {k: ("f32", v.shape) for k, v in xs.items()},
+        return _one_layer({k: ("f32", v.shape) for k, v in xs.items()},
                           lambda b, p: b.op("Concat", *p, axis=axis), xs,
                           {"np.concatenate": lambda i: np.concatenate(list(i.values()), axis)})
     return build
@@ -241,45 +244,34 @@ def _concat(shapes, axis):
 def _gather(shape, count, axis):
     def build(scale):
         shp = _scaled(shape, scale)
-        x = _f32(shp)
         idx = _rng().integers(0, shp[axis], max(count // scale, 2)).astype(np.int64)
         sel = (slice(None),) * axis
-        return _one_layer("bench_gather", {"data": ("f32", shp)},
-                          lambda b, p: b.op("Gather", p[0], b.constant(idx),
-                                            b.constant(np.int64(axis)), version="opset8"),
-                          {"data": x},
-                          {"np.take": lambda i: np.take(i["data"], idx, axis=axis),
-                           "x[..., idx]": lambda i: i["data"][sel + (idx,)]})
+        return _on_data(shp, lambda b, x: b.op("Gather", x, b.constant(idx),
+                                                b.constant(np.int64(axis)), version="opset8"),
+                        {"np.take": lambda x: np.take(x, idx, axis=axis),
+                         "x[..., idx]": lambda x: x[sel + (idx,)]})
     return build
 
 
 def _tile(shape, repeats):
-    def build(scale):
-        shp = _scaled(shape, scale)
-        x = _f32(shp)
-        return _one_layer("bench_tile", {"data": ("f32", shp)},
-                          lambda b, p: b.op("Tile", p[0], b.constant(np.array(repeats))),
-                          {"data": x}, {"np.tile": lambda i: np.tile(i["data"], repeats)})
-    return build
+    return lambda scale: _on_data(
+        _scaled(shape, scale), lambda b, x: b.op("Tile", x, b.constant(np.array(repeats))),
+        {"np.tile": lambda x: np.tile(x, repeats)})
 
 
 def _pad(shape, begins, ends, mode):
     def build(scale):
         shp = _scaled(shape, scale)
-        x = _f32(shp)
-        widths = list(zip(begins, ends))
-        numpy = {"np.pad": lambda i: np.pad(i["data"], widths, mode=mode)}
+        numpy = {"np.pad": lambda x: np.pad(x, list(zip(begins, ends)), mode=mode)}
         if mode == "constant":
-            def zeros_then_copy(i):
+            def zeros_then_copy(x):
                 out = np.zeros([n + b + e for n, b, e in zip(shp, begins, ends)], np.float32)
-                out[tuple(slice(b, b + n) for n, b in zip(shp, begins))] = i["data"]
+                out[tuple(slice(b, b + n) for n, b in zip(shp, begins))] = x
                 return out
             numpy["np.zeros + copy"] = zeros_then_copy
-        return _one_layer("bench_pad", {"data": ("f32", shp)},
-                          lambda b, p: b.op("Pad", p[0], b.constant(np.array(begins)),
-                                            b.constant(np.array(ends)), version="opset12",
-                                            pad_mode=mode),
-                          {"data": x}, numpy)
+        return _on_data(shp, lambda b, x: b.op("Pad", x, b.constant(np.array(begins)),
+                                                b.constant(np.array(ends)), version="opset12",
+                                                pad_mode=mode), numpy)
     return build
 
 
@@ -287,8 +279,6 @@ def _depth_space(op, shape, mode, bs):
     def build(scale):
         n, h, w = _scaled([shape[0], shape[2] // bs, shape[3] // bs], scale)
         c, h, w = shape[1], h * bs, w * bs  # the channels and the blocks stay whole
-        shp = [n, c, h, w]
-        x = _f32(shp)
         if op == "DepthToSpace":
             split = [n, bs, bs, c // bs ** 2, h, w] if mode == "blocks_first" else \
                 [n, c // bs ** 2, bs, bs, h, w]
@@ -298,12 +288,9 @@ def _depth_space(op, shape, mode, bs):
             split = [n, c, h // bs, bs, w // bs, bs]
             order = (0, 3, 5, 1, 2, 4) if mode == "blocks_first" else (0, 1, 3, 5, 2, 4)
             final = [n, c * bs ** 2, h // bs, w // bs]
-        return _one_layer("bench_depth_space", {"data": ("f32", shp)},
-                          lambda b, p: b.op(op, p[0], mode=mode, block_size=bs),
-                          {"data": x},
-                          {"np.ascontiguousarray(reshape, transpose)":
-                           lambda i: np.ascontiguousarray(
-                               i["data"].reshape(split).transpose(order)).reshape(final)})
+        return _on_data([n, c, h, w], lambda b, x: b.op(op, x, mode=mode, block_size=bs),
+                        {"np.ascontiguousarray(reshape, transpose)": lambda x: np.ascontiguousarray(
+                            x.reshape(split).transpose(order)).reshape(final)})
     return build
 
 
