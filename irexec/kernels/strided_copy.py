@@ -15,7 +15,10 @@ power-of-two size, the column the transposing copy reads lies in a handful of ca
 evicts itself (a 2D f32 transpose took 4.5 times a memcpy so, 2.3 times with the padding).
 
 Before tiling, neighbouring axes that are contiguous in both arrays are merged, so a transpose
-that keeps the inner axes together is one plain copy of long runs.
+that keeps the inner axes together is one plain copy of long runs. When the output's rows or
+the input's runs are shorter than ``NARROW`` (the blocks of DepthToSpace and SpaceToDepth), a
+tile has no room to transpose in: the copy goes band by band (``BAND`` bytes) instead, each
+band in cache while it is written or read.
 """
 
 from __future__ import annotations
