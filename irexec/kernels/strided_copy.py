@@ -64,8 +64,7 @@ def copy_into(out: np.ndarray, src: np.ndarray) -> None:
         return
     if out.itemsize in (1, 2, 4, 8):
         # The bits as unsigned integers: the same copy, and ml_dtypes' types (bf16, f8 ...)
-        # neither reach as_strided (which rebuilds a dtype from its string and fails on them)
-        # nor numpy's slower copy loops for user dtypes.
+        # never reach as_strided, which rebuilds a dtype from its string and fails on them.
         raw = np.dtype(f"u{out.itemsize}")
         out, src = out.view(raw), src.view(raw)
     shape, so, ss = _merged(out, src)

@@ -100,7 +100,7 @@ PIECE = 64  # bytes: pieces this small, picked at random, are worth staging
 
 def take(data: np.ndarray, idx: np.ndarray, axis: int, out: np.ndarray) -> None:
     """``np.take(data, idx, axis, out=out)`` for indices in range, the bits copied as unsigned
-    integers of the element's size (ml_dtypes' types copy as fast as numpy's own).
+    integers of the element's size (one path for numpy's types and ml_dtypes' alike).
 
     Taking small pieces (a few elements each, e.g. along the last axis) in random order from
     data in memory waits on a cache miss for nearly every piece: the hardware prefetcher sees
