@@ -1,12 +1,7 @@
-"""Concat-1: join tensors along one axis.
-
-The output comes from the pool of reused memory when a call is running (kernels/buffers.py):
-a fresh 64 MiB array costs a page fault per page on its first write, about as long as the copy.
-"""
+"""Concat-1: join tensors along one axis."""
 
 import numpy as np
 
-from irexec.kernels import buffers
 from irexec.ops import rules
 from irexec.ops.spec import Attr, Input, Op, OpSpec, Output, TypeVar, register
 
@@ -31,6 +26,4 @@ class Concat(Op):
 
     @staticmethod
     def kernel(*inputs, axis):
-        shape = list(inputs[0].shape)
-        shape[axis] = sum(x.shape[axis] for x in inputs)
-        return np.concatenate(inputs, axis=axis, out=buffers.empty(shape, inputs[0].dtype))
+        return np.concatenate(inputs, axis=axis)
