@@ -14,10 +14,12 @@ from irexec.ir.model import Model, OutputPort
 from irexec.ir.shape import PartialShape
 from irexec.kernels import buffers, state
 from irexec.kernels import elementwise as ew
-from irexec.runtime.plan import InputSlot, Plan, compile_plan, remember
+from irexec.runtime.plan import InputSlot, Plan, compile_plan, memoized
 from irexec.runtime.precise import precision_of
 from irexec.runtime.results import Results, Tensor
-from irexec.runtime.trace import Tracer, body_trace
+from irexec.runtime.loop_code import LoopCode
+from irexec.runtime.loop_code import small as small_body
+from irexec.runtime.trace import Tracer, body_trace, traces_bodies
 from irexec.diagnostics.diagnostic import Location
 
 
@@ -226,16 +228,7 @@ class CompiledModel:
             args = [values[i] for i in step.inputs]
             memo = step.memo
             if memo is not None:  # shape arithmetic: once per distinct input
-                key = step.memo_key(args)
-                result = memo.get(key)
-                if result is None:
-                    if step.check is not None:
-                        step.check(args)
-                    try:
-                        result = step.kernel(*args)
-                    except OpError as e:
-                        raise IRError.make(e.code or "IR605", str(e), step.location) from None
-                    remember(step, key, result)
+                result = memoized(step, args)
                 args = None
                 self._store(step, values, result)
                 result = None
@@ -343,11 +336,25 @@ class BodyRunner:
         self.output_position = {p.port_id: i for i, p in enumerate(node.outputs)}
         self.num_outputs = len(node.outputs)
         self._compiled: CompiledModel | None = None
+        self._loop_code: LoopCode | bool | None = None  # False: the body takes the run loop
 
     def __call__(self, values: dict[int, np.ndarray]) -> dict[int, np.ndarray]:
+        return self._model().run_by_id(values, body_trace(self.node, self.body.name))
+
+    def _model(self) -> CompiledModel:
         if self._compiled is None:
             self._compiled = CompiledModel(self.body.model)
-        return self._compiled.run_by_id(values, body_trace(self.node, self.body.name))
+        return self._compiled
+
+    def loop_code(self) -> LoopCode | None:
+        """The body's iterations as one function (irexec/runtime/loop_code.py), for a body of
+        small values in a run that traces no body layers; None: run it one call at a time."""
+        if traces_bodies():
+            return None
+        if self._loop_code is None:
+            self._loop_code = LoopCode(self._model().plan, self.body) \
+                if small_body(self.body.model) else False
+        return self._loop_code or None
 
     def parameter_dtype(self, layer_id: int) -> np.dtype:
         return self.body.model.by_id[layer_id].attrs["element_type"].dtype

@@ -292,6 +292,22 @@ MEMO_ENTRIES = 16  # distinct inputs remembered per shape-arithmetic step
 MEMO_ELEMENTS = 1 << 16  # larger results are computed each call, not remembered
 
 
+def memoized(step: Step, args: list):
+    """A shape-arithmetic step's result for these inputs: remembered, or computed (its check
+    first) and remembered."""
+    key = step.memo_key(args)
+    result = step.memo.get(key)
+    if result is None:
+        if step.check is not None:
+            step.check(args)
+        try:
+            result = step.kernel(*args)
+        except OpError as e:
+            raise IRError.make(e.code or "IR605", str(e), step.location) from None
+        remember(step, key, result)
+    return result
+
+
 def remember(step: Step, key: tuple, result) -> None:
     """Keep a shape-arithmetic step's result for its inputs (read-only from now on)."""
     results = result if isinstance(result, (tuple, list)) else (result,)

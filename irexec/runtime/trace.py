@@ -65,6 +65,12 @@ def body_trace(outer: Node, body: str) -> Callable | None:
     return None if tracer is None else tracer.iteration_trace(outer, body)
 
 
+def traces_bodies() -> bool:
+    """Whether the run under way traces the layers of sub-graphs (they must then run one layer
+    at a time, through the run loop)."""
+    return _BODY_TRACER.get() is not None
+
+
 class Tracer:
     """What the run loop holds while tracing: it hands each layer's outputs to the trace."""
 

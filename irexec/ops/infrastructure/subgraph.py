@@ -160,7 +160,10 @@ def infer_iterated(ctx, body: Body, params: dict[int, TensorType], count: int | 
 def run_iterations(arrays, run, trip: int | None = None, condition: bool = True,
                    loop: bool = False) -> tuple:
     """Run the body of a TensorIterator or Loop: at most ``trip`` times (None: until the slices
-    or a Loop's execution condition end it), while ``condition`` holds."""
+    or a Loop's execution condition end it), while ``condition`` holds. A body of small values
+    runs as one compiled function (``run.loop_code()``: irexec/runtime/loop_code.py), any other
+    (or in a run that traces body layers) one run-loop call per iteration; both compute the
+    same values with the same kernels."""
     body = run.body
     inputs: dict[int, np.ndarray] = {}
     sliced = []
@@ -174,7 +177,7 @@ def run_iterations(arrays, run, trip: int | None = None, condition: bool = True,
         if m.axis is not None:
             n = iterations(m, value.shape[m.axis % value.ndim])
             count = n if count is None else min(count, n)
-            sliced.append((m, value, n))
+            sliced.append((m, slicer(value, m)))
         else:
             inputs[m.internal] = value
     for m in body.outputs:
@@ -189,24 +192,38 @@ def run_iterations(arrays, run, trip: int | None = None, condition: bool = True,
     if condition and (not loop or condition_is_constant(body)):
         check_count(count, what)  # it runs exactly count iterations: refused before it starts
     parts: dict[int, list[np.ndarray]] = {id(m): [] for m in body.outputs if m.axis is not None}
-    gathered = 0  # bytes of the parts held for the concatenated outputs
     memory = budget.current()
+
+    def too_much(i: int) -> OpError:
+        return OpError(f"the iterations' values gathered for a concatenated output pass "
+                       f"{budget.describe(memory)}, the memory budget, after {i + 1} "
+                       f"iterations; raise the budget with --memory-budget or {budget.ENV} if "
+                       f"the machine has the memory", code=budget.SIZE_CODE)
+
     with budget.counting_iterations() as spend:
-        last, i = _iterate(run, body, inputs, sliced, parts, count, condition, current,
-                           condition_result, spend, memory, gathered)
+        fast = run.loop_code()
+        if fast is not None:
+            last, _ = fast(inputs, [cut for _, cut in sliced],
+                           [parts[id(m)] for m in body.outputs if m.axis is not None], count,
+                           condition, spend, memory, too_much, holds)
+        else:
+            last = _iterate(run, body, dict(inputs), sliced, parts, count, condition, current,
+                            condition_result, spend, memory, too_much)
     return _outputs(arrays, run, body, inputs, parts, last)
 
 
 def _iterate(run, body, inputs, sliced, parts, count, condition, current, condition_result,
-             spend, memory, gathered):
+             spend, memory, too_much):
+    """One run-loop call of the body per iteration; the last iteration's outputs."""
     last = None
     i = 0
+    gathered = 0  # bytes of the parts held for the concatenated outputs
     while (count is None or i < count) and condition:
         problem = spend()
         if problem is not None:
             raise OpError(problem, code=budget.ITERATIONS_CODE)
-        for m, value, n in sliced:
-            inputs[m.internal] = _part(value, m, i, n)
+        for m, cut in sliced:
+            inputs[m.internal] = cut(i)
         if current is not None:
             inputs[current] = np.asarray(i, dtype=run.parameter_dtype(current))
         last = run(inputs)
@@ -215,25 +232,28 @@ def _iterate(run, body, inputs, sliced, parts, count, condition, current, condit
                 part = last[m.internal]
                 gathered += part.nbytes
                 if gathered > memory:
-                    raise OpError(f"the iterations' values gathered for a concatenated output "
-                                  f"pass {budget.describe(memory)}, the memory budget, after "
-                                  f"{i + 1} iterations; raise the budget with --memory-budget "
-                                  f"or {budget.ENV} if the machine has the memory",
-                                  code=budget.SIZE_CODE)
+                    raise too_much(i)
                 parts[id(m)].append(part)
         for result_id, param_id in body.back_edges:
             inputs[param_id] = last[result_id]
         if condition_result is not None:
-            go = last[condition_result]
-            if np.size(go) != 1:
-                raise OpError(f"the body's execution condition holds {np.size(go)} values; it "
-                              f"must hold one", code="IR110")
-            condition = bool(np.asarray(go).reshape(-1)[0])
+            condition = holds(last[condition_result])
         i += 1
-    return last, i
+    return last
+
+
+def holds(go: np.ndarray) -> bool:
+    """Whether a body's execution condition says run again; OpError IR110 unless it holds one
+    value."""
+    if np.size(go) != 1:
+        raise OpError(f"the body's execution condition holds {np.size(go)} values; it must hold "
+                      f"one", code="IR110")
+    return bool(np.asarray(go).reshape(-1)[0])
 
 
 def _outputs(arrays, run, body, inputs, parts, last):
+    """The layer's outputs: ``inputs`` are the body Parameters' values before the first
+    iteration, ``last`` the body Results' in the last (None if none ran)."""
     outputs = [None] * run.num_outputs
     back = dict(body.back_edges)
     for m in body.outputs:
@@ -259,11 +279,14 @@ def _outputs(arrays, run, body, inputs, parts, last):
     return tuple(outputs) if len(outputs) != 1 else outputs[0]
 
 
-def _part(value: np.ndarray, m: PortMapping, i: int, n: int) -> np.ndarray:
+def slicer(value: np.ndarray, m: PortMapping):
+    """``cut(i)``: the part of ``value`` that iteration ``i`` reads, for a sliced input (a
+    view)."""
     axis = m.axis % value.ndim
     dim = value.shape[axis]
     start = m.start + dim if m.start < 0 else m.start
-    first = start + i * m.part_size if m.stride > 0 else start - (i + 1) * m.part_size + 1
-    index = [slice(None)] * value.ndim
-    index[axis] = slice(first, first + m.part_size)
-    return value[tuple(index)]
+    size = m.part_size
+    head = (slice(None),) * axis
+    if m.stride > 0:
+        return lambda i: value[head + (slice(start + i * size, start + i * size + size),)]
+    return lambda i: value[head + (slice(start - (i + 1) * size + 1, start - i * size + 1),)]
