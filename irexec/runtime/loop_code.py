@@ -24,13 +24,15 @@ source.
 
 from __future__ import annotations
 
+import functools
 import sys
 
 import numpy as np
 
 from irexec import budget
 from irexec.errors import IRError, OpError
-from irexec.kernels import buffers
+from irexec.kernels import buffers, ufuncs
+from irexec.kernels import elementwise as ew
 from irexec.runtime.plan import Plan, memoized
 
 
@@ -100,6 +102,7 @@ class LoopCode:
         # The steps, inside one try: ``at`` names the step whose kernel is running (-1: a check
         # or remembered shape arithmetic, whose errors are their own already).
         self.locations = []
+        nodes = {str(n.id): n for n in body.model.nodes}
         loop.append("        try:")
         for step in plan.steps:
             args = ", ".join(f"s{i}" for i in step.inputs)
@@ -116,8 +119,9 @@ class LoopCode:
                     head.append(f"    check{j} = CHECK{j}")
                     loop.append("            at = -1")
                     loop.append(f"            check{j}([{args}])")
-                names[f"K{j}"] = step.kernel
-                head.append(f"    k{j} = K{j}")
+                ufunc = _ufunc(step, nodes[step.location.layer_id])
+                names[f"K{j}"] = ufunc or step.kernel
+                head.append(f"    k{j} = K{j}" + (f"  # numpy's {ufunc.__name__}" if ufunc else ""))
                 call = f"k{j}({args})"
                 loop.append(f"            at = {j}")
             if len(outs) == 1:
@@ -169,14 +173,29 @@ class LoopCode:
     def __call__(self, params, slicers, parts, count, condition, spend, memory, too_much,
                  holds):
         self.runs += 1
-        last, i = self._iterate(params, slicers, parts, sys.maxsize if count is None else count,
-                                condition, spend, memory, too_much, holds)
+        with ew.quiet():  # as the kernels compute (the ufuncs called directly need it)
+            last, i = self._iterate(params, slicers, parts,
+                                    sys.maxsize if count is None else count, condition, spend,
+                                    memory, too_much, holds)
         if last is not None:
             last = {r: np.array(v) if copy else v for (r, copy), v in zip(self.kept, last)}
         return last, i
 
     def __str__(self) -> str:
         return self.source
+
+
+def _ufunc(step, node):
+    """The numpy ufunc that the step's kernel is for its layer's element type (the same values:
+    irexec/kernels/ufuncs.py), or None."""
+    kernel = step.kernel
+    if isinstance(kernel, functools.partial):
+        kernel = kernel.func  # attributes bound: the registered kernels read none
+    types = {p.source.element_type for p in node.inputs}
+    shape = node.outputs[0].partial_shape if len(node.outputs) == 1 else None
+    if len(types) != 1 or shape is None or not shape.rank_is_static or len(shape) == 0:
+        return None
+    return ufuncs.ufunc_for(kernel, types.pop().dtype)
 
 
 def _true(plan: Plan, slot: int) -> bool:

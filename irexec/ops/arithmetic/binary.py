@@ -15,7 +15,7 @@ from irexec.diagnostics.codes import ERROR, Code
 from irexec.errors import OpError
 from irexec.ir.element_type import plain_values
 from irexec.kernels import elementwise as ew
-from irexec.kernels import in_place
+from irexec.kernels import in_place, ufuncs
 from irexec.ops import bounds, rules
 from irexec.ops.spec import register
 from irexec.ops.spec import NUMERIC, Attr, Input, Op, OpSpec, Output, TypeVar
@@ -129,6 +129,10 @@ def _kernel(float_fn, int_fn=None, *, half_native: bool = False, divides: bool =
         return ew.array(compute(a, b, a))
 
     in_place.register(kernel, kernel_in_place)
+    plain = float_kinds if isinstance(float_fn, np.ufunc) else ()
+    if int_fn is float_fn and not ints_may_warn and plain:
+        plain += (ew.INT,)  # numpy's integer loop, wrapping as the contract says
+    ufuncs.register(kernel, float_fn, plain)
     return kernel
 
 

@@ -123,7 +123,45 @@ def nested_loops():
     return ov.Model([last, every], [x], "nested_loops")
 
 
+def loop_every_port():
+    """A Loop with every kind of port: a trip count and a first condition given as inputs; a
+    back edge of bounded shape [1..4,3] (x, then y); a sliced input (seq, one row per
+    iteration: at most 6); invariant inputs (limit, d); the current iteration; a body
+    condition (the sum of y below limit); y's last value, the sums and the iteration
+    numbers concatenated. The body divides the iteration by d (integers: d = 0 is a division by zero
+    inside the body)."""
+    trip = o8.parameter([], np.int64, name="trip")
+    go = o8.parameter([], np.bool_, name="go")
+    x = o8.parameter([ov.Dimension(1, 4), 3], np.float32, name="x")
+    seq = o8.parameter([6, 3], np.float32, name="seq")
+    limit = o8.parameter([], np.float32, name="limit")
+    d = o8.parameter([], np.int64, name="d")
+    it = o8.parameter([], np.int64, name="it")
+    bx = o8.parameter([ov.Dimension(1, 4), 3], np.float32, name="bx")
+    bs = o8.parameter([1, 3], np.float32, name="bs")
+    blimit = o8.parameter([], np.float32, name="blimit")
+    bd = o8.parameter([], np.int64, name="bd")
+    share = o8.convert(o8.divide(it, bd), "f32", name="share")
+    y = o8.add(o8.add(o8.multiply(bx, o8.constant(np.float32(0.5))), bs), share, name="y")
+    total = o8.reduce_sum(y, o8.constant(np.array([0, 1], np.int64)), name="total")
+    more = o8.less(total, blimit, name="more")
+    its = o8.convert(it, "f32", name="its")
+    body = ov.Model([more.output(0), y.output(0), total.output(0), its.output(0)],
+                    [it, bx, bs, blimit, bd], "body")
+    loop = o8.loop(trip, go)
+    loop.set_function(body)
+    loop.set_special_body_ports([0, 0])
+    loop.set_merged_input(bx, x.output(0), y.output(0))
+    loop.set_sliced_input(bs, seq.output(0), 0, 1, 1, -1, 0)
+    loop.set_invariant_input(blimit, limit.output(0))
+    loop.set_invariant_input(bd, d.output(0))
+    last = loop.get_iter_value(y.output(0), -1)
+    every = loop.get_concatenated_slices(total.output(0), 0, 1, 1, -1, 0)
+    iters = loop.get_concatenated_slices(its.output(0), 0, 1, 1, -1, 0)
+    return ov.Model([last, every, iters], [trip, go, x, seq, limit, d], "loop_every_port")
+
+
 if __name__ == "__main__":
     for make in (loop_concat, tensor_iterator_reverse, if_branches, stateful, loop_early_exit,
-                 nested_loops):
+                 nested_loops, loop_every_port):
         ov.save_model(make(), f"{make.__name__}.xml", compress_to_fp16=False)
