@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from irexec.kernels import elementwise as ew
-from irexec.kernels import in_place
+from irexec.kernels import in_place, ufuncs
 from irexec.kernels.erf import erf as erf64
 from irexec.kernels.erf import erf32
 from irexec.ops.spec import register
@@ -74,6 +74,10 @@ def _kernel(float_fn, int_fn=None, *, half_native: bool = False):
         return ew.array(compute(x, x))
 
     in_place.register(kernel, kernel_in_place)
+    plain = float_kinds if isinstance(float_fn, np.ufunc) else ()
+    if int_fn is float_fn and plain:
+        plain += (ew.INT,)
+    ufuncs.register(kernel, float_fn, plain)
     return kernel
 
 
