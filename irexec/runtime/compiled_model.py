@@ -352,8 +352,9 @@ class BodyRunner:
         if traces_bodies():
             return None
         if self._loop_code is None:
-            self._loop_code = LoopCode(self._model().plan, self.body) \
-                if small_body(self.body.model) else False
+            plan = self._model().plan
+            self._loop_code = LoopCode(plan, self.body) \
+                if small_body(plan, self.body.model) else False
         return self._loop_code or None
 
     def parameter_dtype(self, layer_id: int) -> np.dtype:

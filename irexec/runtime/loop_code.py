@@ -7,9 +7,10 @@ an input when reference counts prove it private, traces, profiles, and returns t
 dictionary. A loop over a body of two element-wise layers on a few floats runs that thousands
 of times, and the bookkeeping costs several times the body's numpy calls.
 
-When every value of a body is small -- each output port of its layers has a bounded shape of
-fewer bytes than the pool takes (``buffers.MIN_BYTES``), so the run loop would hand nothing to
-the pool -- and the run traces no body layers, :class:`LoopCode` compiles the body's plan, once,
+When every value a body computes is small -- each output port of the layers its plan runs
+(not Parameters, Constants or layers folded into constants) has a bounded shape of fewer bytes
+than the pool takes (``buffers.MIN_BYTES``), so the run loop would hand nothing to the pool --
+and the run traces no body layers, :class:`LoopCode` compiles the body's plan, once,
 into a function that runs all the iterations: each slot is a local variable, each step one line
 calling the plan's own kernel (attributes bound), its per-call check or remembered shape
 arithmetic, in the plan's order; a sliced input, the current iteration, the execution condition
@@ -36,11 +37,13 @@ from irexec.kernels import elementwise as ew
 from irexec.runtime.plan import Plan, memoized
 
 
-def small(model) -> bool:
-    """Whether every output of every layer of ``model`` has a known element type and a bounded
-    shape of fewer bytes than the pool takes."""
-    for node in model.nodes:
-        for port in node.outputs:
+def small(plan: Plan, model) -> bool:
+    """Whether every value the steps of ``plan`` (``model``'s) compute has a known element type
+    and a bounded shape of fewer bytes than the pool takes. Parameters, Constants and layers
+    folded into constants do not count: the run loop never hands those to the pool."""
+    nodes = {str(n.id): n for n in model.nodes}
+    for step in plan.steps:
+        for port in nodes[step.location.layer_id].outputs:
             et, shape = port.element_type, port.partial_shape
             if et is None or et.is_dynamic or shape is None or not shape.rank_is_static:
                 return False
@@ -98,7 +101,7 @@ class LoopCode:
                     loop.append(f"        s{s} = slice{sliced}(i)")
                 sliced += 1
             elif s is not None:
-                head.append(f"    s{s} = params[{m.internal}]")
+                head.append(f"    s{s} = params[{int(m.internal)}]")
         # The steps, inside one try: ``at`` names the step whose kernel is running (-1: a check
         # or remembered shape arithmetic, whose errors are their own already).
         self.locations = []
@@ -195,7 +198,8 @@ def _ufunc(step, node):
     shape = node.outputs[0].partial_shape if len(node.outputs) == 1 else None
     if len(types) != 1 or shape is None or not shape.rank_is_static or len(shape) == 0:
         return None
-    return ufuncs.ufunc_for(kernel, types.pop().dtype)
+    et = types.pop()
+    return None if et is None or et.is_dynamic else ufuncs.ufunc_for(kernel, et.dtype)
 
 
 def _true(plan: Plan, slot: int) -> bool:

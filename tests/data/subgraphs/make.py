@@ -161,7 +161,31 @@ def loop_every_port():
     return ov.Model([last, every, iters], [trip, go, x, seq, limit, d], "loop_every_port")
 
 
+def tensor_iterator_cell():
+    """A TensorIterator running a plain recurrent cell over 5 time steps of seq [5, 1, 128]:
+    h = tanh(x_t W + h R), h from h0. W and R ([128, 128], 64 KiB each) are Broadcasts of a
+    scalar, so the file stays small and the plan folds them into constants; every h and the
+    last one are the outputs."""
+    seq = o8.parameter([5, 1, 128], np.float32, name="seq")
+    h0 = o8.parameter([1, 128], np.float32, name="h0")
+    bx = o8.parameter([1, 1, 128], np.float32, name="bx")
+    bh = o8.parameter([1, 128], np.float32, name="bh")
+    w = o8.broadcast(o8.constant(np.float32(0.01)), o8.constant(np.array([128, 128])))
+    r = o8.broadcast(o8.constant(np.float32(-0.02)), o8.constant(np.array([128, 128])))
+    x = o8.reshape(bx, o8.constant(np.array([1, 128])), False)
+    h = o8.tanh(o8.add(o8.matmul(x, w, False, False), o8.matmul(bh, r, False, False)),
+                name="h")
+    body = ov.Model([h.output(0)], [bx, bh], "body")
+    ti = o8.tensor_iterator()
+    ti.set_body(body)
+    ti.set_sliced_input(bx, seq.output(0), 0, 1, 1, -1, 0)
+    ti.set_merged_input(bh, h0.output(0), h.output(0))
+    every = ti.get_concatenated_slices(h.output(0), 0, 1, 1, -1, 0)
+    last = ti.get_iter_value(h.output(0), -1)
+    return ov.Model([every, last], [seq, h0], "tensor_iterator_cell")
+
+
 if __name__ == "__main__":
     for make in (loop_concat, tensor_iterator_reverse, if_branches, stateful, loop_early_exit,
-                 nested_loops, loop_every_port):
+                 nested_loops, loop_every_port, tensor_iterator_cell):
         ov.save_model(make(), f"{make.__name__}.xml", compress_to_fp16=False)

@@ -67,7 +67,7 @@ def _both_paths(name: str, feed: dict, fast_expected: bool = True, memory=None):
     fast path was (or was not) taken; return the outcome."""
     fast = _compiled(name)
     with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(compiled_model, "small_body", lambda model: False)
+        mp.setattr(compiled_model, "small_body", lambda plan, model: False)
         slow = _compiled(name)
         with budget.limit(memory) if memory else contextlib.nullcontext():
             want = _outcome(slow, feed)
@@ -202,3 +202,19 @@ def test_the_memory_budget_for_concatenated_parts_stops_both_paths_alike():
     # each iteration gathers 8 bytes: the third passes 20
     ((code, message, _),) = _both_paths("loop_every_port", feed, memory=20)
     assert code == budget.SIZE_CODE and "after 3 iterations" in message
+
+
+@settings(max_examples=10, deadline=None)
+@given(seed=st.integers(0, 2**16))
+def test_a_recurrent_cell_with_large_folded_weights_takes_the_fast_path(seed):
+    rng = np.random.default_rng(seed)
+    seq = rng.standard_normal((5, 1, 128)).astype(np.float32)
+    h0 = rng.standard_normal((1, 128)).astype(np.float32)
+    every, last = _both_paths("tensor_iterator_cell", {"seq": seq, "h0": h0})
+    w, r = np.full((128, 128), 0.01, np.float32), np.full((128, 128), -0.02, np.float32)
+    h, hs = h0, []
+    for t in range(5):
+        h = np.tanh(seq[t] @ w + h @ r)
+        hs.append(h)
+    np.testing.assert_allclose(every[2], np.concatenate(hs), rtol=1e-5, atol=1e-6)
+    np.testing.assert_array_equal(last[2], every[2][-1:])
