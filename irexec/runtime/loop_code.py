@@ -132,6 +132,8 @@ class LoopCode:
             else:
                 loop.append(f"            r = {call}  # {step.type} {step.layer!r}")
                 loop += [f"            {o} = r[{k}]" for k, o in enumerate(outs)]
+        if not plan.steps:  # a body whose Results read its Parameters or Constants
+            loop.append("            pass")
         loop += ["        except OpError as e:",
                  "            if at < 0:",
                  "                raise",
