@@ -218,3 +218,36 @@ def test_a_recurrent_cell_with_large_folded_weights_takes_the_fast_path(seed):
         hs.append(h)
     np.testing.assert_allclose(every[2], np.concatenate(hs), rtol=1e-5, atol=1e-6)
     np.testing.assert_array_equal(last[2], every[2][-1:])
+
+
+@settings(max_examples=100, deadline=None)
+@given(data=st.data())
+def test_a_sliced_input_is_cut_into_the_parts_of_its_range_in_stride_order(data):
+    """Both paths cut sliced inputs with ``subgraph.slicer``: the parts, in iteration order,
+    are the range from start to end (both included) cut into part_size blocks, first to last
+    for a positive stride, last to first for a negative one."""
+    from irexec.ir.model import PortMapping
+    from irexec.ops.infrastructure import subgraph
+
+    dim = data.draw(st.integers(1, 12))
+    size = data.draw(st.integers(1, dim))
+    count = data.draw(st.integers(1, dim // size))
+    low = data.draw(st.integers(0, dim - count * size))
+    high = low + count * size - 1
+    stride = data.draw(st.sampled_from([1, -1]))
+    start, end = (low, high) if stride > 0 else (high, low)
+    # negative positions count from the end
+    start = data.draw(st.sampled_from([start, start - dim]))
+    end = data.draw(st.sampled_from([end, end - dim]))
+    value = np.arange(2 * dim * 3).reshape(2, dim, 3)
+    m = PortMapping(external=0, internal=0, axis=data.draw(st.sampled_from([1, -2])),
+                    start=start, end=end, stride=stride, part_size=size)
+    n = subgraph.iterations(m, dim)
+    assert n == count
+    cut = subgraph.slicer(value, m)
+    parts = [cut(i) for i in range(n)]
+    assert all(p.shape == (2, size, 3) for p in parts)
+    blocks = [value[:, low + k * size:low + (k + 1) * size] for k in range(count)]
+    want = blocks if stride > 0 else blocks[::-1]
+    for got, expected in zip(parts, want):
+        np.testing.assert_array_equal(got, expected)
