@@ -1283,3 +1283,34 @@ def test_grouped_matmul_reads_weights_as_openvino_does():
         _one("GroupedMatMul", np.ones((3, 2), np.float32), np.ones((2, 4), np.float32),
              np.array([2], np.int32), version="opset17")
     assert e.value.code == "IR305"
+
+
+# --- sub-graphs -------------------------------------------------------------------------------
+
+def _loop_every_port(trip, go):
+    from pathlib import Path
+    path = Path(__file__).parent / "data" / "subgraphs" / "loop_every_port.xml"
+    compiled = irexec.compile_model(irexec.read_model(path))
+    seq = np.arange(18, dtype=np.float32).reshape(6, 3)
+    x = np.ones((2, 3), np.float32)
+    out = compiled({"trip": np.array(trip, np.int64), "go": np.array(go), "x": x, "seq": seq,
+                    "limit": np.array(1e6, np.float32), "d": np.array(1, np.int64)})
+    return x, seq, [np.asarray(v) for v in out.values()]
+
+
+@pytest.mark.parametrize("trip, go", [(0, True), (3, False)])
+def test_a_loop_of_no_iteration_concatenates_nothing(trip, go):
+    x, _, (last, sums, iterations) = _loop_every_port(trip, go)
+    np.testing.assert_array_equal(last, x)  # the back edge's initial value
+    assert sums.shape == (0,) and iterations.shape == (0,)
+
+
+def test_a_loop_without_trip_count_runs_one_iteration_per_slice():
+    x, seq, (last, sums, iterations) = _loop_every_port(-1, True)
+    y, expected = x, []
+    for row in seq:  # the body, as a plain loop: y = 0.5 y + row + i / d
+        y = (y * np.float32(0.5) + row + np.float32(len(expected))).astype(np.float32)
+        expected.append(y.sum(dtype=np.float32))
+    np.testing.assert_array_equal(iterations, np.arange(6, dtype=np.float32))
+    np.testing.assert_allclose(sums, expected, rtol=1e-6)
+    np.testing.assert_allclose(last, y, rtol=1e-6)
