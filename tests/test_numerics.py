@@ -175,3 +175,28 @@ def test_an_op_declares_its_family_in_its_spec():
     assert numerics.family(OpSpec(type="Mine", since=1)) == numerics.ACCUMULATING
     with pytest.raises(ValueError, match="unknown numeric family 'fuzzy'"):
         OpSpec(type="Mine", since=1, numerics="fuzzy")
+
+
+def test_precise_mode_reaches_into_loop_bodies():
+    """A TensorIterator's body (h = tanh(x W + h R), tests/data/subgraphs) computes in float64
+    in precise mode as the layers outside do: each body layer rounds once to f32."""
+    from pathlib import Path
+    path = Path(__file__).parent / "data" / "subgraphs" / "tensor_iterator_cell.xml"
+    model = irexec.read_model(path)
+    rng = np.random.default_rng(7)
+    seq = rng.standard_normal((5, 1, 128)).astype(np.float32) * 30
+    h0 = rng.standard_normal((1, 128)).astype(np.float32) * 30
+    precise = irexec.compile_model(model, config={"precision": "f64"})
+    (runner,) = precise.plan.bodies[0][1].values()
+    every, last = (np.asarray(v) for v in precise({"seq": seq, "h0": h0}).values())
+    assert runner._model().precision == "f64"
+    w, r = np.float64(0.01), np.float64(-0.02)  # the body's broadcast weights, [128, 128]
+    h, expected = h0, []
+    for x in seq:
+        xw = (x.astype(np.float64).sum(axis=1, keepdims=True) * w).astype(np.float32)
+        hr = (h.astype(np.float64).sum(axis=1, keepdims=True) * r).astype(np.float32)
+        a = (xw.astype(np.float64) + hr).astype(np.float32)
+        h = np.broadcast_to(np.tanh(a.astype(np.float64)).astype(np.float32), (1, 128))
+        expected.append(h)
+    np.testing.assert_array_equal(last, expected[-1])
+    np.testing.assert_array_equal(every.reshape(5, 1, 128), np.stack(expected))

@@ -97,7 +97,7 @@ class CompiledModel:
         self._variables: dict[str, np.ndarray] = {}  # the state of calls made without a request
         for node, runners in self.plan.bodies:
             for name, body in node.bodies.items():
-                runners[name] = BodyRunner(node, body)
+                runners[name] = BodyRunner(node, body, self.precision)
 
     @property
     def inputs(self):
@@ -330,8 +330,9 @@ class BodyRunner:
     kernel needs to map the layer's ports onto it: ``runner({parameter id: array})`` returns
     ``{result id: array}``."""
 
-    def __init__(self, node, body):
+    def __init__(self, node, body, precision: str | None = None):
         self.node, self.body = node, body
+        self.precision = precision  # the enclosing model's: precise mode reaches into bodies
         self.input_position = {p.port_id: i for i, p in enumerate(node.inputs)}
         self.output_position = {p.port_id: i for i, p in enumerate(node.outputs)}
         self.num_outputs = len(node.outputs)
@@ -343,7 +344,8 @@ class BodyRunner:
 
     def _model(self) -> CompiledModel:
         if self._compiled is None:
-            self._compiled = CompiledModel(self.body.model)
+            config = {"precision": self.precision} if self.precision else None
+            self._compiled = CompiledModel(self.body.model, config)
         return self._compiled
 
     def loop_code(self) -> LoopCode | None:
