@@ -6,7 +6,8 @@ rounded once to their own type at the end (as OpenVINO's reference kernels do). 
 
 :func:`unary` turns ``fn(x, out)`` -- which writes its result into ``out`` and must stay right when
 ``out`` is ``x`` itself -- into a kernel and an in-place variant (used when the input dies at the
-layer): no Python loop over elements, at most one temporary for the narrow types.
+layer): no Python loop over elements, at most one temporary for the narrow types. A large f16 or
+bf16 tensor is computed by table (irexec/kernels/half.py): the same results, one gather.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from irexec.kernels import buffers, in_place
+from irexec.kernels import buffers, half, in_place
 
 F32 = np.dtype(np.float32)
 F64 = np.dtype(np.float64)
@@ -42,26 +43,37 @@ def narrow(result: np.ndarray, dtype: np.dtype) -> np.ndarray:
         return result.astype(dtype)
 
 
-def unary(fn: Callable[..., None]) -> Callable[..., np.ndarray]:
-    """The kernel ``kernel(x, **attrs)`` of ``fn(x, out, **attrs)``, with an in-place variant."""
+def unary(fn: Callable[..., None], bits: Callable[..., None] | None = None
+          ) -> Callable[..., np.ndarray]:
+    """The kernel ``kernel(x, **attrs)`` of ``fn(x, out, **attrs)``, with an in-place variant.
+    ``bits(x, out, **attrs)``, when given, computes the same results for f16 and bf16 on their
+    bits (a selection, as Relu's, needs no arithmetic)."""
 
-    def kernel(x, **attrs):
-        wd = work_dtype(x.dtype)
+    def widened(x, **attrs):
+        """x widened to f32, computed, rounded once to x's type."""
         with np.errstate(all="ignore"):  # NaN and overflow are values, not errors
-            if wd == x.dtype:
-                out = buffers.empty(x.shape, wd)
-                fn(x, out, **attrs)
-                return out
-            w = x.astype(wd)
+            w = x.astype(F32)
             fn(w, w, **attrs)
             return w.astype(x.dtype)
 
-    def over(x, **attrs):
-        if work_dtype(x.dtype) == x.dtype:
+    def kernel(x, *, _out=None, **attrs):
+        wd = work_dtype(x.dtype)
+        if wd == x.dtype:
             with np.errstate(all="ignore"):
-                fn(x, x, **attrs)
-            return x
-        return kernel(x, **attrs)
+                out = buffers.empty(x.shape, wd) if _out is None else _out
+                fn(x, out, **attrs)
+                return out
+        if bits is not None and x.dtype in half.HALVES:
+            out = buffers.empty(x.shape, x.dtype) if _out is None else _out
+            bits(x, out, **attrs)
+            return out
+        if half.wants_table(x):  # f16/bf16: one lookup in the table of all 65,536 values
+            key = half.key(fn, attrs)
+            return half.mapped(x, key, lambda v: widened(v, **attrs), _out)
+        return widened(x, **attrs)
+
+    def over(x, **attrs):
+        return kernel(x, _out=x, **attrs)
 
     in_place.register(kernel, over)
     kernel.__name__ = getattr(fn, "__name__", "kernel")

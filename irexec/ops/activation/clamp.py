@@ -5,7 +5,7 @@ import math
 import numpy as np
 
 from irexec.diagnostics.codes import ERROR, Code
-from irexec.kernels import buffers, floatmath, in_place
+from irexec.kernels import buffers, floatmath, half, in_place
 from irexec.ops.spec import register
 from irexec.ops.spec import NUMERIC, Attr, Input, Op, OpSpec, Output, TypeVar
 
@@ -39,15 +39,17 @@ def clamp(x, *, min, max, out=None):
     if x.dtype.kind in "iu" or x.dtype in (np.float32, np.float64):
         return np.clip(x, low, high, out=buffers.empty(x.shape, x.dtype) if out is None
                        else out)
-    w = floatmath.widen(x)  # exact: the result is x, low or high, all of x's type
-    return floatmath.narrow(np.clip(w, low.astype(w.dtype), high.astype(w.dtype)), x.dtype)
+
+    def widened(v):  # exact: the result is v, low or high, all of v's type
+        w = floatmath.widen(v)
+        return floatmath.narrow(np.clip(w, low.astype(w.dtype), high.astype(w.dtype)), v.dtype)
+    # f16/bf16: by table (irexec/kernels/half.py), the same results
+    return half.mapped(x, half.key("Clamp", min, max), widened, out)
 
 
 def _clamp_over(x, *, min, max):
     """Clamp written over its input (the run loop proves nothing else sees it)."""
-    if x.dtype.kind in "iu" or x.dtype in (np.float32, np.float64):
-        return clamp(x, min=min, max=max, out=x)
-    return clamp(x, min=min, max=max)
+    return clamp(x, min=min, max=max, out=x)
 
 
 in_place.register(clamp, _clamp_over)

@@ -2,7 +2,7 @@
 
 import numpy as np
 
-from irexec.kernels import floatmath
+from irexec.kernels import floatmath, half
 from irexec.ops.activation.params import ONE_ELEMENT, check_one_element
 from irexec.ops.spec import register
 from irexec.ops.spec import REAL, SCALAR_OR_VECTOR, Input, Op, OpSpec, Output, TypeVar
@@ -11,6 +11,13 @@ T = TypeVar("T", REAL)
 
 
 def hard_sigmoid(x, alpha, beta):
+    if half.wants_table(x):  # f16/bf16: by table (irexec/kernels/half.py), same results
+        return half.mapped(x, half.key(_hard_sigmoid, alpha, beta),
+                           lambda v: _hard_sigmoid(v, alpha, beta))
+    return _hard_sigmoid(x, alpha, beta)
+
+
+def _hard_sigmoid(x, alpha, beta):
     w = floatmath.widen(x)
     with np.errstate(all="ignore"):
         t = np.multiply(w, floatmath.scalar_of(alpha, x.dtype))

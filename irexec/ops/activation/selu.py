@@ -2,7 +2,7 @@
 
 import numpy as np
 
-from irexec.kernels import floatmath
+from irexec.kernels import floatmath, half
 from irexec.ops.activation.params import ONE_ELEMENT, check_one_element
 from irexec.ops.spec import register
 from irexec.ops.spec import REAL, SCALAR_OR_VECTOR, Input, Op, OpSpec, Output, TypeVar
@@ -11,6 +11,13 @@ T = TypeVar("T", REAL)
 
 
 def selu(x, alpha, lambda_):
+    if half.wants_table(x):  # f16/bf16: by table (irexec/kernels/half.py), same results
+        return half.mapped(x, half.key(_selu, alpha, lambda_),
+                           lambda v: _selu(v, alpha, lambda_))
+    return _selu(x, alpha, lambda_)
+
+
+def _selu(x, alpha, lambda_):
     w = floatmath.widen(x)
     a, lam = floatmath.scalar_of(alpha, x.dtype), floatmath.scalar_of(lambda_, x.dtype)
     with np.errstate(all="ignore"):

@@ -2,7 +2,7 @@
 
 import numpy as np
 
-from irexec.kernels import floatmath
+from irexec.kernels import floatmath, half
 from irexec.ops.spec import register
 from irexec.ops.spec import REAL, SCALAR, Input, Op, OpSpec, Output, TypeVar
 
@@ -10,6 +10,13 @@ T = TypeVar("T", REAL)
 
 
 def swish(x, beta=None):
+    if half.wants_table(x):  # f16/bf16: by table (irexec/kernels/half.py), same results
+        return half.mapped(x, half.key(_swish, beta),
+                           lambda v: _swish(v, beta))
+    return _swish(x, beta)
+
+
+def _swish(x, beta):
     w = floatmath.widen(x)
     with np.errstate(all="ignore"):
         t = np.negative(w) if beta is None else np.multiply(w, -floatmath.scalar_of(beta, x.dtype))

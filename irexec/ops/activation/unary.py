@@ -8,7 +8,7 @@ import math
 
 import numpy as np
 
-from irexec.kernels import floatmath
+from irexec.kernels import floatmath, half
 from irexec.kernels.special import erf
 from irexec.ops.spec import register
 from irexec.ops.spec import NUMERIC, REAL, Input, Op, OpSpec, Output, TypeVar
@@ -113,9 +113,12 @@ NUMERICS = {"Relu": "exact", "HSwish": "rounded", "HSigmoid": "rounded", "SoftSi
             "SoftPlus": "transcendental", "Gelu": "transcendental"}
 
 
+_BITS = {relu: half.relu}  # f16/bf16 computed on their bits (else by table: kernels/half.py)
+
+
 def _make(type_name, since, until, types, fn, doc):
     T = TypeVar("T", types)
-    kernel = floatmath.unary(fn)
+    kernel = floatmath.unary(fn, _BITS.get(fn))
     spec = OpSpec(
         type=type_name, since=since, until=until, numerics=NUMERICS[type_name],
         inputs=(Input("data", T, doc=f"a tensor of {types.describe()}"),),

@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from irexec.kernels import elementwise as ew
-from irexec.kernels import in_place, ufuncs
+from irexec.kernels import half, in_place, ufuncs
 from irexec.kernels.erf import erf as erf64
 from irexec.kernels.erf import erf32
 from irexec.ops.spec import register
@@ -62,10 +62,21 @@ def _kernel(float_fn, int_fn=None, *, half_native: bool = False):
                 return ew.real_of_int(float_fn, x)
             with ew.quiet():
                 return ew.from_compute(int_fn(ew.to_compute(x)), x.dtype)
+        if k == ew.HALF and half.wants_table(x):  # by table (irexec/kernels/half.py)
+            return half.mapped(x, key, direct, into)
         with ew.quiet():
             if k in float_kinds:
                 return float_fn(x, out=ew.output(x.shape, x.dtype, into))
             return ew.from_compute(float_fn(ew.to_compute(x)), x.dtype)
+
+    def direct(x):
+        """A float x's result as computed without a table."""
+        with ew.quiet():
+            if ew.kind(x.dtype) in float_kinds:
+                return float_fn(x)
+            return ew.from_compute(float_fn(ew.to_compute(x)), x.dtype)
+
+    key = half.key(float_fn)
 
     def kernel(x, **_attrs):
         return ew.array(compute(x, None))

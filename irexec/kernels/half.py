@@ -1,0 +1,180 @@
+"""Element-wise functions of the 16-bit floats (f16, bf16) by table lookup.
+
+A 16-bit float has 65,536 values. A function of one element -- an activation, Exp, Tanh, with
+its attributes and one-element parameters fixed -- therefore is a table of 65,536 results, which
+irexec computes once, by the very code that computes the function directly (in f32, rounded once:
+docs/numerics.md), and then applies to a tensor of any size as one gather (``np.take`` over the
+uint16 view, in chunks that stay in cache). The results are the direct computation's, bit for
+bit, NaN payloads included: each entry *is* that computation, of that element's bits.
+
+Why: numpy's f16 <-> f32 casts are scalar loops (about 2.5 f32 Relus each way on 64 MiB), so
+"widen, compute, round" costs 5-13x the f32 time of a cheap function; the gather costs about one
+f32 Relu, whatever the function.
+
+:func:`mapped` is the entry point; tables live in a small cache shared by all ops (least
+recently used first out), keyed by what the caller says determines the function. :func:`direct`
+turns tables off (the tests compare the two ways; a table costs 128 KiB). :func:`to_f32` widens
+f16 by the same kind of lookup, faster than numpy's cast.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+from collections import OrderedDict
+from collections.abc import Callable, Hashable
+
+import ml_dtypes
+import numpy as np
+
+from irexec.kernels import buffers
+
+F16 = np.dtype(np.float16)
+BF16 = np.dtype(ml_dtypes.bfloat16)
+F32 = np.dtype(np.float32)
+HALVES = (F16, BF16)
+
+BUILD_MIN = 1 << 16  # elements: from here a table costs at most the direct computation once
+USE_MIN = 1 << 10  # elements: from here an already built table beats computing directly
+CHUNK = 1 << 17  # elements per gather: the indices and the results stay in the L2 cache
+LIMIT = 64  # tables kept (128 KiB each)
+
+_tables: OrderedDict[tuple, np.ndarray] = OrderedDict()
+_lock = threading.Lock()
+_enabled = True
+_ALL = np.arange(1 << 16, dtype=np.uint16)
+
+
+@contextlib.contextmanager
+def direct():
+    """Within: every function is computed directly, no table built or used (for tests)."""
+    global _enabled
+    before, _enabled = _enabled, False
+    try:
+        yield
+    finally:
+        _enabled = before
+
+
+def table(dtype: np.dtype, key: Hashable, compute: Callable[[np.ndarray], np.ndarray]
+          ) -> np.ndarray:
+    """The uint16 bits of ``compute`` of every value of the 16-bit float ``dtype`` (indexed by
+    the value's bits), built on first use and kept under ``key``."""
+    k = (dtype, key)
+    with _lock:
+        t = _tables.get(k)
+        if t is not None:
+            _tables.move_to_end(k)
+            return t
+    result = np.asarray(compute(_ALL.copy().view(dtype)))  # a copy: compute may write in it
+    if result.dtype != dtype or result.shape != _ALL.shape:
+        raise TypeError(f"a tabled function gave {result.dtype}{list(result.shape)}, not "
+                        f"{dtype}[65536]")
+    t = np.ascontiguousarray(result).view(np.uint16)
+    t.flags.writeable = False
+    with _lock:
+        _tables[k] = t
+        while len(_tables) > LIMIT:
+            _tables.popitem(last=False)
+    return t
+
+
+def _cached(dtype: np.dtype, key: Hashable) -> bool:
+    with _lock:
+        return (dtype, key) in _tables
+
+
+def lookup(t: np.ndarray, x: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
+    """``t`` (a table of 65,536 uint16) applied to each element of ``x`` (a 16-bit float
+    array), into ``out`` (x's shape and type; x itself is allowed) or a new array."""
+    if out is None:
+        out = buffers.empty(x.shape, x.dtype)
+    src = np.ascontiguousarray(x).reshape(-1).view(np.uint16)
+    dst = out.reshape(-1).view(np.uint16)  # out is C-contiguous: a view, not a copy
+    n = src.size
+    for i in range(0, n, CHUNK):  # mode="clip": no bounds pass and no copy of out
+        np.take(t, src[i:i + CHUNK], out=dst[i:i + CHUNK], mode="clip")
+    return out
+
+
+def mapped(x: np.ndarray, key: Hashable, compute: Callable[[np.ndarray], np.ndarray],
+           out: np.ndarray | None = None) -> np.ndarray:
+    """``compute(x)`` for an element-wise ``compute`` that ``key`` determines: by table for a
+    large enough f16/bf16 ``x``, else directly. ``out`` (x's shape and type, possibly x itself)
+    receives a table's result; a direct result is returned as ``compute`` gives it."""
+    if (_enabled and x.dtype in HALVES
+            and (x.size >= BUILD_MIN or x.size >= USE_MIN and _cached(x.dtype, key))):
+        try:
+            hash(key)
+        except TypeError:  # an unhashable attribute: no table
+            return compute(x)
+        if out is not None and not (out.flags.c_contiguous and out.shape == x.shape
+                                    and out.dtype == x.dtype):
+            out = None
+        return lookup(table(x.dtype, key, compute), x, out)
+    return compute(x)
+
+
+def wants_table(x: np.ndarray) -> bool:
+    """Whether :func:`mapped` may use a table for ``x`` (callers skip preparing a key when
+    not)."""
+    return _enabled and x.dtype in HALVES and x.size >= USE_MIN
+
+
+def key(*parts) -> tuple:
+    """A table key of attribute values and parameter arrays that tells apart everything that
+    can change a result: -0.0 from 0.0 (equal as Python floats), each NaN from itself (a float
+    NaN is unequal to itself), an array's type and bits."""
+    return tuple(_frozen(p) for p in parts)
+
+
+def _frozen(v):
+    if isinstance(v, float):
+        return ("float", v.hex())
+    if isinstance(v, (np.ndarray, np.generic)):
+        a = np.asarray(v)
+        return (a.dtype.str, a.shape, a.tobytes())
+    if isinstance(v, (tuple, list)):
+        return (type(v).__name__, *(_frozen(p) for p in v))
+    if isinstance(v, dict):
+        return ("dict", *((k, _frozen(p)) for k, p in sorted(v.items())))
+    return v
+
+
+# --- selections on the bits -------------------------------------------------------------------
+
+_INF_BITS = {F16: 0x7C00, BF16: 0x7F80}  # +inf; a larger int16 is a positive NaN
+
+
+def relu(x: np.ndarray, out: np.ndarray) -> None:
+    """Relu of a 16-bit float, as its f32 computation gives it (``fmax(x, 0) + 0``): x where
+    0 < x <= inf -- as an int16, 0 < bits <= inf's bits -- else +0.0 (negative values, -0.0
+    and NaN of either sign). ``out`` may be ``x``."""
+    bits, dst = x.view(np.int16), out.view(np.int16)
+    np.maximum(bits, 0, out=dst)  # negative numbers, -0.0 and negative NaN: 0
+    inf = _INF_BITS[x.dtype]
+    if dst.size and dst.max() > inf:  # positive NaN: rare, found by one fast pass
+        np.copyto(dst, 0, where=dst > inf)
+
+
+# --- widening -------------------------------------------------------------------------------
+
+_F16_TO_F32 = _ALL.view(F16).astype(F32)
+_F16_TO_F32.flags.writeable = False
+
+
+def to_f32(x: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
+    """An f16 array's values in f32 (exact), by lookup: about 1.5x faster than numpy's cast.
+    Other types: numpy's cast (``x`` itself when already f32)."""
+    if x.dtype != F16 or x.size < USE_MIN:
+        if out is None:
+            return x if x.dtype == F32 else x.astype(F32)
+        np.copyto(out, x)
+        return out
+    if out is None:
+        out = buffers.empty(x.shape, F32)
+    src = np.ascontiguousarray(x).reshape(-1).view(np.uint16)
+    dst = out.reshape(-1)
+    for i in range(0, src.size, CHUNK):
+        np.take(_F16_TO_F32, src[i:i + CHUNK], out=dst[i:i + CHUNK], mode="clip")
+    return out
