@@ -1,0 +1,163 @@
+"""f16 and bf16 element-wise functions by table and on their bits (irexec/kernels/half.py) give
+exactly the results of computing them directly (in f32, rounded once: docs/numerics.md): every
+one of the 65,536 bit patterns, NaN payloads and signed zeros included, in any order and layout,
+through compiled models and the in-place kernels."""
+
+from __future__ import annotations
+
+import ml_dtypes
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import irexec
+from irexec.builder import ModelBuilder
+from irexec.kernels import half, in_place
+from irexec.ops.activation import unary as activations
+from irexec.ops.activation.elu import Elu
+from irexec.ops.arithmetic import unary as arithmetic
+from tests.ops.activation.cases import CASES
+
+HALVES = {"f16": np.dtype(np.float16), "bf16": np.dtype(ml_dtypes.bfloat16)}
+EVERY = np.arange(1 << 16, dtype=np.uint16)
+ELEMENTWISE = [name for name, case in CASES.items()
+               if case[0] not in ("PRelu", "Softmax", "LogSoftmax")]
+EXTRA = {  # more attributes: signed zero bounds, a bound between two halves, a negative alpha
+    "clamp_zero": ("Clamp", "opset1", {"min": -0.0, "max": 0.0}, ()),
+    "clamp_between": ("Clamp", "opset1", {"min": -1e-4, "max": 0.1}, ()),
+    "elu_negative": ("Elu", "opset1", {"alpha": -2.5}, ()),
+}
+
+
+def _case(name):
+    return EXTRA[name] if name in EXTRA else CASES[name][:4]
+
+
+def _model(name, type_name, n):
+    op, version, attrs, params = _case(name)
+    dtype = HALVES[type_name]
+    b = ModelBuilder()
+    p = b.parameter("x", type_name, [n])
+    inputs = [b.constant(np.asarray(v, np.float32).astype(dtype)) for v in params]
+    b.result(b.op(op, p, *inputs, version=version, name="y", **attrs))
+    return irexec.compile_model(b.build())
+
+
+def _bits(a):
+    return np.asarray(a).view(np.uint16)
+
+
+def assert_same(got, expected):
+    """Bit for bit, except that a NaN need only be a NaN: numpy's own f32 loops (tanh's) give
+    different NaN bits for the same input at different places in an array (a canonical NaN in
+    the vector loop's last part, the input's payload elsewhere), so no NaN payload is part of
+    the contract (docs/numerics.md)."""
+    nan = np.isnan(np.asarray(expected).astype(np.float32))
+    np.testing.assert_array_equal(np.isnan(np.asarray(got).astype(np.float32)), nan)
+    np.testing.assert_array_equal(_bits(got)[~nan], _bits(expected)[~nan])
+
+
+@st.composite
+def every_value(draw):
+    """All 65,536 bit patterns in a drawn order, some of them twice (the table's own order is
+    never the order that built it)."""
+    seed = draw(st.integers(0, 2**32 - 1))
+    extra = draw(st.integers(0, 5000))
+    rng = np.random.default_rng(seed)
+    return np.concatenate([rng.permutation(EVERY), rng.integers(0, 1 << 16, extra,
+                                                                dtype=np.uint16)])
+
+
+@pytest.mark.parametrize("type_name", HALVES)
+@pytest.mark.parametrize("name", ELEMENTWISE + list(EXTRA))
+@settings(max_examples=3, deadline=None)
+@given(bits=every_value())
+def test_activation_on_every_value_is_the_direct_result(name, type_name, bits):
+    x = bits.view(HALVES[type_name])
+    model = _model(name, type_name, x.size)
+    with half.direct():
+        expected = model({"x": x})["y"]
+    assert_same(model({"x": x})["y"], expected)
+
+
+@pytest.mark.parametrize("type_name", HALVES)
+@pytest.mark.parametrize("name", sorted(arithmetic.OPS))
+def test_unary_arithmetic_on_every_value_is_the_direct_result(name, type_name):
+    kernel = arithmetic.OPS[name].kernel
+    x = np.random.default_rng(7).permutation(EVERY).view(HALVES[type_name])
+    attrs = {"mode": "half_away_from_zero"} if name == "Round" else {}
+    with half.direct():
+        expected = kernel(x, **attrs)
+    assert_same(kernel(x, **attrs), expected)
+    assert_same(in_place.variant(kernel)(x.copy(), **attrs), expected)  # over its input
+
+
+@pytest.mark.parametrize("type_name", HALVES)
+@pytest.mark.parametrize("name", sorted(activations.OPS))
+@settings(max_examples=5, deadline=None)
+@given(size=st.sampled_from([0, 1, 7, half.USE_MIN - 1, half.USE_MIN, half.BUILD_MIN - 3,
+                             half.BUILD_MIN, half.CHUNK + 5]),
+       step=st.integers(1, 3), seed=st.integers(0, 2**32 - 1))
+def test_any_size_and_layout_is_the_direct_result(name, type_name, size, step, seed):
+    """Below the sizes that build a table, at them, across a chunk boundary; strided views;
+    the kernel and its in-place variant."""
+    kernel = activations.OPS[name].kernel
+    x = np.random.default_rng(seed).integers(0, 1 << 16, size * step, dtype=np.uint16)
+    x = x.view(HALVES[type_name])[::step]
+    with half.direct():
+        expected = kernel(x)
+    assert_same(kernel(x), expected)
+    assert_same(in_place.variant(kernel)(x.copy()), expected)
+
+
+def test_relu_on_the_bits_is_the_f32_computation():
+    """Relu's selection on the bits against the f32 formula itself (fmax(x, 0) + 0, rounded):
+    -0.0 and NaN of either sign give +0.0."""
+    for dtype in HALVES.values():
+        x = EVERY.view(dtype)
+        w = x.astype(np.float32)
+        expected = (np.fmax(w, 0) + 0).astype(dtype)
+        got = activations.OPS["Relu"].kernel(x)
+        np.testing.assert_array_equal(_bits(got), _bits(expected))
+        assert not np.isnan(got.astype(np.float32)).any()
+
+
+def test_table_keys_tell_signed_zeros_apart():
+    """Elu(alpha=0.0) and Elu(alpha=-0.0) differ on a negative input (-0.0 and +0.0), though
+    0.0 == -0.0 in Python: the table of one is never used for the other, in either order."""
+    x = np.full(half.BUILD_MIN, -1.0, np.float16)
+    for order in ((0.0, -0.0), (-0.0, 0.0)):
+        for alpha in order:
+            got = Elu.kernel(x, alpha=alpha)
+            with half.direct():
+                expected = Elu.kernel(x, alpha=alpha)
+            np.testing.assert_array_equal(_bits(got), _bits(expected))
+            assert got[0] == 0 and np.signbit(got[0]) != np.signbit(alpha)
+
+
+def test_to_f32_is_numpys_cast_on_every_value():
+    x = np.random.default_rng(3).permutation(EVERY).view(np.float16)
+    np.testing.assert_array_equal(half.to_f32(x).view(np.uint32),
+                                  x.astype(np.float32).view(np.uint32))
+    strided = x[::3]
+    np.testing.assert_array_equal(half.to_f32(strided).view(np.uint32),
+                                  strided.astype(np.float32).view(np.uint32))
+
+
+def test_tables_are_built_once_reused_and_bounded():
+    calls = []
+
+    def negate(v):
+        calls.append(v.size)
+        return -v
+    x = np.random.default_rng(5).integers(0, 1 << 16, half.BUILD_MIN, np.uint16).view(np.float16)
+    for _ in range(3):
+        assert_same(half.mapped(x, ("test", "negate"), negate), -x)
+    assert_same(half.mapped(x[:half.USE_MIN], ("test", "negate"), negate), -x[:half.USE_MIN])
+    assert calls == [1 << 16]  # one table, of every value; then lookups
+    for i in range(half.LIMIT + 5):
+        half.mapped(x, ("test", i), np.negative)
+    assert len(half._tables) == half.LIMIT
+    half.mapped(x, ("test", "negate"), negate)  # pushed out: built again
+    assert calls == [1 << 16] * 2
