@@ -32,7 +32,9 @@ def work_dtype(dtype: np.dtype) -> np.dtype:
 def widen(x: np.ndarray) -> np.ndarray:
     """``x`` in its compute type (the array itself when it already is)."""
     wd = work_dtype(x.dtype)
-    return x if x.dtype == wd else x.astype(wd)
+    if x.dtype == wd:
+        return x
+    return half.to_f32(x) if x.dtype == half.F16 else x.astype(wd)  # f16 by lookup: faster
 
 
 def narrow(result: np.ndarray, dtype: np.dtype) -> np.ndarray:

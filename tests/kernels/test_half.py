@@ -161,3 +161,44 @@ def test_tables_are_built_once_reused_and_bounded():
     assert len(half._tables) == half.LIMIT
     half.mapped(x, ("test", "negate"), negate)  # pushed out: built again
     assert calls == [1 << 16] * 2
+
+
+SPECIAL = np.array([0x0000, 0x8000, 0x7C00, 0xFC00, 0x7E00, 0xFE00, 0x7C01, 0xFD23, 0x3C00,
+                    0xBC00, 0x0001, 0x8001, 0x7BFF, 0xFBFF, 0x7F80, 0xFF80, 0x7FC0, 0xFF81],
+                   np.uint16)  # zeros, infinities and NaNs of f16 and of bf16, neighbours
+
+
+@pytest.mark.parametrize("type_name", HALVES)
+@pytest.mark.parametrize("name", ["Maximum", "Minimum"])
+@settings(max_examples=10, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1),
+       shapes=st.sampled_from([((70000,), (70000,)), ((300, 400), (300, 400)),
+                               ((70000,), ()), ((), (5000,)), ((1,), (5000,)),
+                               ((3000, 1), (1,)), ((10,), (10,))]))
+def test_maximum_and_minimum_choose_the_direct_result(name, type_name, seed, shapes):
+    """The choice on the bits (f32 comparison, the chosen element's own bits, exactly the
+    formula) against the direct f32 computation rounded back, specials against each other
+    included; and in place."""
+    from irexec.ops.arithmetic.binary import OPS
+    kernel = OPS[name].kernel
+    rng = np.random.default_rng(seed)
+    dtype = HALVES[type_name]
+
+    def draw(shape):
+        size = int(np.prod(shape))
+        bits = rng.integers(0, 1 << 16, size, dtype=np.uint16)
+        pick = rng.random(size) < 0.3
+        bits[pick] = rng.choice(SPECIAL, int(pick.sum()))
+        return bits.reshape(shape).view(dtype)
+    a, b = draw(shapes[0]), draw(shapes[1])
+    if a.shape == b.shape:  # equal pairs: which of two equal values is chosen shows
+        b.reshape(-1)[::5] = a.reshape(-1)[::5]
+    with half.direct():
+        expected = kernel(a, b)
+    assert_same(kernel(a, b), expected)  # a bf16 signalling NaN: ml_dtypes quiets it
+    assert_same(in_place.variant(kernel)(a.copy(), b), expected)
+    compare = np.greater if name == "Maximum" else np.less
+    formula = np.where(compare(a.astype(np.float32), b.astype(np.float32)), a, b)
+    if type_name == "f16":  # numpy's f16 <-> f32 casts keep every NaN's bits
+        np.testing.assert_array_equal(_bits(kernel(a, b)), _bits(formula))
+    assert_same(kernel(a, b), formula)

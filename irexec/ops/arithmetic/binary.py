@@ -15,7 +15,7 @@ from irexec.diagnostics.codes import ERROR, Code
 from irexec.errors import OpError
 from irexec.ir.element_type import plain_values
 from irexec.kernels import elementwise as ew
-from irexec.kernels import in_place, ufuncs
+from irexec.kernels import half, in_place, ufuncs
 from irexec.ops import bounds, rules
 from irexec.ops.spec import register
 from irexec.ops.spec import NUMERIC, Attr, Input, Op, OpSpec, Output, TypeVar
@@ -93,11 +93,14 @@ def _squared_difference(a, b, out=None):
     return np.multiply(d, d, out=d)
 
 
-def _kernel(float_fn, int_fn=None, *, half_native: bool = False, divides: bool = False):
+def _kernel(float_fn, int_fn=None, *, half_native: bool = False, divides: bool = False,
+            half_select=None):
     """A binary kernel for every type path, and its in-place variant (writing over ``a`` when
     ``a`` has the result's shape). ``half_native``: numpy's f16 / ml_dtypes' bf16 loop of
     ``float_fn`` already computes in f32 and rounds once (a correctly rounded operation);
-    ``divides``: integer inputs are checked for a zero divisor first."""
+    ``divides``: integer inputs are checked for a zero divisor first; ``half_select``: a
+    comparison ``c`` for which ``float_fn`` is ``c(a, b) ? a : b``, which f16/bf16 take on their
+    own bits (irexec/kernels/half.py)."""
     int_fn = int_fn or float_fn
     float_kinds = (ew.NATIVE_FLOAT, ew.HALF) if half_native else (ew.NATIVE_FLOAT,)
     # numpy's integer add, subtract, multiply, maximum, minimum wrap without a warning
@@ -113,6 +116,13 @@ def _kernel(float_fn, int_fn=None, *, half_native: bool = False, divides: bool =
                 _no_zero(b)
             with ew.quiet():  # the lowest value // -1 flags an overflow
                 return int_fn(a, b, out=out)
+        if (half_select is not None and k == ew.HALF and max(a.size, b.size) >= half.USE_MIN
+                and (a.shape == b.shape or min(a.size, b.size) == 1) and half.active()):
+            shape = ew.broadcast_shape(a, b)
+            out = ew.output(shape, a.dtype, into)
+            with ew.quiet():
+                return half.select(a, b, half_select,
+                                   np.empty(shape, a.dtype) if out is None else out)
         with ew.quiet():
             if k in float_kinds:
                 return float_fn(a, b, out=ew.output(ew.broadcast_shape(a, b), a.dtype, into))
@@ -183,10 +193,10 @@ _ROWS = (
                                   "is IR316.", _kernel(np.power, _int_power), (), False),
     ("Maximum", "the larger of a and b", "As OpenVINO, `a > b ? a : b`: a NaN in a gives b, a "
                                          "NaN in b gives NaN.",
-     _kernel(_float_max, np.maximum), (), False),
+     _kernel(_float_max, np.maximum, half_select=np.greater), (), False),
     ("Minimum", "the smaller of a and b", "As OpenVINO, `a < b ? a : b`: a NaN in a gives b, a "
                                           "NaN in b gives NaN.",
-     _kernel(_float_min, np.minimum), (), False),
+     _kernel(_float_min, np.minimum, half_select=np.less), (), False),
     ("SquaredDifference", "(a - b) squared", "", _kernel(_squared_difference), (), False),
     ("FloorMod", "a modulo b, with the sign of b", "Python's %; an integer divisor of 0 is "
                                                    "IR316.", _kernel(np.mod, divides=True), (),
