@@ -65,7 +65,7 @@ def unary(fn: Callable[..., None], bits: Callable[..., None] | None = None
                 out = buffers.empty(x.shape, wd) if _out is None else _out
                 fn(x, out, **attrs)
                 return out
-        if bits is not None and x.dtype in half.HALVES:
+        if bits is not None and x.dtype in half.HALVES and half.active():
             out = buffers.empty(x.shape, x.dtype) if _out is None else _out
             bits(x, out, **attrs)
             return out

@@ -4,8 +4,10 @@ A 16-bit float has 65,536 values. A function of one element -- an activation, Ex
 its attributes and one-element parameters fixed -- therefore is a table of 65,536 results, which
 irexec computes once, by the very code that computes the function directly (in f32, rounded once:
 docs/numerics.md), and then applies to a tensor of any size as one gather (``np.take`` over the
-uint16 view, in chunks that stay in cache). The results are the direct computation's, bit for
-bit, NaN payloads included: each entry *is* that computation, of that element's bits.
+uint16 view, in chunks). The results are the direct computation's, bit for bit: each entry *is*
+that computation, of that element's bits. (Which NaN a NaN result is, its sign and payload, is
+not promised even directly: numpy's f32 tanh gives one input different NaNs at different places
+in an array. A table gives each input one NaN; docs/numerics.md.)
 
 Why: numpy's f16 <-> f32 casts are scalar loops (about 2.5 f32 Relus each way on 64 MiB), so
 "widen, compute, round" costs 5-13x the f32 time of a cheap function; the gather costs about one
@@ -36,7 +38,7 @@ HALVES = (F16, BF16)
 
 BUILD_MIN = 1 << 16  # elements: from here a table costs at most the direct computation once
 USE_MIN = 1 << 10  # elements: from here an already built table beats computing directly
-CHUNK = 1 << 17  # elements per gather: the indices and the results stay in the L2 cache
+CHUNK = 1 << 17  # elements per gather (np.take makes an intp copy of each chunk's indices)
 LIMIT = 64  # tables kept (128 KiB each)
 
 _tables: OrderedDict[tuple, np.ndarray] = OrderedDict()
