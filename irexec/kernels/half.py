@@ -100,8 +100,8 @@ def lookup(t: np.ndarray, x: np.ndarray, out: np.ndarray | None = None) -> np.nd
     src = np.ascontiguousarray(x).reshape(-1).view(np.uint16)
     dst = out.reshape(-1).view(np.uint16)  # out is C-contiguous: a view, not a copy
     n = src.size
-    for i in range(0, n, CHUNK):  # mode="clip": no bounds pass and no copy of out
-        np.take(t, src[i:i + CHUNK], out=dst[i:i + CHUNK], mode="clip")
+    for i in range(0, n, CHUNK):  # mode="wrap": no bounds pass and no copy of out
+        np.take(t, src[i:i + CHUNK], out=dst[i:i + CHUNK], mode="wrap")
     return out
 
 
@@ -158,11 +158,76 @@ def relu(x: np.ndarray, out: np.ndarray) -> None:
     """Relu of a 16-bit float, as its f32 computation gives it (``fmax(x, 0) + 0``): x where
     0 < x <= inf -- as an int16, 0 < bits <= inf's bits -- else +0.0 (negative values, -0.0
     and NaN of either sign). ``out`` may be ``x``."""
-    bits, dst = x.view(np.int16), out.view(np.int16)
-    np.maximum(bits, 0, out=dst)  # negative numbers, -0.0 and negative NaN: 0
     inf = _INF_BITS[x.dtype]
-    if dst.size and dst.max() > inf:  # positive NaN: rare, found by one fast pass
-        np.copyto(dst, 0, where=dst > inf)
+    if not (x.flags.c_contiguous and out.flags.c_contiguous):
+        bits, dst = x.view(np.int16), out.view(np.int16)
+        np.maximum(bits, 0, out=dst)  # negative numbers, -0.0 and negative NaN: 0
+        if dst.size and dst.max() > inf:  # positive NaN: rare, found by one fast pass
+            np.copyto(dst, 0, where=dst > inf)
+        return
+    src, dst = x.reshape(-1).view(np.int16), out.reshape(-1).view(np.int16)
+    c = max(1, min(SELECT_CHUNK, src.size))
+    zeros = np.zeros(c, np.int16)  # a whole chunk: see clamp
+    for i in range(0, src.size, c):
+        d = dst[i:i + c]
+        np.maximum(src[i:i + c], zeros[:d.size], out=d)
+        if d.max() > inf:
+            np.copyto(d, 0, where=d > inf)
+
+
+def clamp(x: np.ndarray, low, high, table_of: Callable[[], np.ndarray], out: np.ndarray
+          ) -> np.ndarray:
+    """Clamp of a 16-bit float to [low, high] (two values of x's type, low <= high), as numpy's
+    f32 clip gives it (x below low: low; above high: high; else x, a tie and NaN included), by
+    integer min/max on the bits a chunk at a time. The sign-magnitude layout makes an int16
+    compare like the floats among non-negative values and a uint16 compare like magnitudes
+    among negative ones, so: low > 0 is a clip of the int16 view; high < 0 a clip of the uint16
+    view (bounds swapped); low < 0 < high a uint16 minimum with low (only negatives reach it)
+    then an int16 minimum with high (only positives reach it); low = +0.0 an int16 maximum with
+    0 then a minimum with high, unless the chunk holds a -0.0 (which must stay). A chunk with a
+    NaN, and other bounds (a zero high, low = -0.0), take the table ``table_of()``. ``out``:
+    C-contiguous, x's shape and type (x itself is allowed)."""
+    lo, hi = int(np.asarray(low).view(np.uint16)), int(np.asarray(high).view(np.uint16))
+    lo_f, hi_f = float(low), float(high)
+    if lo_f > 0:
+        plan = "above"
+    elif hi_f < 0:
+        plan = "below"
+    elif lo_f < 0 < hi_f:
+        plan = "around"
+    elif lo == 0 and hi_f > 0:
+        plan = "from_zero"
+    else:
+        return lookup(table_of(), x, out)
+    inf = _INF_BITS[x.dtype]
+    src = np.ascontiguousarray(x).reshape(-1).view(np.uint16)
+    dst = out.reshape(-1).view(np.uint16)
+    c = max(1, min(SELECT_CHUNK, src.size))
+    # the bounds as whole chunks: numpy's integer minimum and maximum are vectorised only
+    # between two contiguous arrays (with a scalar they run 5-8x slower)
+    low_bits, high_bits = np.full(c, lo, np.uint16), np.full(c, hi, np.uint16)
+    zeros = np.zeros(c, np.int16)
+    for i in range(0, src.size, c):
+        s, d = src[i:i + c], dst[i:i + c]
+        si, di = s.view(np.int16), d.view(np.int16)
+        m = s.size
+        low, high = low_bits[:m], high_bits[:m]
+        if (si.max() > inf or s.max() > 0x8000 | inf  # a NaN of either sign
+                or plan == "from_zero" and si.min() == -0x8000):  # a -0.0
+            np.take(table_of(), s, out=d, mode="wrap")
+        elif plan == "above":
+            np.maximum(si, low.view(np.int16), out=di)
+            np.minimum(di, high.view(np.int16), out=di)
+        elif plan == "below":
+            np.maximum(s, high, out=d)
+            np.minimum(d, low, out=d)
+        elif plan == "around":
+            np.minimum(s, low, out=d)
+            np.minimum(di, high.view(np.int16), out=di)
+        else:
+            np.maximum(si, zeros[:m], out=di)
+            np.minimum(di, high.view(np.int16), out=di)
+    return out
 
 
 SELECT_CHUNK = 1 << 16  # elements: fewer Python steps; the chunks stay in the L2 cache
@@ -176,18 +241,22 @@ def select(a: np.ndarray, b: np.ndarray, compare, out: np.ndarray) -> np.ndarray
     f32 copy of the whole tensors, and no rounding pass. ``out``: a C-contiguous array of the
     broadcast shape (``a`` itself is allowed)."""
     dst = out.reshape(-1).view(np.uint16)
-    av, bv = (np.ascontiguousarray(v).reshape(-1) for v in (a, b))
-    c = min(SELECT_CHUNK, dst.size)
-    wide = [_widen(v, None) if v.size == 1 else np.empty(c, F32) for v in (av, bv)]
+    c = max(1, min(SELECT_CHUNK, dst.size))
+    # a one-element side as a whole chunk: numpy vectorises two contiguous arrays, not an
+    # array and a scalar
+    av, bv = (np.ascontiguousarray(v).reshape(-1) if v.size > 1
+              else np.full(c, np.asarray(v).reshape(-1)[0]) for v in (a, b))
+    fixed = [v.size == 1 for v in (a, b)]
+    wide = [_widen(v, None) if f else np.empty(c, F32) for v, f in zip((av, bv), fixed)]
     chosen, mask, diff = np.empty(c, bool), np.empty(c, np.uint16), np.empty(c, np.uint16)
     for i in range(0, dst.size, c):
         d = dst[i:i + c]
         m = d.size
         halves, widened = [], []
-        for v, w in zip((av, bv), wide):
-            part = v if v.size == 1 else v[i:i + c]
+        for v, w, f in zip((av, bv), wide, fixed):
+            part = v[:m] if f else v[i:i + c]
             halves.append(part.view(np.uint16))
-            widened.append(w if v.size == 1 else _widen(part, w[:m]))
+            widened.append(w[:m] if f else _widen(part, w[:m]))
         compare(*widened, out=chosen[:m])
         # b ^ ((a ^ b) & (0xFFFF where chosen)): a masked choice without a branch per element
         # (numpy's where= and np.where branch, and cost 10x on a random choice)

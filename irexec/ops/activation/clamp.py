@@ -43,8 +43,13 @@ def clamp(x, *, min, max, out=None):
     def widened(v):  # exact: the result is v, low or high, all of v's type
         w = floatmath.widen(v)
         return floatmath.narrow(np.clip(w, low.astype(w.dtype), high.astype(w.dtype)), v.dtype)
-    # f16/bf16: by table (irexec/kernels/half.py), the same results
-    return half.mapped(x, half.key("Clamp", min, max), widened, out)
+    if not (x.dtype in half.HALVES and x.size >= half.USE_MIN and half.active()):
+        return widened(x)
+    # f16/bf16: on the bits, or by table (irexec/kernels/half.py), the same results
+    if out is None or not out.flags.c_contiguous:
+        out = buffers.empty(x.shape, x.dtype)
+    key = half.key("Clamp", min, max)
+    return half.clamp(x, low, high, lambda: half.table(x.dtype, key, widened), out)
 
 
 def _clamp_over(x, *, min, max):
