@@ -152,6 +152,12 @@ def _frozen(v):
 # --- selections on the bits -------------------------------------------------------------------
 
 _INF_BITS = {F16: 0x7C00, BF16: 0x7F80}  # +inf; a larger int16 is a positive NaN
+SELECT_CHUNK = 1 << 16  # elements a step: few Python steps; the chunks stay in the L2 cache
+# numpy's minimum and maximum are vectorised between two contiguous arrays, not with a scalar
+# (5-8x slower; its shifts, bitwise operations and comparisons are fast either way): their
+# constant operands come as whole chunks
+_ZEROS = np.zeros(SELECT_CHUNK, np.int16)
+_ZEROS.flags.writeable = False
 
 
 def relu(x: np.ndarray, out: np.ndarray) -> None:
@@ -167,10 +173,9 @@ def relu(x: np.ndarray, out: np.ndarray) -> None:
         return
     src, dst = x.reshape(-1).view(np.int16), out.reshape(-1).view(np.int16)
     c = max(1, min(SELECT_CHUNK, src.size))
-    zeros = np.zeros(c, np.int16)  # a whole chunk: see clamp
     for i in range(0, src.size, c):
         d = dst[i:i + c]
-        np.maximum(src[i:i + c], zeros[:d.size], out=d)
+        np.maximum(src[i:i + c], _ZEROS[:d.size], out=d)
         if d.max() > inf:
             np.copyto(d, 0, where=d > inf)
 
@@ -206,7 +211,6 @@ def clamp(x: np.ndarray, low, high, table_of: Callable[[], np.ndarray], out: np.
     # the bounds as whole chunks: numpy's integer minimum and maximum are vectorised only
     # between two contiguous arrays (with a scalar they run 5-8x slower)
     low_bits, high_bits = np.full(c, lo, np.uint16), np.full(c, hi, np.uint16)
-    zeros = np.zeros(c, np.int16)
     for i in range(0, src.size, c):
         s, d = src[i:i + c], dst[i:i + c]
         si, di = s.view(np.int16), d.view(np.int16)
@@ -225,47 +229,93 @@ def clamp(x: np.ndarray, low, high, table_of: Callable[[], np.ndarray], out: np.
             np.minimum(s, low, out=d)
             np.minimum(di, high.view(np.int16), out=di)
         else:
-            np.maximum(si, zeros[:m], out=di)
+            np.maximum(si, _ZEROS[:m], out=di)
             np.minimum(di, high.view(np.int16), out=di)
     return out
 
 
-SELECT_CHUNK = 1 << 16  # elements: fewer Python steps; the chunks stay in the L2 cache
-
-
 def select(a: np.ndarray, b: np.ndarray, compare, out: np.ndarray) -> np.ndarray:
     """``compare(a, b) ? a : b`` element by element (Maximum's ``a > b ? a : b``), for two
-    16-bit float arrays of one type, either of one element or both of one shape: the
-    comparison in f32, as computing in f32 makes it, and the chosen element's own bits (what
-    rounding the f32 choice back gives, NaN payloads included). Widened a chunk at a time: no
-    f32 copy of the whole tensors, and no rounding pass. ``out``: a C-contiguous array of the
-    broadcast shape (``a`` itself is allowed)."""
+    16-bit float arrays of one type, either of one element or both of one shape: compared as
+    in f32 (see :func:`compare`), and the chosen element's own bits taken (what rounding the
+    f32 choice back gives, NaN payloads included), with no rounding pass. ``out``: a
+    C-contiguous array of the broadcast shape (``a`` itself is allowed)."""
     dst = out.reshape(-1).view(np.uint16)
     c = max(1, min(SELECT_CHUNK, dst.size))
-    # a one-element side as a whole chunk: numpy vectorises two contiguous arrays, not an
-    # array and a scalar
-    av, bv = (np.ascontiguousarray(v).reshape(-1) if v.size > 1
-              else np.full(c, np.asarray(v).reshape(-1)[0]) for v in (a, b))
-    fixed = [v.size == 1 for v in (a, b)]
-    wide = [_widen(v, None) if f else np.empty(c, F32) for v, f in zip((av, bv), fixed)]
     chosen, mask, diff = np.empty(c, bool), np.empty(c, np.uint16), np.empty(c, np.uint16)
-    for i in range(0, dst.size, c):
-        d = dst[i:i + c]
-        m = d.size
-        halves, widened = [], []
-        for v, w, f in zip((av, bv), wide, fixed):
-            part = v[:m] if f else v[i:i + c]
-            halves.append(part.view(np.uint16))
-            widened.append(w[:m] if f else _widen(part, w[:m]))
-        compare(*widened, out=chosen[:m])
+    for i, m, parts, keys in _pairs(a, b, dst.size, c):
+        compare(*keys, out=chosen[:m])
         # b ^ ((a ^ b) & (0xFFFF where chosen)): a masked choice without a branch per element
         # (numpy's where= and np.where branch, and cost 10x on a random choice)
         np.copyto(mask[:m], chosen[:m])
         np.negative(mask[:m], out=mask[:m])
-        np.bitwise_xor(*halves, out=diff[:m])  # read a before d (maybe a) is written
+        halves = [p.view(np.uint16) for p in parts]
+        np.bitwise_xor(*halves, out=diff[:m])  # read a before the output (maybe a) is written
         diff[:m] &= mask[:m]
-        np.bitwise_xor(halves[1], diff[:m], out=d)
+        np.bitwise_xor(halves[1], diff[:m], out=dst[i:i + m])
     return out
+
+
+def compare(a: np.ndarray, b: np.ndarray, fn, out: np.ndarray) -> np.ndarray:
+    """``fn(a, b)`` for a numpy comparison ``fn`` (equal, less ...) of two 16-bit float arrays
+    of one type, either of one element or both of one shape, into the bool array ``out`` (the
+    broadcast shape, C-contiguous): on int16 keys that order as the values do -- the bits for
+    a non-negative value, minus the magnitude for a negative one, so that -0.0 and 0.0 are both
+    0 -- a chunk at a time. A chunk with a NaN compares in f32 (a NaN has no key)."""
+    dst = out.reshape(-1)
+    c = max(1, min(SELECT_CHUNK, dst.size))
+    for i, m, _parts, keys in _pairs(a, b, dst.size, c):
+        fn(*keys, out=dst[i:i + m])
+    return out
+
+
+def _pairs(a: np.ndarray, b: np.ndarray, n: int, c: int):
+    """Chunks of ``c`` elements of two 16-bit float arrays (one of them may be a single
+    element, repeated): (start, size, (a part, b part), (a keys, b keys)), the keys int16
+    order keys, or the values in f32 for a chunk with a NaN. The arrays yielded are reused."""
+    inf = _INF_BITS[a.dtype]
+    sides = []
+    for v in (a, b):
+        flat = np.ascontiguousarray(v).reshape(-1)
+        if v.size == 1:  # a whole chunk of it, keyed once (see _ZEROS)
+            part = np.full(c, flat[0])
+            key = _key(part, np.empty(c, np.int16), np.empty(c, np.int16), inf)
+            sides.append((part, key, _widen(part, None) if key is None else None, True))
+        else:
+            sides.append((flat, np.empty(c, np.int16), None, False))
+    sign = np.empty(c, np.int16)
+    wide = (np.empty(c, F32), np.empty(c, F32))
+    for i in range(0, n, c):
+        m = min(c, n - i)
+        parts, keys = [], []
+        for v, key, _w, fixed in sides:
+            part = v[:m] if fixed else v[i:i + m]
+            parts.append(part)
+            if fixed:
+                keys.append(None if key is None else key[:m])
+            else:
+                keys.append(_key(part, key[:m], sign[:m], inf))
+        if keys[0] is None or keys[1] is None:  # a NaN: compare in f32
+            keys = [w[:m] if fixed and w is not None else _widen(p, buf[:m])
+                    for p, buf, (_v, _k, w, fixed) in zip(parts, wide, sides)]
+        yield i, m, parts, keys
+
+
+def _key(part: np.ndarray, key: np.ndarray, sign: np.ndarray, inf: int) -> np.ndarray | None:
+    """The int16 order keys of a chunk of 16-bit floats (``key`` filled, or the bits
+    themselves when no value is negative), or None when the chunk holds a NaN."""
+    bits = part.view(np.int16)
+    if bits.size == 0:
+        return bits
+    if bits.min() >= 0:  # no negative value (nor -0.0): the bits order as the values
+        return None if bits.max() > inf else bits
+    np.bitwise_and(bits, 0x7FFF, out=key)  # scalar operands: fast here (see _ZEROS)
+    if key.max() > inf:
+        return None
+    np.right_shift(bits, 15, out=sign)  # -1 for a negative value, else 0
+    np.bitwise_xor(key, sign, out=key)
+    np.subtract(key, sign, out=key)  # -magnitude for a negative value
+    return key
 
 
 def _widen(x: np.ndarray, out: np.ndarray | None) -> np.ndarray:

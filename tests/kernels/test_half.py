@@ -232,3 +232,46 @@ def test_clamp_on_the_bits_is_the_direct_result(type_name, bounds, nan_free, ove
         got = clamp(x.copy(), min=low, max=high, out=None) if not over else \
             in_place.variant(clamp)(x.copy(), min=low, max=high)
     assert_same(got, expected)
+
+
+COMPARISONS = {"Equal": np.equal, "NotEqual": np.not_equal, "Less": np.less,
+               "LessEqual": np.less_equal, "Greater": np.greater,
+               "GreaterEqual": np.greater_equal}
+
+
+@pytest.mark.parametrize("type_name", HALVES)
+@pytest.mark.parametrize("name", sorted(COMPARISONS))
+@settings(max_examples=10, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), signs=st.sampled_from(["mixed", "non-negative"]),
+       nan=st.booleans(),
+       shapes=st.sampled_from([((70000,), (70000,)), ((300, 400), (300, 400)),
+                               ((70000,), ()), ((), (5000,)), ((1,), (5000,)),
+                               ((3000, 1), (1,)), ((10,), (10,))]))
+def test_comparisons_on_the_bits_are_ieee(name, type_name, seed, signs, nan, shapes):
+    """Comparisons of f16/bf16 on order keys of their bits (a chunk with a NaN in f32) against
+    numpy's f32 comparison of the widened values: -0.0 == 0.0, NaN unordered and unequal;
+    chunks with no negative value (compared on the bits themselves) and mixed ones."""
+    from irexec.ops.comparison.comparison import OPS
+    kernel = OPS[name].kernel
+    rng = np.random.default_rng(seed)
+    dtype = HALVES[type_name]
+
+    def draw(shape):
+        size = int(np.prod(shape))
+        bits = rng.integers(0, 1 << 16, size, dtype=np.uint16)
+        pick = rng.random(size) < 0.3
+        bits[pick] = rng.choice(SPECIAL, int(pick.sum()))
+        if signs == "non-negative":
+            bits &= 0x7FFF
+        values = bits.reshape(shape).view(dtype)
+        if not nan:
+            values = np.where(np.isnan(values.astype(np.float32)), np.zeros((), dtype), values)
+        return values
+    a, b = draw(shapes[0]), draw(shapes[1])
+    if a.shape == b.shape:
+        b.reshape(-1)[::5] = a.reshape(-1)[::5]
+        b.reshape(-1)[1::7] = (a.reshape(-1)[1::7].view(np.uint16) ^ 0x8000).view(dtype)
+    expected = COMPARISONS[name](a.astype(np.float32), b.astype(np.float32))
+    got = kernel(a, b)
+    assert got.dtype == np.bool_ and got.shape == expected.shape
+    np.testing.assert_array_equal(got, expected)
