@@ -4,7 +4,8 @@
 
 Each case is a one-layer model (built with irexec's builder) whose input is ``--mib`` MiB of
 f32 (or the same number of f16 elements); the time of ``compiled(inputs)`` is compared with the
-numpy expression that computes the same result on the same arrays, measured in the same run
+numpy expression that computes the same result on the same arrays (uniform in [0.5, 2]; the
+"signs mixed" cases: standard normal), measured in the same run
 (median of ``--runs`` after a warm-up). Reported: irexec / numpy for each case, and for f16 the
 f16 time / the f32 time of the same op. Targets: <= 1.2x numpy; f16 <= 2x f32. A standalone
 script for now; the lead folds it into tools/bench.py.
@@ -55,6 +56,8 @@ CASES = [
     ("Exp", "Exp", ("T",), lambda a: np.exp(a), {}),
     ("Tanh", "Tanh", ("T",), lambda a: np.tanh(a), {}),
     ("Less", "Less", ("T", "T"), lambda a, b: np.less(a, b), {}),
+    ("Less (signs mixed)", "Less", ("N", "N"), lambda a, b: np.less(a, b), {}),
+    ("Maximum (signs mixed)", "Maximum", ("N", "N"), lambda a, b: np.maximum(a, b), {}),
     ("Select", "Select", ("boolean", "T", "T"), lambda c, a, b: np.where(c, a, b), {}),
 ]
 
@@ -69,25 +72,27 @@ def main(argv=None) -> int:
     rng = np.random.default_rng(0)
     base = {"f32": [rng.uniform(0.5, 2, n).astype(np.float32) for _ in range(2)]}
     base["f16"] = [x.astype(np.float16) for x in base["f32"]]
+    mixed = {"f32": [rng.normal(size=n).astype(np.float32) for _ in range(2)]}
+    mixed["f16"] = [x.astype(np.float16) for x in mixed["f32"]]
     cond = rng.integers(0, 2, n).astype(bool)
     print(f"{n} elements ({args.mib} MiB of f32), median of {args.runs}")
-    print(f"{'case':<20}{'type':<6}{'numpy s':>10}{'irexec s':>10}{'ratio':>8}{'f16/f32':>9}")
+    print(f"{'case':<22}{'type':<6}{'numpy s':>10}{'irexec s':>10}{'ratio':>8}{'f16/f32':>9}")
     for name, op, types, expr, attrs in CASES:
         if args.case and not any(c.lower() in name.lower() for c in args.case):
             continue
         f32_time = None
         for et in ("f32", "f16"):
-            arrays, it = [], iter(base[et])
+            arrays, it = [], iter(mixed[et] if "N" in types else base[et])
             for t in types:
                 arrays.append(cond if t == "boolean" else next(it))
-            compiled = _compiled(op, et, n, [et if t == "T" else t for t in types], **attrs)
+            compiled = _compiled(op, et, n, [et if t in "TN" else t for t in types], **attrs)
             feed = {f"in{i}": a for i, a in enumerate(arrays)}
             bare = _median(lambda: expr(*arrays), args.runs)
             ours = _median(lambda: compiled(feed), args.runs)
             if et == "f32":
                 f32_time = ours
             f16 = f"{ours / f32_time:9.2f}" if et == "f16" else ""
-            print(f"{name:<20}{et:<6}{bare:10.4f}{ours:10.4f}{ours / bare:8.2f}{f16}")
+            print(f"{name:<22}{et:<6}{bare:10.4f}{ours:10.4f}{ours / bare:8.2f}{f16}")
     return 0
 
 

@@ -284,7 +284,7 @@ def _pairs(a: np.ndarray, b: np.ndarray, n: int, c: int):
         else:
             sides.append((flat, np.empty(c, np.int16), None, False))
     sign = np.empty(c, np.int16)
-    wide = (np.empty(c, F32), np.empty(c, F32))
+    wide = None  # f32 chunks, made when a chunk holds a NaN
     for i in range(0, n, c):
         m = min(c, n - i)
         parts, keys = [], []
@@ -296,6 +296,7 @@ def _pairs(a: np.ndarray, b: np.ndarray, n: int, c: int):
             else:
                 keys.append(_key(part, key[:m], sign[:m], inf))
         if keys[0] is None or keys[1] is None:  # a NaN: compare in f32
+            wide = wide or (np.empty(c, F32), np.empty(c, F32))
             keys = [w[:m] if fixed and w is not None else _widen(p, buf[:m])
                     for p, buf, (_v, _k, w, fixed) in zip(parts, wide, sides)]
         yield i, m, parts, keys
