@@ -65,12 +65,14 @@ def _one_layer(op, version, attrs, type_name, n, tmp):
     return irexec.compile_model(irexec.read_model(path))
 
 
-def activation_rows(nbytes: int, runs: int, tmp: str) -> list[tuple]:
+def activation_rows(nbytes: int, runs: int, tmp: str, only=()) -> list[tuple]:
     n = nbytes // 4
     x32 = np.random.default_rng(0).normal(size=n).astype(np.float32)
     x16 = x32.astype(np.float16)
     rows = []
     for name, (op, version, attrs, bare) in CASES.items():
+        if only and not any(c.lower() in name.lower() for c in only):
+            continue
         f32 = _one_layer(op, version, attrs, "f32", n, tmp)
         f16 = _one_layer(op, version, attrs, "f16", n, tmp)
         t_ir = median_time(lambda: f32({"x": x32}), runs)
@@ -111,16 +113,21 @@ def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--quick", action="store_true")
     p.add_argument("--runs", type=int, default=None)
+    p.add_argument("--case", action="append", default=[],
+                   help="only the activations whose name holds this (repeatable); no precise "
+                        "mode")
     args = p.parse_args(argv)
     runs = args.runs or (2 if args.quick else 7)
     nbytes = (1 << 20) if args.quick else (64 << 20)
     with tempfile.TemporaryDirectory() as tmp:
-        rows = activation_rows(nbytes, runs, tmp)
+        rows = activation_rows(nbytes, runs, tmp, args.case)
     print(f"activations on {nbytes >> 20} MiB of f32 (median of {runs}):")
     print(f"  {'op':<10} {'irexec ms':>10} {'numpy ms':>9} {'ratio':>6} {'f16/f32':>8}")
     for name, t_ir, t_np, t_16 in rows:
         print(f"  {name:<10} {t_ir * 1e3:>10.1f} {t_np * 1e3:>9.1f} {t_ir / t_np:>6.2f} "
               f"{t_16 / t_ir:>8.2f}")
+    if args.case:
+        return 0
     shape = (1, 16, 32, 32) if args.quick else (8, 64, 56, 56)
     t_default, t_precise = precise_ratio(shape, runs)
     print(f"precise mode on a CNN-like chain of 18 layers {list(shape)}: default "

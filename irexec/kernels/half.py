@@ -1,4 +1,5 @@
-"""Element-wise functions of the 16-bit floats (f16, bf16) by table lookup.
+"""Element-wise functions of the 16-bit floats (f16, bf16), fast and with the results of
+computing them in f32: by table lookup, and selections and comparisons on the bits.
 
 A 16-bit float has 65,536 values. A function of one element -- an activation, Exp, Tanh, with
 its attributes and one-element parameters fixed -- therefore is a table of 65,536 results, which
@@ -14,9 +15,13 @@ Why: numpy's f16 <-> f32 casts are scalar loops (about 2.5 f32 Relus each way on
 f32 Relu, whatever the function.
 
 :func:`mapped` is the entry point; tables live in a small cache shared by all ops (least
-recently used first out), keyed by what the caller says determines the function. :func:`direct`
-turns tables off (the tests compare the two ways; a table costs 128 KiB). :func:`to_f32` widens
-f16 by the same kind of lookup, faster than numpy's cast.
+recently used first out), keyed by what the caller says determines the function.
+
+Where the result is one of the inputs, integer operations on the bits are faster still:
+:func:`relu`, :func:`clamp`, :func:`select` (Maximum, Minimum) and :func:`compare` (Equal,
+Less ...), a chunk at a time so that the temporaries stay in the cache; a chunk holding a NaN
+takes the table or an f32 comparison. :func:`direct` turns all of this off (the tests compare
+the two ways). :func:`to_f32` widens f16 by lookup, faster than numpy's cast.
 """
 
 from __future__ import annotations
@@ -153,10 +158,11 @@ def _frozen(v):
 
 _INF_BITS = {F16: 0x7C00, BF16: 0x7F80}  # +inf; a larger int16 is a positive NaN
 SELECT_CHUNK = 1 << 16  # elements a step: few Python steps; the chunks stay in the L2 cache
+BITS_CHUNK = 1 << 17  # the same for Relu and Clamp, which keep no temporaries
 # numpy's minimum and maximum are vectorised between two contiguous arrays, not with a scalar
 # (5-8x slower; its shifts, bitwise operations and comparisons are fast either way): their
 # constant operands come as whole chunks
-_ZEROS = np.zeros(SELECT_CHUNK, np.int16)
+_ZEROS = np.zeros(BITS_CHUNK, np.int16)
 _ZEROS.flags.writeable = False
 
 
@@ -172,7 +178,7 @@ def relu(x: np.ndarray, out: np.ndarray) -> None:
             np.copyto(dst, 0, where=dst > inf)
         return
     src, dst = x.reshape(-1).view(np.int16), out.reshape(-1).view(np.int16)
-    c = max(1, min(SELECT_CHUNK, src.size))
+    c = max(1, min(BITS_CHUNK, src.size))
     for i in range(0, src.size, c):
         d = dst[i:i + c]
         np.maximum(src[i:i + c], _ZEROS[:d.size], out=d)
@@ -207,7 +213,7 @@ def clamp(x: np.ndarray, low, high, table_of: Callable[[], np.ndarray], out: np.
     inf = _INF_BITS[x.dtype]
     src = np.ascontiguousarray(x).reshape(-1).view(np.uint16)
     dst = out.reshape(-1).view(np.uint16)
-    c = max(1, min(SELECT_CHUNK, src.size))
+    c = max(1, min(BITS_CHUNK, src.size))
     # the bounds as whole chunks: numpy's integer minimum and maximum are vectorised only
     # between two contiguous arrays (with a scalar they run 5-8x slower)
     low_bits, high_bits = np.full(c, lo, np.uint16), np.full(c, hi, np.uint16)
