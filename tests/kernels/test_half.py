@@ -171,33 +171,45 @@ def test_tables_are_built_once_reused_and_bounded():
 SPECIAL = np.array([0x0000, 0x8000, 0x7C00, 0xFC00, 0x7E00, 0xFE00, 0x7C01, 0xFD23, 0x3C00,
                     0xBC00, 0x0001, 0x8001, 0x7BFF, 0xFBFF, 0x7F80, 0xFF80, 0x7FC0, 0xFF81],
                    np.uint16)  # zeros, infinities and NaNs of f16 and of bf16, neighbours
+PAIR_SHAPES = st.sampled_from([((70000,), (70000,)), ((300, 400), (300, 400)), ((70000,), ()),
+                               ((), (5000,)), ((1,), (5000,)), ((3000, 1), (1,)),
+                               ((10,), (10,))])
 
 
-@pytest.mark.parametrize("type_name", HALVES)
-@pytest.mark.parametrize("name", ["Maximum", "Minimum"])
-@settings(max_examples=10, deadline=None)
-@given(seed=st.integers(0, 2**32 - 1),
-       shapes=st.sampled_from([((70000,), (70000,)), ((300, 400), (300, 400)),
-                               ((70000,), ()), ((), (5000,)), ((1,), (5000,)),
-                               ((3000, 1), (1,)), ((10,), (10,))]))
-def test_maximum_and_minimum_choose_the_direct_result(name, type_name, seed, shapes):
-    """The choice on the bits (f32 comparison, the chosen element's own bits, exactly the
-    formula) against the direct f32 computation rounded back, specials against each other
-    included; and in place."""
-    from irexec.ops.arithmetic.binary import OPS
-    kernel = OPS[name].kernel
+def draw_pair(seed, shapes, dtype, non_negative=False, nan=True):
+    """Two arrays of random bits, 30% of them special values; equal pairs every 5th element,
+    a value against its negation every 7th (when the shapes are equal)."""
     rng = np.random.default_rng(seed)
-    dtype = HALVES[type_name]
 
     def draw(shape):
         size = int(np.prod(shape))
         bits = rng.integers(0, 1 << 16, size, dtype=np.uint16)
         pick = rng.random(size) < 0.3
         bits[pick] = rng.choice(SPECIAL, int(pick.sum()))
-        return bits.reshape(shape).view(dtype)
+        if non_negative:
+            bits &= 0x7FFF
+        values = bits.reshape(shape).view(dtype)
+        if not nan:
+            values = np.where(np.isnan(values.astype(np.float32)), np.zeros((), dtype), values)
+        return values
     a, b = draw(shapes[0]), draw(shapes[1])
     if a.shape == b.shape:  # equal pairs: which of two equal values is chosen shows
         b.reshape(-1)[::5] = a.reshape(-1)[::5]
+        b.reshape(-1)[1::7] = (a.reshape(-1)[1::7].view(np.uint16) ^ 0x8000).view(dtype)
+    return a, b
+
+
+@pytest.mark.parametrize("type_name", HALVES)
+@pytest.mark.parametrize("name", ["Maximum", "Minimum"])
+@settings(max_examples=10, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), shapes=PAIR_SHAPES)
+def test_maximum_and_minimum_choose_the_direct_result(name, type_name, seed, shapes):
+    """The choice on the bits (f32 comparison, the chosen element's own bits, exactly the
+    formula) against the direct f32 computation rounded back, specials against each other
+    included; and in place."""
+    from irexec.ops.arithmetic.binary import OPS
+    kernel = OPS[name].kernel
+    a, b = draw_pair(seed, shapes, HALVES[type_name])
     with half.direct():
         expected = kernel(a, b)
     assert_same(kernel(a, b), expected)  # a bf16 signalling NaN: ml_dtypes quiets it
@@ -245,34 +257,14 @@ COMPARISONS = {"Equal": np.equal, "NotEqual": np.not_equal, "Less": np.less,
 @pytest.mark.parametrize("name", sorted(COMPARISONS))
 @settings(max_examples=10, deadline=None)
 @given(seed=st.integers(0, 2**32 - 1), signs=st.sampled_from(["mixed", "non-negative"]),
-       nan=st.booleans(),
-       shapes=st.sampled_from([((70000,), (70000,)), ((300, 400), (300, 400)),
-                               ((70000,), ()), ((), (5000,)), ((1,), (5000,)),
-                               ((3000, 1), (1,)), ((10,), (10,))]))
+       nan=st.booleans(), shapes=PAIR_SHAPES)
 def test_comparisons_on_the_bits_are_ieee(name, type_name, seed, signs, nan, shapes):
     """Comparisons of f16/bf16 on order keys of their bits (a chunk with a NaN in f32) against
     numpy's f32 comparison of the widened values: -0.0 == 0.0, NaN unordered and unequal;
     chunks with no negative value (compared on the bits themselves) and mixed ones."""
     from irexec.ops.comparison.comparison import OPS
     kernel = OPS[name].kernel
-    rng = np.random.default_rng(seed)
-    dtype = HALVES[type_name]
-
-    def draw(shape):
-        size = int(np.prod(shape))
-        bits = rng.integers(0, 1 << 16, size, dtype=np.uint16)
-        pick = rng.random(size) < 0.3
-        bits[pick] = rng.choice(SPECIAL, int(pick.sum()))
-        if signs == "non-negative":
-            bits &= 0x7FFF
-        values = bits.reshape(shape).view(dtype)
-        if not nan:
-            values = np.where(np.isnan(values.astype(np.float32)), np.zeros((), dtype), values)
-        return values
-    a, b = draw(shapes[0]), draw(shapes[1])
-    if a.shape == b.shape:
-        b.reshape(-1)[::5] = a.reshape(-1)[::5]
-        b.reshape(-1)[1::7] = (a.reshape(-1)[1::7].view(np.uint16) ^ 0x8000).view(dtype)
+    a, b = draw_pair(seed, shapes, HALVES[type_name], signs == "non-negative", nan)
     expected = COMPARISONS[name](a.astype(np.float32), b.astype(np.float32))
     got = kernel(a, b)
     assert got.dtype == np.bool_ and got.shape == expected.shape
