@@ -16,13 +16,27 @@ from irexec.ops.spec import NUMERIC, REAL, Input, Op, OpSpec, Output, TypeVar
 _SQRT1_2 = 1.0 / math.sqrt(2.0)
 
 
+_RELU_CHUNK = 1 << 17  # elements a step: each chunk's three passes stay in the L2 cache
+
+
 def relu(x, o):
     """max(0, x); NaN gives 0 and -0.0 gives 0.0, as OpenVINO's reference (x > 0 ? x : 0)."""
-    if x.dtype.kind == "f":
-        np.fmax(x, 0, out=o)  # fmax(NaN, 0) = 0
-        o += 0  # -0.0 + 0 = +0.0
-    else:
+    if x.dtype.kind != "f":
         np.maximum(x, 0, out=o)
+        return
+    if x.flags.c_contiguous and o.flags.c_contiguous and x.shape == o.shape:
+        src, dst = x.reshape(-1), o.reshape(-1)
+        for i in range(0, src.size, _RELU_CHUNK):
+            _relu_float(src[i:i + _RELU_CHUNK], dst[i:i + _RELU_CHUNK])
+    else:
+        _relu_float(x, o)
+
+
+def _relu_float(x, o):
+    np.fmax(x, 0, out=o)  # fmax(NaN, 0) = 0 ...
+    o += 0  # -0.0 + 0 = +0.0
+    if o.size and np.isnan(o.max()):  # ... but a signalling NaN that numpy's scalar loop meets
+        np.copyto(o, 0, where=np.isnan(o))  # (a strided array, an array's last elements) stays
 
 
 def sigmoid(x, o):

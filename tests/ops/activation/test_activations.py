@@ -276,3 +276,23 @@ def test_f8_computes_in_f32_and_rounds_once(type_name, name):
     magnitude = 1.0 if op_family(CASES[name][0]) == numerics.ACCUMULATING else None
     assert got.dtype == dtype
     assert not tol.outside(got, expected.astype(dtype), magnitude).any()
+
+
+@pytest.mark.parametrize("dtype, snan", [(np.float32, 0x7F800001), (np.float64, 0x7FF0000000000001)])
+@pytest.mark.parametrize("size", [1, 13, 300_001])
+def test_relu_of_every_nan_is_zero(dtype, snan, size):
+    """x > 0 ? x : 0 gives 0 for a NaN, signalling or quiet, wherever it sits (numpy's fmax
+    keeps a signalling NaN in its scalar loop: an array's last elements, strided arrays)."""
+    from irexec.ops.activation.unary import relu
+    rng = np.random.default_rng(size)
+    x = rng.standard_normal(size).astype(dtype)
+    bits = x.view(np.uint32 if dtype == np.float32 else np.uint64)
+    where = rng.choice(size, size=min(size, 5), replace=False)
+    bits[where] = snan
+    bits[-1] = snan | (1 << (bits.dtype.itemsize * 8 - 1))  # a negative signalling NaN last
+    for src in (x, x[::-1]):  # contiguous, and a strided (reversed) view
+        out = np.empty(size, dtype)
+        relu(src, out)
+        np.testing.assert_array_equal(out, np.where(src > 0, src, 0).astype(dtype))
+        assert not np.signbit(out).any()
+    assert np.isnan(x).sum() == len(set(where.tolist()) | {size - 1})
