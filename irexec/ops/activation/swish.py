@@ -2,7 +2,7 @@
 
 import numpy as np
 
-from irexec.kernels import floatmath, half
+from irexec.kernels import buffers, floatmath, half
 from irexec.ops.spec import register
 from irexec.ops.spec import REAL, SCALAR, Input, Op, OpSpec, Output, TypeVar
 
@@ -19,7 +19,11 @@ def swish(x, beta=None):
 def _swish(x, beta):
     w = floatmath.widen(x)
     with np.errstate(all="ignore"):
-        t = np.negative(w) if beta is None else np.multiply(w, -floatmath.scalar_of(beta, x.dtype))
+        t = buffers.empty(w.shape, w.dtype)  # reused memory: a fresh array page-faults
+        if beta is None:
+            np.negative(w, out=t)
+        else:
+            np.multiply(w, -floatmath.scalar_of(beta, x.dtype), out=t)
         np.exp(t, out=t)
         t += 1
         np.divide(w, t, out=t)
