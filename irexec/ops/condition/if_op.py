@@ -71,6 +71,8 @@ class If(Op):
         outputs = [None] * run.num_outputs
         for m in run.body.outputs:
             out = results[m.internal]
+            # an input's array, or one another port returns already (two ports mapped to one
+            # body Result), is copied: each output is the caller's alone
             outputs[run.output_position[m.external]] = np.array(out, copy=True) \
-                if any(out is a for a in arrays) else out
+                if any(out is a for a in arrays) or any(out is o for o in outputs) else out
         return tuple(outputs) if len(outputs) != 1 else outputs[0]

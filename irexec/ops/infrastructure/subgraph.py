@@ -274,8 +274,10 @@ def _outputs(arrays, run, body, inputs, parts, last):
             out = inputs[back[m.internal]]
         else:
             out = run.empty_value(m)
+        # An input's array, or one another output port already returns (two ports mapped to
+        # one body Result), is copied: each output is the caller's alone.
         outputs[run.output_position[m.external]] = np.array(out, copy=True) \
-            if any(out is a for a in arrays) else out
+            if any(out is a for a in arrays) or any(out is o for o in outputs) else out
     return tuple(outputs) if len(outputs) != 1 else outputs[0]
 
 
