@@ -44,7 +44,7 @@ def needs_widening(node) -> bool:
     """Whether a layer computes with floats: not an exact op, and some input is a float."""
     op = node.op
     if getattr(node, "bodies", None):
-        return False  # Loop, TensorIterator ...: their bodies run as compiled (default mode)
+        return False  # Loop, TensorIterator, If: their bodies' plans widen their own layers
     if numerics.family(op.spec) == numerics.EXACT:
         return False
     if not op.spec.folds:
