@@ -52,6 +52,9 @@ def forward(x: np.ndarray, w: np.ndarray, strides: Sequence[int], dilations: Seq
     ends = windows.reach(out, kernel, strides, dilations)
     wc = w.astype(ct, copy=False)
     y = buffers.empty((n, g * co) + tuple(out), ct)
+    if y.size == 0 or x.size == 0 or wc.size == 0:  # an empty output, or sums of no terms
+        y[...] = 0
+        return y
     if ci == 1 and g > 1:
         _depthwise(x, wc, out, strides, dilations, pads_begin, ct,
                    y.reshape((n * g, co) + tuple(out)))
@@ -203,6 +206,9 @@ def backward(x: np.ndarray, w: np.ndarray, strides: Sequence[int], dilations: Se
     full = windows.reach(spatial, kernel, strides, dilations)
     ends = tuple(max(f, b + o) for f, b, o in zip(full, pads_begin, out))
     buf = np.zeros((n, g, co) + ends, ct)
+    if buf.size == 0 or x.size == 0 or w.size == 0:  # an empty output, or sums of no terms
+        y = buf[(Ellipsis, *(slice(b, b + o) for b, o in zip(pads_begin, out)))]
+        return y.reshape((n, g * co) + tuple(out))
     wt = np.ascontiguousarray(w.astype(ct, copy=False).reshape(g, ci, co * kp)
                               .transpose(0, 2, 1))  # [G, Co*K, Ci]
     rest = math.prod(spatial[1:])
