@@ -65,6 +65,7 @@ class AdaptiveAvgPool(Op):
 class AdaptiveMaxPool(Op):
     spec = OpSpec(
         type="AdaptiveMaxPool",
+        numerics="exact",  # selects: the largest value of each window, as it is
         since=8,
         until=16,
         attrs=(Attr("index_element_type", "element_type", default=ElementType.i64,

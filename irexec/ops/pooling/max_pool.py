@@ -57,6 +57,7 @@ class _WithIndices(Op):
 class MaxPool1(Op):
     spec = OpSpec(
         type="MaxPool",
+        numerics="exact",  # selects: the largest value of each window, as it is
         since=1,
         until=7,
         attrs=(
@@ -86,6 +87,7 @@ class MaxPool1(Op):
 class MaxPool8(_WithIndices):
     spec = OpSpec(
         type="MaxPool",
+        numerics="exact",  # selects: the largest value of each window, as it is
         since=8,
         until=13,
         attrs=_attrs(("floor", "ceil")),
@@ -99,6 +101,7 @@ class MaxPool8(_WithIndices):
 class MaxPool14(_WithIndices):
     spec = OpSpec(
         type="MaxPool",
+        numerics="exact",  # selects: the largest value of each window, as it is
         since=14,
         until=16,
         attrs=_attrs(("floor", "ceil", "ceil_torch")),
