@@ -10,6 +10,7 @@ from irexec import gc_pause
 from irexec.diagnostics.diagnostic import Diagnostic, Location
 from irexec.errors import IRError
 from irexec.infer import infer_model
+from irexec.io.weights import held_open
 from irexec.ir.model import Model
 from irexec.availability import cannot_run_message
 from irexec.runtime.compiled_model import CompiledModel
@@ -44,7 +45,8 @@ def _check_model(model, weights):
     except IRError as e:
         return None, list(e.diagnostics)
     try:
-        diags.items.extend(infer_model(model))
+        with held_open():  # the small Consts inference reads: the .bin opened once
+            diags.items.extend(infer_model(model))
     except IRError as e:  # a Const's payload gone from a .bin changed while it was read
         diags.items.extend(e.diagnostics)
     return model, sorted(diags, key=_file_order)

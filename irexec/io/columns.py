@@ -32,6 +32,11 @@ LINES = 4  # line indexes kept
 COUNTED = ("net", "layer", "port", "dim", "data", "edge")
 _START = re.compile(rb"<([^\s/>!?<]+)(?=[\s/>]|$)")
 _CHUNK = 1 << 24
+# libxml2 keeps an element's line in 16 bits: from 65,535 on, lxml gives a line near the
+# element's (its first child's), not the line its start tag ends on, so no column is told.
+LXML_LAST_LINE = 65535
+SHORT_LINE = 4096  # bytes: a line this short is looked at whole for its one start tag
+_AFTER_NAME = frozenset(b" \t\r\n/>")
 
 
 class Columns:
@@ -46,9 +51,14 @@ class Columns:
         if element is None or not self._data:
             return None
         line, tag = element.sourceline, element.tag
-        if not line or not isinstance(tag, str):
+        if not line or not isinstance(tag, str) or line >= LXML_LAST_LINE:
             return None
-        found = self._index(line).get(tag.encode("utf-8", "surrogateescape"))
+        name = tag.encode("utf-8", "surrogateescape")
+        if line not in self._lines:
+            column = self._alone(element, line, name)
+            if column is not None:
+                return column
+        found = self._index(line).get(name)
         if not found:
             return None
         ordinal = self._ordinal(element, line, tag)
@@ -57,6 +67,35 @@ class Columns:
         return found[ordinal]
 
     # --- lines ----------------------------------------------------------------------------
+
+    def _alone(self, element, line: int, name: bytes) -> int | None:
+        """The column of an element that is the first on its line (the element before it in
+        document order ends its start tag on another line), on a short line holding one start
+        tag, of its name (OpenVINO writes one start tag per line): found without indexing the
+        line. None when that is not so (the caller then goes the general way)."""
+        starts = self._starts()
+        if line > len(starts):
+            return None
+        begin = starts[line - 1]
+        end = starts[line] - 1 if line < len(starts) else len(self._data)
+        if end - begin > SHORT_LINE:
+            return None
+        text = self._data[begin:end]
+        if text.count(b"<") - text.count(b"</") != 1:
+            return None
+        at = text.find(b"<")
+        while text.startswith(b"/", at + 1):
+            at = text.find(b"<", at + 1)
+        after = at + 1 + len(name)
+        if not text.startswith(name, at + 1) or \
+                (after < len(text) and text[after] not in _AFTER_NAME):
+            return None
+        before = _previous_element(element)
+        if before is not None and before.sourceline == line:
+            return None
+        if text.isascii():
+            return at + 1
+        return len(text[:at].decode("utf-8", "replace")) + 1
 
     def _starts(self) -> array:
         """The byte offset where each line starts (found once, in C-speed chunks)."""
@@ -148,6 +187,24 @@ class Columns:
         if len(self._anchors) > ANCHORS:
             self._anchors.popitem(last=False)
         return ordinal
+
+
+def _previous_element(element):
+    """The element just before ``element`` in document order (comments and processing
+    instructions skipped), or None."""
+    x = element
+    while True:
+        previous = x.getprevious()
+        if previous is None:
+            x = x.getparent()
+            if x is None:
+                return None
+        else:
+            x = previous
+            while len(x):
+                x = x[-1]  # the last element inside comes just before
+        if isinstance(x.tag, str):
+            return x
 
 
 __all__ = ["Columns"]

@@ -22,6 +22,8 @@ memory. A packed Const (u1, i4, ...) is unpacked when its value is first needed.
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import os
 from collections.abc import Callable
 
@@ -61,6 +63,28 @@ def not_weights(head: bytes) -> str | None:
     if len(head) >= HEAD_BYTES and _TEXT.issuperset(head) and b" " in head and b"\n" in head:
         return "a text file"
     return None
+
+
+# Weights files opened for payloads inside ``held_open()``, closed when it ends; None outside.
+_HELD: contextvars.ContextVar[list | None] = contextvars.ContextVar("irexec_held_weights",
+                                                                    default=None)
+
+
+@contextlib.contextmanager
+def held_open():
+    """Weights files opened for payloads in this block stay open until it ends (inference
+    reads every small Const of a model: one open per file instead of one per Const)."""
+    if _HELD.get() is not None:
+        yield
+        return
+    held: list[Weights] = []
+    token = _HELD.set(held)
+    try:
+        yield
+    finally:
+        _HELD.reset(token)
+        for weights in held:
+            weights.close()
 
 
 class Weights:
@@ -165,7 +189,11 @@ class Weights:
             data = self._pread(fd, offset, size)
         finally:
             if not self._reading:
-                self.close()
+                held = _HELD.get()
+                if held is None:
+                    self.close()
+                elif not any(w is self for w in held):
+                    held.append(self)
         self._read += size
         self._payloads[key] = data
         return data

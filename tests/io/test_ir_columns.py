@@ -85,3 +85,15 @@ def test_a_one_line_file_keeps_the_rule(tmp_path):
     expected = reference_columns(root, xml.encode())
     assert columns == [expected(layer) for layer in root.iter("layer")]
     assert columns == [xml.index('<layer id="0"') + 1, xml.index('<layer id="1"') + 1]
+
+
+def test_no_column_where_lxml_cannot_tell_the_line(tmp_path):
+    """From line 65,535 on, libxml2's 16-bit line numbers make lxml report a nearby line
+    (a child's), not where the element's start tag ends: no column is claimed there."""
+    data = ("<net>\n" + "<a/>\n" * 65_540 + "<b x='1'>\n<c/>\n</b>\n</net>").encode()
+    root = etree.fromstring(data, _parser())
+    reader = _Reader.__new__(_Reader)
+    reader.index_columns(root, data)
+    assert reader.column(root[3]) == 1  # line 5: told
+    assert reader.column(root.find("b")) is None
+    assert all(reader.column(a) is None for a in root[65_540:65_545])

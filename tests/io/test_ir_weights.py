@@ -236,3 +236,31 @@ def test_unreadable_bin_is_ir501_not_a_crash(tmp_path, monkeypatch):
     path = write_ir(tmp_path, _const_model(), bytes(16))
     diag = the_diagnostic(read_error(path), "IR501")
     assert "Permission denied" in diag.message and diag.location.layer_name == "c"
+
+
+def test_inference_opens_the_weights_file_once_and_leaves_it_closed(tmp_path, monkeypatch):
+    """Inference reads every small Const a Reverse chain names (its axes): the .bin is opened
+    once for all of them (``weights.held_open``), and no descriptor stays open after reading."""
+    import os
+    from irexec.builder import ModelBuilder
+    from irexec.io import files
+
+    b = ModelBuilder("chain")
+    x = b.parameter("data", "f32", [2, 3])
+    for i in range(40):
+        x = b.op("Reverse", x, b.constant(np.array([i % 2], np.int64), name=f"axes_{i}"),
+                 mode="index", name=f"reverse_{i}")
+    b.result(x, name="out")
+    xml = tmp_path / "chain.xml"
+    irexec.save_model(b.build(), str(xml))
+    opened = []
+    real = files.open_regular
+    monkeypatch.setattr(files, "open_regular", lambda path: opened.append(os.fspath(path))
+                        or real(path))
+    before = len(os.listdir("/proc/self/fd"))
+    model = irexec.read_model(str(xml))
+    assert len(os.listdir("/proc/self/fd")) == before
+    assert opened.count(str(tmp_path / "chain.bin")) <= 2  # once to read, once to infer
+    data = np.arange(6, dtype=np.float32).reshape(2, 3)
+    (out,) = irexec.compile_model(model)({"data": data}).values()
+    np.testing.assert_array_equal(out, data)  # 40 flips: 20 of each axis
