@@ -32,22 +32,27 @@ def lowest(dtype) -> object:
     return np.finfo(ct).min if is_float(ct) else np.iinfo(ct).min
 
 
-def _separable(block, kernel, strides, dilations, out, combine, dtype, final=None):
+def _separable(block, kernel, strides, dilations, out, combine, dtype, final=None,
+               outer_first=False):
     """Reduce every window of ``block`` [B, *padded] with ``combine`` (np.fmax, np.add ...),
-    one spatial axis at a time from the last: each axis is k strided views and k-1 operations
-    over an array that is already reduced along the later axes. ``final``: where the last
-    pass writes (shape [B, *out]). Windows are boxes, so the result is the same as over all
-    taps at once, for any reduction that is associative and commutative."""
+    one spatial axis at a time from the last (``outer_first``: from the first): each axis is k
+    strided views and k-1 operations over an array that is already reduced along the axes
+    done before. ``final``: where the last pass writes (shape [B, *out]). Windows are boxes,
+    so the result is the same as over all taps at once, for any reduction that is associative
+    and commutative; for a max the order changes nothing, and outer axes first keeps the
+    first passes' inner loops contiguous (a strided last axis then runs over a reduced array:
+    half the time of a 3x3/2 MaxPool)."""
     cur = block
     nsp = len(kernel)
-    for axis in reversed(range(nsp)):
+    order = list(range(nsp)) if outer_first else list(reversed(range(nsp)))
+    for axis in order:
         k, s, d, o = kernel[axis], strides[axis], dilations[axis], out[axis]
 
         def view(t, cur=cur, axis=axis, s=s, d=d, o=o):
             index = [slice(None)] * cur.ndim
             index[axis + 1] = slice(t * d, t * d + (o - 1) * s + 1, s)
             return cur[tuple(index)]
-        if axis == 0 and final is not None:
+        if axis == order[-1] and final is not None:
             acc = final
             np.copyto(acc, view(0))
         else:
@@ -81,9 +86,10 @@ def _max_values(x, kernel, strides, dilations, pads_begin, out, on_block):
     combine = np.fmax if floats else np.maximum
     for r0, r1, block in windows.padded_blocks(_rows(x), pads_begin, ends,
                                                -np.inf if floats else low, ct):
-        v = _separable(block, kernel, strides, dilations, out, combine, ct, values[r0:r1])
-        if floats:
-            v[~(v > low)] = low  # NaN (all NaN) and -inf (all -inf or padding)
+        v = _separable(block, kernel, strides, dilations, out, combine, ct, values[r0:r1],
+                       outer_first=True)
+        if floats:  # NaN (all NaN) and -inf (all -inf or padding) give the lowest: one pass
+            np.fmax(v, low, out=v)
         if on_block is not None:
             on_block(r0, r1, block, v)
     return values.reshape(x.shape[:2] + tuple(out)), low
