@@ -267,23 +267,30 @@ def _real_rois(batch: np.ndarray) -> int:
     return int(stop[0]) if stop.size else batch.shape[0]
 
 
+def _ps_start(data, rois, output_dim: int, g: int, ct):
+    """What both position-sensitive poolings start from: the data and ROIs in ``ct``, the
+    zeroed output [R, output_dim, g, g], and the ROIs to pool with their batch indices (those
+    before the first batch index -1; none when there is nothing to pool)."""
+    x = data.astype(ct, copy=False)
+    r = rois.astype(ct, copy=False)
+    out = np.zeros((r.shape[0], output_dim, g, g), ct)
+    batch = _as_int(r[:, 0])
+    real = _real_rois(batch) if output_dim else 0
+    return x, out, r[:real], batch[:real]
+
+
 def psroi_pooling(data, rois, *, output_dim: int, group_size: int, spatial_scale: float,
                   mode: str, spatial_bins_x: int, spatial_bins_y: int) -> np.ndarray:
     """[R, output_dim, group_size, group_size]: position-sensitive average pooling (bin (i, j)
     of output channel k averages input channel (k*G + i)*G + j over its bin), or bilinear
     sampling averaged over spatial_bins_x*spatial_bins_y sub-boxes, as OpenVINO's CPU plugin."""
     ct = compute_dtype(data.dtype)
-    x = data.astype(ct, copy=False)
-    n, c_in, h, w = x.shape
-    r = rois.astype(ct, copy=False)
     g = group_size
-    count = r.shape[0]
-    out = np.zeros((count, output_dim, g, g), ct)
-    batch = _as_int(r[:, 0])
-    real = _real_rois(batch)
-    if real == 0 or output_dim == 0:
+    x, out, r, batch = _ps_start(data, rois, output_dim, g, ct)
+    n, c_in, h, w = x.shape
+    real = r.shape[0]
+    if real == 0:
         return finish(out, data.dtype)
-    r, batch = r[:real], batch[:real]
     scale = np.float32(spatial_scale).astype(ct)
     if mode == "average":
         start_w = round_half_away(r[:, 1]) * scale
@@ -377,17 +384,12 @@ def deformable_psroi_pooling(data, rois, offsets=None, *, output_dim: int, group
     the bilinear samples of its spatial_bins_x*spatial_bins_y sub-bins that fall inside the
     map (0 when none does), as OpenVINO's CPU plugin."""
     ct = np.dtype(np.float32) if compute_dtype(data.dtype) != np.float64 else np.dtype(np.float64)
-    x = data.astype(ct, copy=False)
-    n, c_in, h, w = x.shape
-    r = rois.astype(ct, copy=False)
     g = group_size
-    count = r.shape[0]
-    out = np.zeros((count, output_dim, g, g), ct)
-    batch = _as_int(r[:, 0])
-    real = _real_rois(batch)
-    if real == 0 or output_dim == 0:
+    x, out, r, batch = _ps_start(data, rois, output_dim, g, ct)
+    n, c_in, h, w = x.shape
+    real = r.shape[0]
+    if real == 0:
         return finish(out, data.dtype)
-    r, batch = r[:real], batch[:real]
     scale = np.float32(spatial_scale).astype(ct)
     half = ct.type(0.5)
     start_w = round_half_away(r[:, 1]) * scale - half
