@@ -13,9 +13,14 @@ from dataclasses import dataclass
 
 from irexec.cli.usage import UsageError
 from irexec.errors import IRError
-from irexec import numerics
+from irexec import availability, numerics
 from irexec.ops import openvino_opsets, registry
 from irexec.ops.spec import REQUIRED
+
+
+def _did_you_mean(type_name: str) -> str:
+    fix = availability.closest(type_name)
+    return f"did you mean '{fix}'? " if fix and fix != type_name else ""
 
 
 def add_parser(sub) -> None:
@@ -214,7 +219,8 @@ def execute(args) -> int:
                   (op.spec.type.lower(), *(a.lower() for a in op.spec.aliases))]
         if not chosen:
             raise IRError.make("IR103", f"operation type '{args.type}' is not registered "
-                                        f"(registered: {', '.join(registry.registered_types())})")
+                                        f"({_did_you_mean(args.type)}registered: "
+                                        f"{', '.join(registry.registered_types())})")
         print("\n\n".join(describe(op) for op in chosen))
         return 0
     width = max(len(op.spec.type) for op in ops)

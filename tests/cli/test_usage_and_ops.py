@@ -91,3 +91,9 @@ def test_ops_unknown_type_exits_1():
 def test_python_dash_m():
     proc = run_cli("run", CHAIN)
     assert proc.returncode == 0 and "outputs:" in proc.stdout
+
+
+def test_ops_unknown_type_suggests_the_closest():
+    m = one_error(run_cli("ops", "Rellu"))
+    assert "did you mean 'Relu'?" in m.string
+
