@@ -14,7 +14,7 @@ from irexec.ir.model import Model, OutputPort
 from irexec.ir.shape import PartialShape
 from irexec.kernels import buffers, state
 from irexec.kernels import elementwise as ew
-from irexec.runtime.plan import InputSlot, Plan, compile_plan, memoized
+from irexec.runtime.plan import InputSlot, Plan, compile_plan, kernel_error, memoized
 from irexec.runtime.precise import precision_of
 from irexec.runtime.results import Results, Tensor
 from irexec.runtime.loop_code import LoopCode
@@ -253,12 +253,8 @@ class CompiledModel:
             try:
                 result = kernel(*args)
                 args = None  # the free below proves arrays unreachable by their counts
-            except OpError as e:
-                # The rule's own code, as when the values are known at read time.
-                raise IRError.make(e.code or "IR605", str(e), step.location) from None
-            except MemoryError:
-                raise IRError.make("IR605", "not enough memory to compute this layer",
-                                   step.location) from None
+            except (OpError, MemoryError) as e:
+                raise kernel_error(e, step.location) from None
             if len(step.outputs) == 1:
                 values[step.outputs[0]] = result
             else:

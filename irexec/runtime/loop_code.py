@@ -31,10 +31,10 @@ import sys
 import numpy as np
 
 from irexec import budget
-from irexec.errors import IRError, OpError
+from irexec.errors import OpError
 from irexec.kernels import buffers, ufuncs
 from irexec.kernels import elementwise as ew
-from irexec.runtime.plan import Plan, memoized
+from irexec.runtime.plan import Plan, kernel_error, memoized
 
 
 def small(plan: Plan, model) -> bool:
@@ -76,7 +76,7 @@ class LoopCode:
         slot_of_param = {s.layer_id: s.slot for s in plan.inputs}
         result_slot = {o.layer_id: o.slot for o in plan.outputs}
         copies = {o.layer_id for o in plan.outputs if o.copy}
-        names: dict[str, object] = {"OpError": OpError, "IRError": IRError,
+        names: dict[str, object] = {"OpError": OpError, "kernel_error": kernel_error,
                                     "ITERATIONS": budget.ITERATIONS_CODE, "asarray": np.asarray,
                                     "memoized": memoized}
         head = ["def iterate(params, slicers, parts, count, condition, spend, memory, "
@@ -134,16 +134,10 @@ class LoopCode:
                 loop += [f"            {o} = r[{k}]" for k, o in enumerate(outs)]
         if not plan.steps:  # a body whose Results read its Parameters or Constants
             loop.append("            pass")
-        loop += ["        except OpError as e:",
+        loop += ["        except (OpError, MemoryError) as e:",
                  "            if at < 0:",
                  "                raise",
-                 "            raise IRError.make(e.code or 'IR605', str(e), LOCATIONS[at]) "
-                 "from None",
-                 "        except MemoryError:",
-                 "            if at < 0:",
-                 "                raise",
-                 "            raise IRError.make('IR605', 'not enough memory to compute this "
-                 "layer', LOCATIONS[at]) from None"]
+                 "            raise kernel_error(e, LOCATIONS[at]) from None"]
         names["LOCATIONS"] = self.locations
         # The Results' values this iteration, before the back edges move any of them.
         kept = [m.internal for m in body.outputs if m.purpose is None and m.axis is None]

@@ -303,7 +303,7 @@ def memoized(step: Step, args: list):
         try:
             result = step.kernel(*args)
         except OpError as e:
-            raise IRError.make(e.code or "IR605", str(e), step.location) from None
+            raise kernel_error(e, step.location) from None
         remember(step, key, result)
     return result
 
@@ -320,18 +320,25 @@ def remember(step: Step, key: tuple, result) -> None:
     step.memo[key] = result
 
 
+def kernel_error(e: BaseException, location, memory: str = "") -> IRError:
+    """The IRError for a kernel's OpError (its rule's own code, as when the values are known
+    at read time; IR605 without one) or MemoryError (IR605; ``memory`` adds why), at the
+    layer's location."""
+    if isinstance(e, MemoryError):
+        return IRError.make("IR605", f"not enough memory to compute this layer{memory}",
+                            location)
+    return IRError.make(e.code or "IR605", str(e), location)
+
+
 def _fold(node, kernel, arrays: list[np.ndarray], check) -> list[np.ndarray]:
     """The outputs of a layer whose inputs are all constants, computed once (read-only)."""
     try:
         if check is not None:
             check(arrays)
         result = kernel(*arrays)
-    except OpError as e:
-        raise IRError.make(e.code or "IR605", str(e), node.location) from None
-    except MemoryError:
-        raise IRError.make("IR605", "not enough memory to compute this layer (its inputs are "
-                                    "constants: it is computed once, when compiling)",
-                           node.location) from None
+    except (OpError, MemoryError) as e:
+        raise kernel_error(e, node.location, " (its inputs are constants: it is computed "
+                                             "once, when compiling)") from None
     results = list(result) if isinstance(result, (tuple, list)) else [result]
     for r in results:
         r.setflags(write=False)
