@@ -67,6 +67,24 @@ def pool_case(op, version, shape, **attrs):
     return build
 
 
+def interpolate_case(shape, size, mode, **attrs):
+    """Interpolate-11 of the two spatial axes to ``size`` (sizes mode)."""
+    def build():
+        x = _rng().standard_normal(shape, dtype=np.float32)
+        m = ModelBuilder("interpolate")
+        defaults = dict(mode=mode, shape_calculation_mode="sizes",
+                        coordinate_transformation_mode="half_pixel",
+                        nearest_mode="round_prefer_floor", antialias=False,
+                        pads_begin=(0, 0, 0, 0), pads_end=(0, 0, 0, 0), cube_coeff=-0.75)
+        defaults.update(attrs)
+        y = m.op("Interpolate", m.parameter("x", "f32", list(shape)),
+                 m.constant(np.array(size, np.int64)), m.constant(np.array([2, 3], np.int64)),
+                 version="opset11", name="y", **defaults)
+        m.result(y, "out")
+        return m.build(), {"x": x}, None
+    return build
+
+
 def reduce_case(shape, axes):
     def build():
         x = _rng().standard_normal(shape, dtype=np.float32)
@@ -133,6 +151,16 @@ CASES = {
     "AvgPool-14 2x2/2 [1,64,112,112]": pool_case(
         "AvgPool", "opset14", (1, 64, 112, 112), **{"exclude-pad": True},
         **dict(POOL3, kernel=(2, 2), pads_begin=(0, 0), pads_end=(0, 0))),
+    "Interpolate nearest [1,64,112,112] -> 224x224": interpolate_case(
+        (1, 64, 112, 112), (224, 224), "nearest"),
+    "Interpolate linear_onnx [1,64,112,112] -> 224x224": interpolate_case(
+        (1, 64, 112, 112), (224, 224), "linear_onnx"),
+    "Interpolate cubic [1,64,112,112] -> 224x224": interpolate_case(
+        (1, 64, 112, 112), (224, 224), "cubic"),
+    "Interpolate linear [1,64,112,112] -> 224x224": interpolate_case(
+        (1, 64, 112, 112), (224, 224), "linear"),
+    "Interpolate linear antialias [1,64,112,112] -> 56x56": interpolate_case(
+        (1, 64, 112, 112), (56, 56), "linear", antialias=True),
     "ReduceMean [1,512,28,28] axes 2,3": reduce_case((1, 512, 28, 28), [2, 3]),
     "DFT [4,256,256] axes 1,2 (complex)": dft_case((4, 256, 256, 2), [1, 2]),
     "DeformableConvolution 3x3 [1,64,28,28] 64->64": deformable_case((1, 64, 28, 28),
