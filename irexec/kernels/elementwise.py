@@ -113,15 +113,19 @@ def quiet():
     return _NOTHING if _IGNORING.get() else np.errstate(all="ignore")
 
 
-@contextlib.contextmanager
-def ignoring():
-    """Floating-point flags ignored for a whole run: kernels' :func:`quiet` costs nothing."""
-    with np.errstate(all="ignore"):
-        token = _IGNORING.set(True)
-        try:
-            yield
-        finally:
-            _IGNORING.reset(token)
+class ignoring:
+    """``with ignoring():`` floating-point flags are ignored for a whole run, and kernels'
+    :func:`quiet` costs nothing (a class, not a generator: every call of a compiled model
+    enters it)."""
+
+    def __enter__(self):
+        self.errstate = np.errstate(all="ignore")
+        self.errstate.__enter__()
+        self.token = _IGNORING.set(True)
+
+    def __exit__(self, *exc):
+        _IGNORING.reset(self.token)
+        self.errstate.__exit__(*exc)
 
 
 def broadcast_shape(a: np.ndarray, b: np.ndarray) -> tuple:

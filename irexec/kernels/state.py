@@ -4,7 +4,6 @@ variable id -> array, owned by the infer request, set for the duration of each c
 
 from __future__ import annotations
 
-import contextlib
 import contextvars
 import threading
 
@@ -14,13 +13,19 @@ _CURRENT: contextvars.ContextVar[dict[str, np.ndarray] | None] = \
     contextvars.ContextVar("irexec_variables", default=None)
 
 
-@contextlib.contextmanager
-def using(variables: dict[str, np.ndarray]):
-    token = _CURRENT.set(variables)
-    try:
-        yield variables
-    finally:
-        _CURRENT.reset(token)
+class using:
+    """``with using(variables):`` the layers of the call in progress read and write
+    ``variables`` (a class, not a generator: every call of a compiled model enters it)."""
+
+    def __init__(self, variables: dict[str, np.ndarray]):
+        self.variables = variables
+
+    def __enter__(self):
+        self.token = _CURRENT.set(self.variables)
+        return self.variables
+
+    def __exit__(self, *exc):
+        _CURRENT.reset(self.token)
 
 
 def current() -> dict[str, np.ndarray]:

@@ -16,14 +16,32 @@ from irexec.kernels import buffers, state
 from irexec.kernels import elementwise as ew
 from irexec.runtime.plan import InputSlot, Plan, compile_plan, kernel_error, memoized
 from irexec.runtime.precise import precision_of
-from irexec.runtime.results import Results, Tensor
+from irexec.runtime.results import Results, Tensor, port_names
 from irexec.runtime.loop_code import LoopCode
 from irexec.runtime.loop_code import small as small_body
 from irexec.runtime.trace import Tracer, body_trace, traces_bodies
 from irexec.diagnostics.diagnostic import Location
 
 
-def _as_array(value, slot: InputSlot) -> np.ndarray:
+def _plain_form(slot: InputSlot) -> tuple[np.dtype | None, tuple[int, ...] | None]:
+    """The numpy dtype an input array of ``slot`` has when it needs no conversion (None for
+    dynamic, coded and string element types), and its shape when the slot's is static: what
+    :func:`_as_array` checks first, a call's common case, in two comparisons."""
+    et, dtype = slot.element_type, None
+    if not et.is_dynamic and not et.is_coded and et.kind != "string":
+        try:
+            if et_table.from_dtype(et.dtype) == et and et.dtype.isnative:
+                dtype = et.dtype
+        except (KeyError, AttributeError, TypeError):
+            dtype = None
+    return dtype, (slot.shape.to_shape() if slot.shape.is_static else None)
+
+
+def _as_array(value, slot: InputSlot, plain=(None, None)) -> np.ndarray:
+    dtype, shape = plain
+    if type(value) is np.ndarray and dtype is not None and value.dtype == dtype:
+        if value.shape == shape or shape is None and slot.shape.contains(value.shape):
+            return value
     array = np.asarray(value)
     if array.dtype.byteorder not in ("=", "|") and array.dtype.kind in "biuf":
         array = array.astype(array.dtype.newbyteorder("="))  # big-endian input: same values
@@ -88,6 +106,9 @@ class CompiledModel:
         self.precision = precision_of(config)
         self.plan: Plan = compile_plan(model, precise=self.precision == "f64")
         self._by_name: dict[str, InputSlot] = {}
+        self._plain = {slot.slot: _plain_form(slot) for slot in self.plan.inputs}
+        # how Results maps the model's output ports to names, made once
+        self._output_ports = port_names(self.model.outputs, [o.name for o in self.plan.outputs])
         for slot in self.plan.inputs:
             for name in slot.names:
                 self._by_name.setdefault(name, slot)
@@ -137,7 +158,7 @@ class CompiledModel:
         slots = self.plan.inputs
         if inputs is None:
             inputs = {}
-        if isinstance(inputs, Mapping):
+        if type(inputs) is dict or isinstance(inputs, Mapping):
             given: dict[int, np.ndarray] = {}
             for key, value in inputs.items():
                 slot = self._by_name.get(key)
@@ -148,13 +169,14 @@ class CompiledModel:
                 if slot.slot in given:
                     raise IRError.make("IR601", f"input '{slot.name}' is given twice (as "
                                                 f"{key!r} and another of its names)", slot.location)
-                given[slot.slot] = _as_array(value, slot)
+                given[slot.slot] = _as_array(value, slot, self._plain[slot.slot])
         elif isinstance(inputs, Sequence) and not isinstance(inputs, (str, bytes)):
             if len(inputs) != len(slots):
                 raise IRError.make("IR602", f"the model takes {len(slots)} inputs (in order: "
                                             f"{', '.join(s.name for s in slots)}) but "
                                             f"{len(inputs)} {'was' if len(inputs) == 1 else 'were'} given", Location(self.model.path))
-            given = {s.slot: _as_array(v, s) for s, v in zip(slots, inputs)}
+            given = {s.slot: _as_array(v, s, self._plain[s.slot])
+                     for s, v in zip(slots, inputs)}
         else:
             raise IRError.make("IR601", "inputs must be a dict {name: array} or a list in "
                                         "Parameter order", Location(self.model.path))
@@ -198,7 +220,7 @@ class CompiledModel:
         with self._lock:
             self._returned = [a for a in outputs.values() if a.nbytes >= buffers.MIN_BYTES]
             self._pool = pool
-        return Results(outputs, self.model.outputs)
+        return Results(outputs, self._output_ports)
 
     def release_memory(self) -> None:
         """Drop the spare arrays kept for reuse by the next call (as OpenVINO's
@@ -212,9 +234,7 @@ class CompiledModel:
         known to fit (a body's Parameters, fed by its layer after inference)."""
         pool = buffers.current()
         min_bytes = buffers.MIN_BYTES
-        values: list[np.ndarray | None] = [None] * plan.num_slots
-        for s, array in plan.constants.items():
-            values[s] = array
+        values: list[np.ndarray | None] = plan.initial_values.copy()
         if bound is None:
             bound = self._bind_inputs(inputs)
         for s, array in bound.items():

@@ -108,6 +108,15 @@ class Plan:
     folded: list[tuple[int, Step]] = field(default_factory=list)
     constant_nodes: dict[int, object] = field(default_factory=dict)
 
+    @functools.cached_property
+    def initial_values(self) -> list:
+        """The slots as a run starts: the constants in theirs, None elsewhere (a run copies
+        this list rather than placing each constant again)."""
+        values: list = [None] * self.num_slots
+        for s, array in self.constants.items():
+            values[s] = array
+        return values
+
     def __str__(self) -> str:
         lines = [f"plan: {self.num_slots} slots, {len(self.steps)} steps"]
         lines += [f"  %{i.slot} = input {i.name!r} {i.element_type}{i.shape}" for i in self.inputs]

@@ -86,15 +86,23 @@ class Tensor:
         return f"<Tensor: shape{self.get_shape()} type: {self.get_element_type()}>"
 
 
+def port_names(ports: list[OutputPort], names: list[str]) -> dict[int, str]:
+    """{id(port): output name} for the ports of a model's outputs, in the order of ``names``."""
+    return {id(p): n for p, n in zip(ports, names) if p is not None}
+
+
 class Results(dict):
     """A compiled model's outputs: ``{output name: array}``, also indexed by output index
     (``results[0]``) and by output port (``results[compiled.output(0)]``), as OpenVINO's
     results are. Iterating gives the names (OpenVINO's gives ports)."""
 
-    def __init__(self, arrays: Mapping[str, np.ndarray], ports: list[OutputPort]):
+    def __init__(self, arrays: Mapping[str, np.ndarray],
+                 ports: list[OutputPort] | dict[int, str]):
+        """``ports``: the output port of each array in order, or that mapping already made
+        by :func:`port_names` (a compiled model makes it once)."""
         super().__init__(arrays)
         self._names = list(arrays)
-        self._ports = {id(p): n for p, n in zip(ports, self._names) if p is not None}
+        self._ports = ports if isinstance(ports, dict) else port_names(ports, self._names)
 
     def _name(self, key):
         if isinstance(key, str):

@@ -79,10 +79,15 @@ class MatMul(Op):
 
     @staticmethod
     def kernel(a, b, *, transpose_a, transpose_b):
-        ct = compute_dtype(a.dtype)
+        dtype = a.dtype
+        ct = compute_dtype(dtype)
         if transpose_a and a.ndim > 1:
             a = np.swapaxes(a, -1, -2)
         if transpose_b and b.ndim > 1:
             b = np.swapaxes(b, -1, -2)
-        y = np.matmul(a.astype(ct, copy=False), b.astype(ct, copy=False))
-        return finish(np.asarray(y), a.dtype)
+        if ct != dtype:
+            a, b = a.astype(ct), b.astype(ct)
+        y = np.matmul(a, b)
+        if type(y) is not np.ndarray:  # two vectors: numpy gives a scalar
+            y = np.asarray(y)
+        return y if ct == dtype else finish(y, dtype)
