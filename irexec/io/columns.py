@@ -17,13 +17,28 @@ Two things make it cost nothing per element, even when a whole model sits on one
   ``MAX_WALK`` elements gives up and leaves the column unknown.
 
 Files in an encoding that is not ASCII-compatible (UTF-16, UTF-32) get no columns.
+
+**Files of 65,535 lines or more.** libxml2 keeps no element's line from line 65,535 on (it
+stores lines in 16 bits), and lxml then reports the line of a nearby node instead: a child's,
+the next or the previous sibling's, which may be any earlier line. So in such a file neither
+the line nor the rule above can be trusted, and :meth:`Columns.line` and :meth:`Columns.of` find
+both from the bytes: the k-th start tag of the file (comments, CDATA sections and processing
+instructions skipped) is the k-th element in document order, so one walk over both, in step,
+tells each element's position exactly (a start tag over several lines gets its line and no
+column). The reader asks in document order, so the walk goes forward once over the file; the
+positions of the last ``KEPT`` elements passed are remembered, and a question about an element
+passed before them starts the walk again (at most ``REWALKS`` times; after that, lxml's line
+and no column).
 """
 
 from __future__ import annotations
 
+import bisect
 import re
 from array import array
 from collections import OrderedDict
+
+import numpy as np
 
 MAX_WALK = 10_000  # elements walked back to find an element's ordinal, at most
 ANCHORS = 64  # elements whose ordinals are remembered
@@ -37,6 +52,13 @@ _CHUNK = 1 << 24
 LXML_LAST_LINE = 65535
 SHORT_LINE = 4096  # bytes: a line this short is looked at whole for its one start tag
 _AFTER_NAME = frozenset(b" \t\r\n/>")
+# What can open with "<" in a parsed IR file: comments, CDATA sections and processing
+# instructions (skipped: no element), end tags (skipped), start tags (group 1: the name)
+_MARKUP = re.compile(rb"<!--.*?-->|<!\[CDATA\[.*?\]\]>|<\?.*?\?>|<!|</|<([^\s/>!?<]+)",
+                     re.DOTALL)
+_TAG_REST = re.compile(rb"""(?:[^>"']+|"[^"]*"|'[^']*')*>""")  # up to a start tag's end
+REWALKS = 4  # walks started again for a question about an element already passed, at most
+KEPT = 1 << 16  # passed elements whose tag offsets are kept for questions asked again
 
 
 class Columns:
@@ -45,14 +67,47 @@ class Columns:
         self._line_starts: array | None = None
         self._lines: OrderedDict[int, dict[bytes, array]] = OrderedDict()
         self._anchors: OrderedDict = OrderedDict()  # element -> (line, ordinals by COUNTED)
+        self._long: bool | None = None  # the file has 65,535 lines or more
+        self._exact: _Exact | None = None  # positions from the bytes, for such a file
+
+    def _is_long(self) -> bool:
+        if self._long is None:
+            self._long = self._data.count(b"\n") >= LXML_LAST_LINE - 1
+        return self._long
+
+    def _position(self, element) -> tuple[int, int | None] | None:
+        if self._exact is None:
+            self._exact = _Exact(self._data)
+        return self._exact.position(element)
+
+    def line(self, element) -> int | None:
+        """The line where the element's start tag ends: lxml's, or in a file of 65,535 lines
+        or more (where lxml's is not to be trusted) the one found from the bytes."""
+        line = element.sourceline
+        if line is None or not self._data or not self._is_long():
+            return line
+        found = self._position(element)
+        return found[0] if found is not None else line
+
+    def position(self, element) -> tuple[int | None, int | None]:
+        """(:meth:`line`, :meth:`of`) of the element."""
+        if self._data and (self._long is True or self._long is None and self._is_long()):
+            found = self._position(element)
+            if found is not None:
+                return found
+            return element.sourceline, None
+        return element.sourceline, self.of(element)
 
     def of(self, element) -> int | None:
         """The element's 1-based column, or None when it cannot be told."""
         if element is None or not self._data:
             return None
         line, tag = element.sourceline, element.tag
-        if not line or not isinstance(tag, str) or line >= LXML_LAST_LINE:
+        if not line or not isinstance(tag, str):
             return None
+        if self._is_long():
+            found = self._position(element)
+            return found[1] if found is not None else None
         name = tag.encode("utf-8", "surrogateescape")
         if line not in self._lines:
             column = self._alone(element, line, name)
@@ -141,6 +196,8 @@ class Columns:
             self._lines.popitem(last=False)
         return index
 
+    # --- past line 65,535 -------------------------------------------------------------------
+
     # --- ordinals -------------------------------------------------------------------------
 
     def _ordinal(self, element, line: int, tag: str) -> int | None:
@@ -187,6 +244,138 @@ class Columns:
         if len(self._anchors) > ANCHORS:
             self._anchors.popitem(last=False)
         return ordinal
+
+
+class _Exact:
+    """Exact positions of elements from the bytes of a file (see the module's docstring): for
+    each tag, the k-th element with that tag in document order is the k-th start tag of that
+    name in the file. The start tags are found once, with numpy, unless the file holds
+    comments, CDATA sections or processing instructions (which may hold text like a start tag):
+    then by a regular expression that skips them. The lines and columns of a tag's start tags
+    are counted for all of them at once, when the tag is first asked for."""
+
+    def __init__(self, data: bytes):
+        self.data = data
+        self.bytes = np.frombuffer(data, np.uint8)
+        self.ascii = data.isascii()
+        self._found: dict[bytes, np.ndarray] = {}  # b"<", b"\n" ... -> their offsets
+        self.walks: dict[str, list] = {}  # tag -> [its elements' iterator, positions, k]
+        self.walked: dict[str, int] = {}  # tag -> walks started
+        # element -> (line, column), for the elements passed last (two generations of up to
+        # KEPT each: the older is dropped whole when the newer fills)
+        self.passed: dict = {}
+        self.older: dict = {}
+        self.cursor = (0, 0, 1)  # the last non-ASCII column counted: offset, line, column
+
+    def position(self, element) -> tuple[int, int | None] | None:
+        """(line where its start tag ends, column where it begins), or None when the file
+        and lxml's tree disagree or the walks over this tag are used up."""
+        found = self.passed.get(element)
+        if found is None:
+            found = self.older.get(element)
+            if found is None:
+                found = self._advance(element)
+                if found is None:
+                    return None
+        if found[2] >= 0:
+            return found[0], found[1] or None  # 0: a start tag over several lines
+        return found[0], self._characters(found[2], found[0])  # a line that is not ASCII
+
+    def _advance(self, element):
+        """Walk on over the elements with its tag to ``element`` (from the first again when
+        it is not ahead): its (line, column, -1 - offset when the column is to be counted in
+        characters, else 0)."""
+        tag = element.tag
+        for restart in (False, True):
+            walk = self.walks.get(tag)
+            if walk is None or restart:
+                if "{" in tag or ":" in tag or self.walked.get(tag, 0) >= REWALKS:
+                    return None  # a namespace (named otherwise in the file), or used up
+                self.walked[tag] = self.walked.get(tag, 0) + 1
+                root = element.getroottree().getroot()
+                walk = self.walks[tag] = [root.iter(tag), self._of_tag(tag), 0]
+            elements, positions, k = walk
+            passed = self.passed
+            try:
+                for x in elements:
+                    found = passed[x] = positions[k]
+                    k += 1
+                    if x is element:
+                        walk[2] = k
+                        if len(passed) > KEPT:
+                            self.older, self.passed = passed, {}
+                        return found
+            except IndexError:  # more elements than start tags: the file and tree disagree
+                self.walked[tag] = REWALKS
+            del self.walks[tag]  # the end: the element came before where the walk began
+        return None
+
+    def _all(self, byte: bytes) -> np.ndarray:
+        found = self._found.get(byte)
+        if found is None:
+            found = self._found[byte] = np.flatnonzero(self.bytes == byte[0])
+        return found
+
+    def _of_tag(self, tag: str) -> tuple[list, list, list]:
+        """For each start tag named ``tag``, in order: the line where it ends, the column
+        (in bytes) where it begins, and -1 - its offset when the column is to be counted in
+        characters instead (the file is not ASCII), else 0. A start tag over several lines
+        has column 0 (none)."""
+        data, a = self.data, self.bytes
+        starts = self._found.get(b"tags")
+        if starts is None:
+            lt = self._all(b"<")
+            after = a[np.minimum(lt + 1, len(a) - 1)]
+            if (after == ord("!")).any() or (after[1:] == ord("?")).any():
+                # comments, CDATA or processing instructions (past the XML declaration)
+                starts = np.array([m.start() for m in _MARKUP.finditer(data)
+                                   if m.lastindex is not None], np.int64)
+            else:
+                starts = lt[(after != ord("/")) & (after != ord("?"))]
+            self._found[b"tags"] = starts
+        name = tag.encode("utf-8", "surrogateescape")
+        cand = starts[starts + len(name) + 1 < len(a)]
+        keep = np.ones(len(cand), bool)
+        for i, byte in enumerate(name):
+            keep &= a[cand + 1 + i] == byte
+        keep &= np.isin(a[cand + 1 + len(name)], np.frombuffer(b" \t\r\n/>", np.uint8))
+        offsets = cand[keep]
+        # where each start tag ends: the first ">" after it, unless that ">" may be inside an
+        # attribute value (an odd number of '"' before it, or any "'"): then the tag is read
+        # to its end
+        gt = self._all(b">")
+        ends = gt[np.minimum(np.searchsorted(gt, offsets), len(gt) - 1)]
+        double, single = self._all(b'"'), self._all(b"'")
+        quoted = ((np.searchsorted(double, ends) - np.searchsorted(double, offsets)) % 2 == 1) \
+            | (np.searchsorted(single, ends) != np.searchsorted(single, offsets))
+        for i in np.flatnonzero(quoted):
+            rest = _TAG_REST.match(data, int(offsets[i]) + 1)
+            ends[i] = rest.end() - 1 if rest is not None else offsets[i]
+        newlines = self._all(b"\n")
+        before = np.searchsorted(newlines, offsets)  # line breaks before the tag
+        lines = np.searchsorted(newlines, ends) + 1
+        line_starts = np.where(before > 0, newlines[np.maximum(before - 1, 0)] + 1, 0)
+        columns = offsets - line_starts + 1
+        counted = np.zeros(len(offsets), np.int64)
+        if not self.ascii:
+            counted = -1 - offsets
+        one_line = lines == before + 1
+        columns[~one_line] = 0
+        counted[~one_line] = 0
+        return list(zip(lines.tolist(), columns.tolist(), counted.tolist()))
+
+    def _characters(self, counted: int, line: int) -> int:
+        """The column in characters of the start tag at offset ``-1 - counted`` on ``line``:
+        counted on from the last one counted when it is on the same line, else from the
+        line's start."""
+        data, at = self.data, -1 - counted
+        since, on_line, column = self.cursor
+        if on_line != line or since > at:
+            since, column = data.rfind(b"\n", 0, at) + 1, 1
+        text = data[since:at]
+        column += len(text) if text.isascii() else len(text.decode("utf-8", "replace"))
+        self.cursor = (at, line, column)
+        return column
 
 
 def _previous_element(element):

@@ -28,6 +28,7 @@ from lxml import etree
 
 from irexec.errors import IRError
 from irexec.diagnostics.diagnostic import Location
+from irexec.io.columns import Columns
 
 MAX_DEPTH = 64  # an IR nests about seven deep: net/layers/layer/output/port/rt_info/attribute,
 # and three more per sub-graph body (layer/body/layers/layer): about 19 bodies one inside another
@@ -171,12 +172,11 @@ def doctype_error(path: str, data: bytes) -> IRError:
 
 
 def _where(path: str, data: bytes, element) -> Location:
-    line = element.sourceline
+    columns = Columns(data, ascii_compatible(data, element.getroottree().docinfo.encoding))
+    line = columns.line(element)
     if not line:
         return Location(path)
-    text = data.split(b"\n", line)[line - 1] if line else b""
-    at = text.find(b"<" + element.tag.encode("utf-8", "replace"))
-    return Location(path, line, column=at + 1 if at >= 0 else None)
+    return Location(path, line, column=columns.of(element))
 
 
 def ascii_compatible(data: bytes, encoding: str | None) -> bool:

@@ -310,3 +310,27 @@ def test_runtime_float_lengths_nan(edited, npy):
     one_error(run_cli("run", path, "--input", f"seq_lengths={lengths}"), path,
               line_of(path, LAYER["reversed_sequences"]), "reversed_sequences", "ReverseSequence",
               "seq_lengths[1]", "nan")
+
+
+def test_lines_past_65535_are_exact(tmp_path):
+    """libxml2 keeps element lines in 16 bits; in a file of more lines than that, a layer's
+    diagnostic still names the line and column of its start tag (found from the bytes)."""
+    from irexec.builder import ModelBuilder
+
+    import irexec
+    b = ModelBuilder("long")
+    x = b.parameter("x", "f32", [2, 3])
+    for i in range(5000):
+        x = b.op("Relu", x, name=f"r{i}")
+    b.result(x, "out")
+    path = tmp_path / "long.xml"
+    irexec.save_model(b.build(), path)
+    text = path.read_text()
+    assert text.count("\n") > 70_000
+    path.write_text(text.replace('name="r4990" type="Relu"', 'name="r4990" type="Relux"'))
+    expected = line_of(path, 'name="r4990"')
+    assert expected > 65_535
+    proc = run_cli("validate", path)
+    assert proc.returncode == 1
+    found = [line for line in (proc.stdout + proc.stderr).splitlines() if "IR103" in line]
+    assert len(found) == 1 and found[0].startswith(f"{path}:{expected}:5: IR103"), found
