@@ -59,6 +59,8 @@ _MARKUP = re.compile(rb"<!--.*?-->|<!\[CDATA\[.*?\]\]>|<\?.*?\?>|<!|</|<([^\s/>!
 _TAG_REST = re.compile(rb"""(?:[^>"']+|"[^"]*"|'[^']*')*>""")  # up to a start tag's end
 REWALKS = 4  # walks started again for a question about an element already passed, at most
 KEPT = 1 << 16  # passed elements whose tag offsets are kept for questions asked again
+_TAG_CHUNK = 1 << 22  # bytes looked at a time to count the start tags' lines and columns
+_NAME_ENDS = np.frombuffer(b" \t\r\n/>", np.uint8)
 
 
 class Columns:
@@ -251,14 +253,14 @@ class _Exact:
     each tag, the k-th element with that tag in document order is the k-th start tag of that
     name in the file. The start tags are found once, with numpy, unless the file holds
     comments, CDATA sections or processing instructions (which may hold text like a start tag):
-    then by a regular expression that skips them. The lines and columns of a tag's start tags
-    are counted for all of them at once, when the tag is first asked for."""
+    then by a regular expression that skips them; their lines and columns are counted at the
+    same time, for all of them."""
 
     def __init__(self, data: bytes):
         self.data = data
         self.bytes = np.frombuffer(data, np.uint8)
         self.ascii = data.isascii()
-        self._found: dict[bytes, np.ndarray] = {}  # b"<", b"\n" ... -> their offsets
+        self._tag_table = None  # see _tags
         self.walks: dict[str, list] = {}  # tag -> [its elements' iterator, positions, k]
         self.walked: dict[str, int] = {}  # tag -> walks started
         # element -> (line, column), for the elements passed last (two generations of up to
@@ -310,58 +312,78 @@ class _Exact:
             del self.walks[tag]  # the end: the element came before where the walk began
         return None
 
-    def _all(self, byte: bytes) -> np.ndarray:
-        found = self._found.get(byte)
-        if found is None:
-            found = self._found[byte] = np.flatnonzero(self.bytes == byte[0])
-        return found
+    def _tags(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Every start tag of the file: its offset, the line where it ends, the column (in
+        bytes) where it begins (0: it spans lines). Counted once, a chunk of the file at a
+        time (the temporaries are bounded whatever the file holds; what is kept is three
+        numbers per element, which the reader's memory estimate covers)."""
+        if self._tag_table is not None:
+            return self._tag_table
+        data, a = self.data, self.bytes
+        lt = np.flatnonzero(a[:-1] == ord("<"))
+        after = a[lt + 1]
+        if (after == ord("!")).any() or (after[1:] == ord("?")).any():
+            # comments, CDATA or processing instructions (past the XML declaration)
+            offsets = np.array([m.start() for m in _MARKUP.finditer(data)
+                                if m.lastindex is not None], np.int64)
+        else:
+            offsets = lt[(after != ord("/")) & (after != ord("?"))]
+        del lt, after
+        lines = np.empty(len(offsets), np.int64)
+        columns = np.empty(len(offsets), np.int64)
+        line, last_break = 1, -1  # at the chunk's start: its line, the line break before
+        for begin in range(0, len(a), _TAG_CHUNK):
+            end = min(begin + _TAG_CHUNK, len(a))
+            chunk = a[begin:end]
+            breaks = np.flatnonzero(chunk == ord("\n")) + begin
+            lo, hi = np.searchsorted(offsets, (begin, end))
+            if hi > lo:
+                at = offsets[lo:hi]
+                before = np.searchsorted(breaks, at)
+                starts = (np.where(before > 0, breaks[np.maximum(before - 1, 0)], last_break)
+                          if len(breaks) else np.full(len(at), last_break)) + 1
+                # the tag's end: the first ">" after it in the chunk, unless that ">" may be
+                # in an attribute value (an odd number of '"' before it, or a "'"), or is not
+                # in the chunk: then the tag is read to its end
+                gt = np.flatnonzero(chunk == ord(">")) + begin
+                k = np.searchsorted(gt, at)
+                found = k < len(gt)
+                ends = np.where(found, gt[np.minimum(k, len(gt) - 1)], end) if len(gt) \
+                    else np.full(len(at), end)
+                double = np.flatnonzero(chunk == ord('"')) + begin
+                single = np.flatnonzero(chunk == ord("'")) + begin
+                slow = ~found \
+                    | ((np.searchsorted(double, ends) - np.searchsorted(double, at)) % 2 == 1) \
+                    | (np.searchsorted(single, ends) != np.searchsorted(single, at))
+                inside = np.searchsorted(breaks, ends) - before
+                for i in np.flatnonzero(slow):
+                    rest = _TAG_REST.match(data, int(at[i]) + 1)
+                    stop = rest.end() - 1 if rest is not None else int(at[i])
+                    inside[i] = data.count(b"\n", int(at[i]), stop)
+                lines[lo:hi] = line + before + inside
+                columns[lo:hi] = np.where(inside == 0, at - starts + 1, 0)
+            line += len(breaks)
+            if len(breaks):
+                last_break = breaks[-1]
+        self._tag_table = (offsets, lines, columns)
+        return self._tag_table
 
-    def _of_tag(self, tag: str) -> tuple[list, list, list]:
+    def _of_tag(self, tag: str) -> list[tuple[int, int, int]]:
         """For each start tag named ``tag``, in order: the line where it ends, the column
         (in bytes) where it begins, and -1 - its offset when the column is to be counted in
         characters instead (the file is not ASCII), else 0. A start tag over several lines
         has column 0 (none)."""
-        data, a = self.data, self.bytes
-        starts = self._found.get(b"tags")
-        if starts is None:
-            lt = self._all(b"<")
-            after = a[np.minimum(lt + 1, len(a) - 1)]
-            if (after == ord("!")).any() or (after[1:] == ord("?")).any():
-                # comments, CDATA or processing instructions (past the XML declaration)
-                starts = np.array([m.start() for m in _MARKUP.finditer(data)
-                                   if m.lastindex is not None], np.int64)
-            else:
-                starts = lt[(after != ord("/")) & (after != ord("?"))]
-            self._found[b"tags"] = starts
+        a = self.bytes
+        offsets, lines, columns = self._tags()
         name = tag.encode("utf-8", "surrogateescape")
-        cand = starts[starts + len(name) + 1 < len(a)]
-        keep = np.ones(len(cand), bool)
+        keep = np.flatnonzero(offsets + len(name) + 1 < len(a))
         for i, byte in enumerate(name):
-            keep &= a[cand + 1 + i] == byte
-        keep &= np.isin(a[cand + 1 + len(name)], np.frombuffer(b" \t\r\n/>", np.uint8))
-        offsets = cand[keep]
-        # where each start tag ends: the first ">" after it, unless that ">" may be inside an
-        # attribute value (an odd number of '"' before it, or any "'"): then the tag is read
-        # to its end
-        gt = self._all(b">")
-        ends = gt[np.minimum(np.searchsorted(gt, offsets), len(gt) - 1)]
-        double, single = self._all(b'"'), self._all(b"'")
-        quoted = ((np.searchsorted(double, ends) - np.searchsorted(double, offsets)) % 2 == 1) \
-            | (np.searchsorted(single, ends) != np.searchsorted(single, offsets))
-        for i in np.flatnonzero(quoted):
-            rest = _TAG_REST.match(data, int(offsets[i]) + 1)
-            ends[i] = rest.end() - 1 if rest is not None else offsets[i]
-        newlines = self._all(b"\n")
-        before = np.searchsorted(newlines, offsets)  # line breaks before the tag
-        lines = np.searchsorted(newlines, ends) + 1
-        line_starts = np.where(before > 0, newlines[np.maximum(before - 1, 0)] + 1, 0)
-        columns = offsets - line_starts + 1
-        counted = np.zeros(len(offsets), np.int64)
+            keep = keep[a[offsets[keep] + 1 + i] == byte]
+        keep = keep[np.isin(a[offsets[keep] + 1 + len(name)], _NAME_ENDS)]
+        at, lines, columns = offsets[keep], lines[keep], columns[keep]
+        counted = np.zeros(len(at), np.int64)
         if not self.ascii:
-            counted = -1 - offsets
-        one_line = lines == before + 1
-        columns[~one_line] = 0
-        counted[~one_line] = 0
+            counted = np.where(columns > 0, -1 - at, 0)
         return list(zip(lines.tolist(), columns.tolist(), counted.tolist()))
 
     def _characters(self, counted: int, line: int) -> int:

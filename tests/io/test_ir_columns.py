@@ -17,6 +17,7 @@ import pytest
 from lxml import etree
 
 import irexec
+from irexec.io import columns as columns_module
 from irexec.io.ir_reader import _parser, _Reader
 
 
@@ -132,15 +133,18 @@ def _true_position(data: bytes, begin: int, end: int) -> tuple[int, int | None]:
     return line, len(data[start:begin].decode()) + 1
 
 
-@pytest.mark.parametrize("seed", range(3))
-def test_lines_and_columns_past_line_65535_are_exact(seed):
+@pytest.mark.parametrize("seed,chunk", [(0, None), (1, None), (2, None), (3, 7), (4, 64)])
+def test_lines_and_columns_past_line_65535_are_exact(seed, chunk, monkeypatch):
     """libxml2 keeps an element's line in 16 bits: from line 65,535 on, lxml reports a nearby
     line (often the next). The reader finds those elements' lines and columns from the bytes.
     Random documents (several elements a line, start tags over two lines, ``>`` inside an
     attribute value, comments, CDATA and processing instructions holding ``<tag``, non-ASCII
     text) are placed after 65,530 filler lines; each element's line and column is counted
     directly from where the generator wrote it. Before the filler, the same count is checked
-    against lxml's own lines (which are exact there)."""
+    against lxml's own lines (which are exact there). ``chunk``: the bytes the reader looks at
+    a time, made small so that start tags straddle chunks."""
+    if chunk is not None:
+        monkeypatch.setattr(columns_module, "_TAG_CHUNK", chunk)
     rnd = random.Random(seed)
     for _ in range(6):
         rec = _Recorded(rnd)
