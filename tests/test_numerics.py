@@ -145,6 +145,47 @@ def test_precise_mode_wraps_only_float_layers_that_compute():
     assert out["s"].dtype == np.float32 and out["r"].tolist() == [0, 0, 1, 2]
 
 
+def _special_values(dtype, n, rng):
+    """n values of a float type: random bits (subnormals, infinities and NaNs among them),
+    and small integers and halves (where ties to even decide)."""
+    bits = rng.integers(0, 2 ** (8 * np.dtype(dtype).itemsize), n, dtype=np.uint64)
+    raw = bits.astype(f"u{np.dtype(dtype).itemsize}").view(dtype)
+    easy = (rng.integers(-64, 64, n) / 2).astype(dtype)
+    return np.where(rng.random(n) < 0.5, raw, easy)
+
+
+ONE_ROUNDING = [("Add", 2), ("Subtract", 2), ("Multiply", 2), ("Divide", 2), ("Sqrt", 1)]
+
+
+@pytest.mark.parametrize("type_name", ["f32", "f16", "bf16", "f8e4m3", "f8e5m2"])
+@pytest.mark.parametrize("op,arity", ONE_ROUNDING)
+def test_one_rounding_ops_give_precise_results_without_float64(op, arity, type_name):
+    """Add, Subtract, Multiply, Divide and Sqrt are one correctly rounded operation each:
+    precise mode runs their default kernel, and that is exactly what computing in float64 and
+    rounding once gives (f32 holds more than 2p+2 bits of every narrower type's p; f32 itself
+    rounds once). Checked against the float64 computation on random bits of every kind."""
+    dtype = ET(type_name).dtype
+    rng = np.random.default_rng(len(op) * 7 + len(type_name))
+    b = ModelBuilder()
+    xs = [b.parameter(f"x{i}", type_name, [20_000]) for i in range(arity)]
+    b.result(b.op(op, *xs, name="y"), "y")
+    model = b.build()
+    precise = irexec.compile_model(model, config={"precision": "f64"})
+    (step,) = precise.plan.steps
+    assert not hasattr(step.kernel, "__wrapped__")  # not widened to float64
+    inputs = {f"x{i}": _special_values(dtype, 20_000, rng) for i in range(arity)}
+    (got,) = precise(inputs).values()
+    with np.errstate(all="ignore"):
+        wide = [v.astype(np.float64) for v in inputs.values()]
+        exact = {"Add": np.add, "Subtract": np.subtract, "Multiply": np.multiply,
+                 "Divide": np.divide, "Sqrt": np.sqrt}[op](*wide)
+    expected = round_once(exact, dtype)
+    nan = np.isnan(expected.astype(np.float64))
+    assert np.array_equal(np.isnan(got.astype(np.float64)), nan)
+    assert np.array_equal(got[~nan].view(f"u{dtype.itemsize}"),
+                          expected[~nan].view(f"u{dtype.itemsize}"))
+
+
 @pytest.mark.parametrize("config", [{"precision": "f16"}, {"precison": "f64"}])
 def test_bad_config_is_one_clear_error(config):
     with pytest.raises(ValueError, match="precision|config"):

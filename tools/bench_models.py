@@ -7,8 +7,9 @@ The two networks are written here in plain torch.nn with the standard torchvisio
 seeded random weights, converted by ``openvino.convert_model`` and saved as IR (f32) in the cache
 folder, and exported to ONNX for ONNX's reference evaluator. For each model, in one run:
 
-- latency: the best of ``--runs`` calls of irexec and of OpenVINO's CPU plugin (compiled with
-  ``INFERENCE_PRECISION_HINT=f32``), called in turn; and one call of ``onnx.reference``;
+- latency: the best of ``--runs`` calls of irexec, of OpenVINO's CPU plugin (compiled with
+  ``INFERENCE_PRECISION_HINT=f32``) and of irexec's precise mode (float64; issue 16's target:
+  at most 3x the default mode), called in turn; and one call of ``onnx.reference``;
 - peak memory: in a fresh process with irexec imported, the growth of the peak RSS while the
   model is read, compiled and called twice, against the weights plus the two largest
   activations (and, to show where it grows, the same growth once read and once compiled);
@@ -179,7 +180,9 @@ def main(argv=None) -> int:
         theirs = openvino_call(xml, feed)
         theirs_out = list(theirs().values())[0]
         err = float(np.abs(ours_out - theirs_out).max() / max(np.abs(theirs_out).max(), 1e-9))
-        t_ours, t_ov = alternate([lambda: compiled(feed), theirs], args.runs)
+        precise = irexec.compile_model(model, config={"precision": "f64"})
+        t_ours, t_ov, t_precise = alternate([lambda: compiled(feed), theirs,
+                                             lambda: precise(feed)], args.runs)
         t_ref = None
         if not args.no_onnx:
             from onnx.reference import ReferenceEvaluator
@@ -193,6 +196,7 @@ def main(argv=None) -> int:
         weights, acts = sizes(xml)
         row = {"model": name, "irexec_ms": t_ours * 1e3, "openvino_ms": t_ov * 1e3,
                "x_openvino": t_ours / t_ov, "onnx_reference_ms": t_ref and t_ref * 1e3,
+               "precise_ms": t_precise * 1e3, "precise_over_default": t_precise / t_ours,
                "x_faster_than_reference": t_ref and t_ref / t_ours,
                "peak_growth_mib": peak / 2**20,
                "peak_after_read_mib": grown["read"] / 2**20,

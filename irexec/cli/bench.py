@@ -30,6 +30,9 @@ def add_parser(sub) -> None:
     common.add_input_arguments(p)
     p.add_argument("--runs", "-n", type=int, default=20, help="timed calls (default 20)")
     p.add_argument("--warmup", type=int, default=2, help="untimed calls first (default 2)")
+    p.add_argument("--precise", action="store_true",
+                   help="time precise mode: every floating op computed in float64, rounded "
+                        "once to its layer's type (docs/numerics.md)")
     p.add_argument("--per-op", action="store_true",
                    help="also show where a call's time goes, per op type (time per call, "
                         "share, layers; measured on the timed calls)")
@@ -68,7 +71,7 @@ def execute(args) -> int:
     read_time = time.perf_counter() - start
     common.print_warnings([d for d in model.diagnostics if d.code != common.NOT_IMPLEMENTED])
     start = time.perf_counter()
-    compiled = compile_model(model)
+    compiled = compile_model(model, config={"precision": "f64"} if args.precise else None)
     compile_time = time.perf_counter() - start
     given = common.load_inputs(args.input, compiled, args.model)
     inputs = common.complete_inputs(model, given, args.seed)
@@ -94,7 +97,7 @@ def execute(args) -> int:
     print(f"model:    {args.model} ({layers} layer{plural} to run, "
           f"{len(model.nodes)} in all)")
     print(f"read:     {_duration(read_time)}")
-    print(f"compile:  {_duration(compile_time)}")
+    print(f"compile:  {_duration(compile_time)}{' (precise mode)' * args.precise}")
     print(f"call:     median {_duration(median)}, fastest {_duration(min(times))}, slowest "
           f"{_duration(max(times))} ({args.runs} run{'s' * (args.runs != 1)} after "
           f"{args.warmup} warm-up)")

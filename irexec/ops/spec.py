@@ -236,6 +236,11 @@ class OpSpec:
     # "rounded", "transcendental" or "accumulating"); None: exact when ``exact``, else
     # accumulating, the loosest.
     numerics: str | None = None
+    # Each float result is ONE correctly rounded IEEE operation (+, -, *, /, sqrt) of the
+    # inputs: computed in f32, it is already what float64 rounded once gives (f32 holds more
+    # than twice the significand bits of every narrower float, plus two, so rounding twice
+    # cannot differ), and precise mode runs the default kernel (irexec/runtime/precise.py).
+    one_rounding: bool = False
     # Hands its input's values on unchanged for small integers (so a generated input seen
     # through it keeps the domain its readers need): Convert.
     passes_values: bool = False

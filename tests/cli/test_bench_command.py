@@ -50,3 +50,23 @@ def test_bench_progress_bar_on_a_terminal_only():
     assert "\r[" in text and "6/6" in text and text.endswith("\r")
     piped = run_cli("bench", CHAIN, "-n", "4")
     assert piped.stderr == "" and piped.returncode == 0
+
+
+def test_bench_precise_times_precise_mode(monkeypatch):
+    """``--precise`` compiles the model in precise mode (float64), and says so."""
+    import irexec.cli.bench as bench
+
+    configs = []
+    real = bench.compile_model
+
+    def recording(model, config=None):
+        configs.append(config)
+        return real(model, config=config)
+
+    monkeypatch.setattr(bench, "compile_model", recording)
+    code, out, err = irexec_cli("bench", CHAIN, "--precise", "-n", "1", "--warmup", "0")
+    assert (code, err) == (0, "")
+    assert configs == [{"precision": "f64"}]
+    assert re.search(r"^compile: .* \(precise mode\)$", out, re.M)
+    code, out, err = irexec_cli("bench", CHAIN, "-n", "1", "--warmup", "0")
+    assert configs == [{"precision": "f64"}, None] and "precise" not in out

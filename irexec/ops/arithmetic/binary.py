@@ -209,12 +209,16 @@ _ROWS = (
 # How each result is computed, for the tolerances of irexec/numerics.py: Maximum and Minimum
 # select, Power is transcendental, the rest are one or two correctly rounded operations.
 NUMERICS = {"Maximum": "exact", "Minimum": "exact", "Power": "transcendental"}
+# One IEEE operation per element for floats (precise mode needs no float64 for them); not
+# SquaredDifference (two roundings), FloorMod or Mod (numpy's fmod/mod are exact but not these).
+ONE_ROUNDING = ("Add", "Subtract", "Multiply", "Divide")
 
 
 def _make(type_name: str, result: str, doc: str, kernel, attrs, divides: bool) -> type[Op]:
     spec = OpSpec(
         type=type_name,
         numerics=NUMERICS.get(type_name, "rounded"),
+        one_rounding=type_name in ONE_ROUNDING,
         since=1,
         attrs=(rules.AUTO_BROADCAST, *attrs),
         inputs=(Input("a", T, doc="the first operand"),

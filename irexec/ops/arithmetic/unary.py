@@ -154,6 +154,7 @@ def _make(type_name: str, since: int, doc: str, kernel, attrs) -> type[Op]:
     spec = OpSpec(
         type=type_name,
         numerics=NUMERICS.get(type_name, "transcendental"),
+        one_rounding=type_name == "Sqrt",
         since=since,
         attrs=attrs,
         inputs=(Input("x", T, doc="the operand"),),
