@@ -3,7 +3,9 @@
 Both walk the kernel's taps, not the pixels: for each tap, one numpy operation over the whole
 output (the data under that tap of every window is a strided view, kernels/windows.py). The
 padding is one copy of the data into a larger array, also covering the partial windows that
-``ceil`` rounding adds past the end padding.
+``ceil`` rounding adds past the end padding. Windows that halve every axis (ResNet's 3x3/2 with
+padding 1, the 2x2/2 ones) take kernels/pool_halving.py instead, without the padded copy (the
+values only: MaxPool's indices come from here).
 
 Max pooling follows OpenVINO: a window's value is the largest of its elements that are greater
 than the type's lowest finite value, NaN never being greater, and the lowest finite value when
@@ -22,7 +24,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from irexec.kernels import windows
+from irexec.kernels import buffers, pool_halving, windows
 from irexec.kernels.numeric import compute_dtype, finish, is_float
 
 
@@ -81,9 +83,15 @@ def _max_values(x, kernel, strides, dilations, pads_begin, out, on_block):
     ct = compute_dtype(x.dtype)
     low = lowest(x.dtype)
     floats = is_float(ct)
-    ends = windows.reach(out, kernel, strides, dilations)
-    values = np.empty((x.shape[0] * x.shape[1],) + tuple(out), ct)
+    values = buffers.empty((x.shape[0] * x.shape[1],) + tuple(out), ct)
     combine = np.fmax if floats else np.maximum
+    halving = None if on_block is not None else \
+        pool_halving.modes(x.shape[2:], kernel, strides, dilations, pads_begin, out)
+    if halving is not None:
+        clamp = (lambda v: np.fmax(v, low, out=v)) if floats else None
+        pool_halving.pool(_rows(x), halving, out, combine, ct, values, clamp)
+        return values.reshape(x.shape[:2] + tuple(out)), low
+    ends = windows.reach(out, kernel, strides, dilations)
     for r0, r1, block in windows.padded_blocks(_rows(x), pads_begin, ends,
                                                -np.inf if floats else low, ct):
         v = _separable(block, kernel, strides, dilations, out, combine, ct, values[r0:r1],
@@ -168,11 +176,17 @@ def avg_pool(x: np.ndarray, kernel: Sequence[int], strides: Sequence[int],
     ends = windows.reach(out, kernel, strides, dilations)
     count = _counts(x.shape[2:], kernel, strides, dilations, pads_begin, pads_end, out,
                     exclude_pad)[0].astype(ct)
-    sums = np.empty((x.shape[0] * x.shape[1],) + tuple(out), ct)
-    for r0, r1, block in windows.padded_blocks(_rows(x), pads_begin, ends, 0, ct):
-        v = _separable(block, kernel, strides, dilations, out, np.add, ct, sums[r0:r1])
+    sums = buffers.empty((x.shape[0] * x.shape[1],) + tuple(out), ct)
+
+    def divide(v):
         with np.errstate(invalid="ignore", divide="ignore"):
             np.divide(v, count, out=v)
+    halving = pool_halving.modes(x.shape[2:], kernel, strides, dilations, pads_begin, out)
+    if halving is not None:
+        pool_halving.pool(_rows(x), halving, out, np.add, ct, sums, divide)
+    else:
+        for r0, r1, block in windows.padded_blocks(_rows(x), pads_begin, ends, 0, ct):
+            divide(_separable(block, kernel, strides, dilations, out, np.add, ct, sums[r0:r1]))
     sums = sums.reshape(x.shape[:2] + tuple(out))
     if not is_float(x.dtype):
         sums = np.rint(sums)
