@@ -88,8 +88,16 @@ def _max_values(x, kernel, strides, dilations, pads_begin, out, on_block):
     halving = None if on_block is not None else \
         pool_halving.modes(x.shape[2:], kernel, strides, dilations, pads_begin, out)
     if halving is not None:
-        clamp = (lambda v: np.fmax(v, low, out=v)) if floats else None
-        pool_halving.pool(_rows(x), halving, out, combine, ct, values, clamp)
+        lows = {}
+
+        def clamp(v):  # fmax with an array of the lowest value: 4x faster than with a scalar
+            fill = lows.get(v.shape)
+            if fill is None:
+                fill = lows[v.shape] = np.full(v.shape, low, ct)
+            np.fmax(v, fill, out=v)
+        clamp = clamp if floats else None
+        pool_halving.pool(_rows(x), halving, out, combine, -np.inf if floats else low, ct,
+                          values, clamp)
         return values.reshape(x.shape[:2] + tuple(out)), low
     ends = windows.reach(out, kernel, strides, dilations)
     for r0, r1, block in windows.padded_blocks(_rows(x), pads_begin, ends,
@@ -183,7 +191,7 @@ def avg_pool(x: np.ndarray, kernel: Sequence[int], strides: Sequence[int],
             np.divide(v, count, out=v)
     halving = pool_halving.modes(x.shape[2:], kernel, strides, dilations, pads_begin, out)
     if halving is not None:
-        pool_halving.pool(_rows(x), halving, out, np.add, ct, sums, divide)
+        pool_halving.pool(_rows(x), halving, out, np.add, 0, ct, sums, divide)
     else:
         for r0, r1, block in windows.padded_blocks(_rows(x), pads_begin, ends, 0, ct):
             divide(_separable(block, kernel, strides, dilations, out, np.add, ct, sums[r0:r1]))

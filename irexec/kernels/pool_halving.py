@@ -2,19 +2,21 @@
 values): the 3-wide windows at stride 2 with one element of padding before (ResNet's 3x3/2
 MaxPool) and the 2-wide windows at stride 2 without padding, on any number of spatial axes.
 
-On such an axis the data splits into its even elements E and its odd ones O, and window i is
-``E[i] + O[i]`` (2-wide) or ``O[i-1] + E[i] + O[i]`` (3-wide; window 0 has padding in place of
-O[-1]) for the reduction + (max or add). So a pass over an axis is two or three operations on
-arrays of half its length, and the padding never exists: window 0 simply has one term less. The
-outer axes are done first (the rows of an outer axis are contiguous runs, so the operations run
-at full vector speed); the last axis is split by reading each pair of 4-byte elements as one
-8-byte integer and casting it to 4 bytes (its low half: the even element; the same from one
-element further on: the odd one), exact bit copies that numpy vectorizes, where a stride-2 view
-would make every operation a scalar loop. The work goes a block of channels at a time so that
-the temporaries stay in the CPU's cache, and the last pass writes into the output.
+On such an axis, window i is elements 2i and 2i+1 (2-wide), or 2i-1, 2i and 2i+1 (3-wide;
+window 0 has padding in place of element -1), under the reduction + (max or add). The last
+axis first: it splits into its even elements E and its odd ones O by reading each pair of
+4-byte elements as one 8-byte integer and casting it to 4 bytes (the low half: the even
+element; the same from one element further on: the odd one) -- exact bit copies that numpy
+vectorizes, where a stride-2 view makes every operation a scalar loop; then window i is
+``E[i] + O[i] (+ O[i-1])``, operations over contiguous arrays. The outer axes after it, as
+whole rows: each row plus the next (plus the one before), and the windows' rows picked from
+that. Where window 0 would read the padding, the reduction's neutral value (-inf, 0) stands
+in the element or row before the data, so no window is a special case. The work goes a block
+of channels at a time, in scratch arrays made once, so that it stays in the CPU's cache.
 
-Nothing here rounds differently from ``pool._separable`` for a max; a sum adds the same terms
-in another order (outer axes first), which may differ in the last bit.
+A max is the same as ``pool._separable``'s but for the sign of a zero (which numpy's own
+fmax does not fix either); a sum adds the same terms in another order, which may change the
+last bit.
 """
 
 from __future__ import annotations
@@ -25,10 +27,14 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from irexec.kernels import windows
-
 PAIRS = "pairs"      # kernel 2, stride 2, no padding before
 OVERLAP = "overlap"  # kernel 3, stride 2, one element of padding before
+
+# The input a block holds. Its even and odd elements take as much again, and the block, these
+# and the output should stay in the CPU's L2 cache (1 MiB a core here). Measured on a 3x3/2
+# MaxPool of [1,64,112,112] f32: 256 to 400 KiB within 5% of each other, 512 KiB 1.4x slower,
+# 1 MiB 2x, 128 KiB 1.3x (numpy's cost per call, about 10 us a block, then counts).
+BLOCK_BYTES = 3 << 17
 
 
 def modes(spatial: Sequence[int], kernel: Sequence[int], strides: Sequence[int],
@@ -50,107 +56,140 @@ def modes(spatial: Sequence[int], kernel: Sequence[int], strides: Sequence[int],
     return tuple(found)
 
 
-def _last_axis(even, odd, mode, combine, dest, period):
-    """The last axis: ``dest`` [M] from its even and odd elements [M] (contiguous), M rows of
-    ``period`` windows each (the axis's output size)."""
-    if mode == PAIRS:
-        combine(even, odd, out=dest)
-        return
-    # window i: odd[i-1], even[i], odd[i]; over the whole block at once, then the first
-    # window of each row (whose odd[i-1] was the previous row's last) again without it
-    combine(odd[:-1], even[1:], out=dest[1:])
-    combine(dest[1:], odd[1:], out=dest[1:])
-    combine(even[::period], odd[::period], out=dest[::period])
-
-
-def _outer_axis(cur, shape, axis, mode, combine, near, far, dest):
-    """An outer axis of ``cur`` [*shape] (flat): its windows into ``dest`` [*shape with the axis
-    halved] (a contiguous array), through ``near`` and ``far`` (flat scratch, as large as
-    ``cur``). Whole rows (``inner`` elements: the axes after this one) combine with the next
-    row and then the one after, at every row: a third of that work is for windows that do not
-    exist (rows at odd positions, and rows straddling two outer slices), but each operation
-    runs over one contiguous range; picking the windows' rows alone would be operations over
-    short rows, and numpy pays for each row (3x slower measured)."""
-    outer = math.prod(shape[:axis])
-    n = shape[axis]
-    inner = math.prod(shape[axis + 1:])
-    size = cur.size
-    near, far = near[:size], far[:size]
-    combine(cur[:size - inner], cur[inner:], out=near[:size - inner])  # rows r and r+1
-    rows = dest.reshape(outer, n // 2, inner)
-    if mode == PAIRS:
-        np.copyto(rows, near.reshape(outer, n, inner)[:, 0::2])
-        return
-    rows[:, 0] = near.reshape(outer, n, inner)[:, 0]  # window 0: rows 0 and 1
-    if n > 2:
-        combine(near[:size - 2 * inner], cur[2 * inner:],
-                out=far[:size - 2 * inner])  # rows r, r+1, r+2
-        np.copyto(rows[:, 1:], far.reshape(outer, n, inner)[:, 1:n - 1:2])
-
-
 # Pairs of 4-byte elements split by integer casts: only where the first of a pair is the low
 # half of the 8-byte integer.
 _SPLIT_BY_CAST = sys.byteorder == "little"
 
 
-def _split_last(flat, even, odd):
-    """The even and odd elements of the contiguous 1-D array ``flat`` (even length) into
-    ``even`` and ``odd`` (half its length, same dtype)."""
-    if flat.dtype.itemsize == 4 and _SPLIT_BY_CAST:
-        u32 = np.uint32
-        np.copyto(even.view(u32), flat.view(np.uint64), casting="unsafe")
-        # the odd elements: the pairs from one element on (unaligned), and the last one
-        np.copyto(odd[:-1].view(u32), flat[1:-1].view(np.uint64), casting="unsafe")
-        odd[-1] = flat[-1]
-    else:
-        np.copyto(even, flat[0::2])
-        np.copyto(odd, flat[1::2])
+class _Program:
+    """The operations on a block of ``b`` rows, on views of the scratch arrays made once: a
+    call runs the same program on every full block (numpy's cost per call, not per element, is
+    what small blocks pay: about 16 us a block when the views were made for each).
+
+    ``even`` and ``odd`` (flat, each half a block after ``lead`` elements) receive the last
+    axis's even and odd elements. Each axis's result goes back into the array it was read
+    from, and the windows' rows from there to the other one (or the output). The ``lead``
+    elements before each array hold the reduction's ``neutral`` value (-inf for a max, 0 for
+    a sum) wherever a window reaches back into the padding, so that window 0 is no special
+    case: the one element (last axis) or row (outer axis) before a slice of the data is
+    made neutral, after the operation that needed its value, before the one that would add
+    it to the next slice's window 0."""
+
+    def __init__(self, b, used, out, mode, combine, neutral, even, odd, lead):
+        nsp = len(out)
+        m = b * math.prod(used) // 2
+        e, o = even[lead:lead + m], odd[lead:lead + m]
+        self.split = (e, o)
+        if e.dtype.itemsize == 4 and _SPLIT_BY_CAST:
+            self.split_cast = (e.view(np.uint32), o[:-1].view(np.uint32))
+        else:
+            self.split_cast = None
+        ops = self.ops = []  # (function, inputs, output or None)
+        period = out[-1]
+        ops.append((combine, (e, o), e))  # even[i] + odd[i]
+        if mode[-1] == OVERLAP:
+            # + odd[i-1]: the element before each row's first is neutral from now on
+            ops.append((_fill, (odd[lead - 1:lead + m - 1:period], neutral), None))
+            ops.append((combine, (e, odd[lead - 1:lead + m - 1]), e))
+        src, other = even, odd
+        shape = (b,) + used[:-1] + (out[-1],)
+        self.last = e, np.s_[:]
+        for axis in range(nsp - 1, 0, -1):  # the outer axes, inner to outer
+            outer = math.prod(shape[:axis])
+            n = shape[axis]
+            inner = math.prod(shape[axis + 1:])
+            size = outer * n * inner
+            cur = src[lead:lead + size]
+            near = other[lead:lead + size]
+            # Whole rows combine with the next row (and then with the one before): a third of
+            # the work is for windows that do not exist (rows at odd positions, rows across
+            # two outer slices), but each operation runs over one contiguous range, where
+            # picking the windows' rows alone is an operation over many short rows, for which
+            # numpy pays per row (3x slower measured).
+            ops.append((combine, (cur[:size - inner], cur[inner:]), near[:size - inner]))
+            if mode[axis - 1] == PAIRS:
+                rows = near  # window i: near's row 2i (rows 2i, 2i+1)
+            else:
+                # window i: row 2i-1 of cur + row 2i of near, into cur's row 2i-1 (window 0:
+                # the neutral row before each slice + rows 0 and 1)
+                before = src[lead - inner:lead - inner + size].reshape(outer, n, inner)
+                ops.append((_fill, (before[:, 0], neutral), None))
+                t = src[lead - inner:lead + size - 2 * inner]
+                ops.append((combine, (t, near[:size - inner]), t))
+                rows = src[lead - inner:lead - inner + size]
+            windows_ = rows.reshape(outer, n, inner)[:, 0::2]
+            shape = shape[:axis] + (n // 2,) + shape[axis + 1:]
+            if axis == 1:
+                self.last = windows_, None
+            else:  # into the array the windows are not in; the next axis reads it
+                if mode[axis - 1] == OVERLAP:
+                    src, other = other, src
+                dest = src[lead:lead + size // 2]
+                ops.append((np.copyto, (dest.reshape(outer, n // 2, inner), windows_), None))
+        self.shape = (b,) + tuple(out)
+
+    def run(self, src, dest):
+        """``src``: the block's data (flat, contiguous); ``dest``: its output (flat)."""
+        e, o = self.split
+        if self.split_cast is not None:
+            ce, co = self.split_cast
+            np.copyto(ce, src.view(np.uint64), casting="unsafe")
+            # the odd elements: the pairs from one element on (unaligned), and the last one
+            np.copyto(co, src[1:-1].view(np.uint64), casting="unsafe")
+            o[-1] = src[-1]
+        else:
+            np.copyto(e, src[0::2])
+            np.copyto(o, src[1::2])
+        for fn, args, out in self.ops:
+            if out is None:
+                fn(*args)
+            else:
+                fn(*args, out=out)
+        source, _ = self.last
+        np.copyto(dest.reshape(source.shape), source)
 
 
-def pool(x: np.ndarray, mode: Sequence[str], out: Sequence[int], combine, dtype,
+def _fill(view, value):
+    view[...] = value
+
+
+def pool(x: np.ndarray, mode: Sequence[str], out: Sequence[int], combine, neutral, dtype,
          result: np.ndarray, finish_block=None, block_bytes: int | None = None) -> None:
     """Reduce the windows of ``x`` [R, *spatial] with ``combine`` (np.fmax, np.maximum,
-    np.add) in ``dtype``, into ``result`` [R, *out] (C-contiguous, ``dtype``).
-    ``finish_block(values)`` is called on each block of ``result`` once it is complete (while it
-    is in the cache). ``mode``: :func:`modes`."""
+    np.add), whose ``neutral`` value changes nothing (-inf, the type's lowest, 0), in
+    ``dtype``, into ``result`` [R, *out] (C-contiguous, ``dtype``). ``finish_block(values)``
+    is called on each block of ``result`` once it is complete (while it is in the cache).
+    ``mode``: :func:`modes`."""
     dtype = np.dtype(dtype)
     rows = x.shape[0]
-    nsp = len(out)
     used = tuple(2 * o for o in out)  # the data the windows read, from the start of each axis
     per_row = math.prod(used)
-    count = max(1, min(rows, (block_bytes or windows.BLOCK_BYTES) // (per_row * dtype.itemsize)))
-    direct = x.dtype == dtype and x.shape[1:] == used and x.flags.c_contiguous
-    # scratch made once and reused by every block: the input in dtype (when it is not
-    # already), the last axis's halves (reused by the outer axes), each axis's result
-    staged = None if direct else np.empty(count * per_row, dtype)
-    half = count * per_row // 2
-    even, odd, first = np.empty(half, dtype), np.empty(half, dtype), np.empty(half, dtype)
-    second = np.empty(half // 2, dtype) if nsp > 2 else None
-    flat_result = result.reshape(-1)
     per_out = math.prod(out)
+    count = max(1, min(rows, (block_bytes or BLOCK_BYTES) // (per_row * dtype.itemsize)))
+    direct = x.dtype == dtype and x.shape[1:] == used and x.flags.c_contiguous
+    flat_x = x.reshape(-1) if direct else None
+    # scratch made once and reused by every block: the input in dtype (when it is not
+    # already), its even and odd elements on the last axis after room for a neutral row
+    staged = None if direct else np.empty(count * per_row, dtype)
+    lead = math.prod(out[1:])  # the longest row: the first axis's
+    half = count * per_row // 2
+    even, odd = np.empty(lead + half, dtype), np.empty(lead + half, dtype)
+    flat_result = result.reshape(-1)
+    programs = {}
     for r0 in range(0, rows, count):
         r1 = min(r0 + count, rows)
         b = r1 - r0
+        program = programs.get(b)
+        if program is None:
+            program = programs[b] = _Program(b, used, out, mode, combine, neutral, even, odd,
+                                             lead)
         if direct:
-            cur = x[r0:r1].reshape(-1)
+            src = flat_x[r0 * per_row:r1 * per_row]
         else:
-            cur = staged[:b * per_row]
-            cur.reshape((b,) + used)[...] = x[(slice(r0, r1),) + tuple(slice(0, u)
+            src = staged[:b * per_row]
+            src.reshape((b,) + used)[...] = x[(slice(r0, r1),) + tuple(slice(0, u)
                                                                        for u in used)]
-        m = cur.size // 2
-        e, o = even[:m], odd[:m]
-        _split_last(cur, e, o)
-        dest = flat_result[r0 * per_out:r1 * per_out] if nsp == 1 else first[:m]
-        _last_axis(e, o, mode[-1], combine, dest, out[-1])
-        shape = (b,) + used[:-1] + (out[-1],)
-        spare = second
-        for axis in range(nsp - 1, 0, -1):  # the outer axes, inner to outer
-            cur = dest
-            if axis == 1:
-                dest = flat_result[r0 * per_out:r1 * per_out]
-            else:
-                dest, spare = spare[:cur.size // 2], cur
-            _outer_axis(cur, shape, axis, mode[axis - 1], combine, odd, even, dest)
-            shape = shape[:axis] + (out[axis - 1],) + shape[axis + 1:]
+        dest = flat_result[r0 * per_out:r1 * per_out]
+        program.run(src, dest)
         if finish_block is not None:
             finish_block(dest.reshape((b,) + tuple(out)))

@@ -91,7 +91,7 @@ class _Paths:
         monkeypatch.setattr(pool_halving, "pool", counted)
         # small blocks: several of them, the last one short
         per_row = math.prod(shape[2:]) * max(itemsize, 4)
-        monkeypatch.setattr(windows, "BLOCK_BYTES", rows_per_block * per_row)
+        monkeypatch.setattr(pool_halving, "BLOCK_BYTES", rows_per_block * per_row)
 
     def general(self, fn, *args):
         with self.monkeypatch.context() as m:
