@@ -21,7 +21,8 @@ from tests.ops.compute_support import assert_close
 from tests.ops.pooling.test_pooling import avg_pool_loop, max_pool_loop, pool_attrs
 
 TYPES = {"f32": np.float32, "f64": np.float64, "f16": np.float16, "bf16": ml_dtypes.bfloat16,
-         "i32": np.int32, "u8": np.uint8, "i8": np.int8, "i64": np.int64}
+         "i32": np.int32, "u32": np.uint32, "u8": np.uint8, "i8": np.int8, "i16": np.int16,
+         "i64": np.int64}
 SPECIAL = [np.nan, -np.inf, np.inf, 0.0, -0.0, float(np.finfo(np.float32).min)]
 
 
