@@ -4,8 +4,8 @@ Both walk the kernel's taps, not the pixels: for each tap, one numpy operation o
 output (the data under that tap of every window is a strided view, kernels/windows.py). The
 padding is one copy of the data into a larger array, also covering the partial windows that
 ``ceil`` rounding adds past the end padding. Windows that halve every axis (ResNet's 3x3/2 with
-padding 1, the 2x2/2 ones) take kernels/pool_halving.py instead, without the padded copy (the
-values only: MaxPool's indices come from here).
+padding 1, the 2x2/2 ones) take kernels/pool_halving.py instead, without the padded copy,
+MaxPool's indices too.
 
 Max pooling follows OpenVINO: a window's value is the largest of its elements that are greater
 than the type's lowest finite value, NaN never being greater, and the lowest finite value when
@@ -122,7 +122,8 @@ def max_pool_with_indices(x: np.ndarray, kernel: Sequence[int], strides: Sequenc
     scores K - k (K taps), and the window keeps its highest score, so the first such tap in
     row-major order wins; 0 means none (no element above the lowest value: index 0 of the
     channel). Masked writes would say the same with fewer operations, but run several times
-    slower on random masks. The index is made block by block while the block is in cache."""
+    slower on random masks. The index is made block by block while the block is in cache.
+    Windows that halve each axis take pool_halving.max_with_offsets instead (same result)."""
     taps = list(windows.taps(kernel))
     count = len(taps)
     score_type = np.uint8 if count < 255 else np.uint32
@@ -157,22 +158,47 @@ def max_pool_with_indices(x: np.ndarray, kernel: Sequence[int], strides: Sequenc
             np.maximum(b, tmp, out=b)
         np.not_equal(v, low, out=m)  # nothing above the lowest value: no winner
         np.multiply(b, hit, out=b, casting="unsafe")
+        np.equal(b, 0, out=m)
+        settle(r0, r1, m, by_score[b])
+
+    def settle(r0, r1, none, offsets):
+        """index[r0:r1] from each window's offset of its winner in the data; ``none``: the
+        windows with no winner."""
         idx = index[r0:r1]
-        idx[...] = by_score[b]
-        idx += base
+        np.add(offsets, base, out=idx)
         if period is not None:
             rows = (np.arange(r0, r1, dtype=np.int64) * spatial % period).astype(index_dtype)
             idx += rows.reshape((-1,) + (1,) * nsp)
-        np.equal(b, 0, out=m)
-        if m.any():  # no winner: the row's first element
-            idx[m] = 0 if period is None else np.broadcast_to(
-                rows.reshape((-1,) + (1,) * nsp), idx.shape)[m]
+        if none.any():  # no winner: the row's first element
+            idx[none] = 0 if period is None else np.broadcast_to(
+                rows.reshape((-1,) + (1,) * nsp), idx.shape)[none]
 
-    values, _ = _max_values(x, kernel, strides, dilations, pads_begin, out, on_block)
+    halving = pool_halving.modes(x.shape[2:], kernel, strides, dilations, pads_begin, out)
+    if halving is not None:
+        values = _max_offsets(x, halving, out, low, settle)
+    else:
+        values, _ = _max_values(x, kernel, strides, dilations, pads_begin, out, on_block)
     index = index.reshape(values.shape)
     if axis > 2:
         index %= math.prod(x.shape[axis:])
     return finish(values, x.dtype), index
+
+
+def _max_offsets(x, halving, out, low, settle):
+    """The values [N, C, *out] by pool_halving; each block's offsets of the windows' winners
+    go to ``settle``."""
+    ct = compute_dtype(x.dtype)
+    floats = is_float(ct)
+    values = buffers.empty((x.shape[0] * x.shape[1],) + tuple(out), ct)
+
+    def finish_block(r0, r1, offsets):
+        v = values[r0:r1]
+        if floats:  # NaN (all NaN) and -inf (all -inf or padding) give the lowest
+            np.fmax(v, low, out=v)
+        settle(r0, r1, v == low, offsets)
+    pool_halving.max_with_offsets(_rows(x), halving, out, np.fmax if floats else np.maximum,
+                                  -np.inf if floats else low, ct, values, finish_block)
+    return values.reshape(x.shape[:2] + tuple(out))
 
 
 def avg_pool(x: np.ndarray, kernel: Sequence[int], strides: Sequence[int],

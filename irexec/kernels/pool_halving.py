@@ -14,6 +14,10 @@ that. Where window 0 would read the padding, the reduction's neutral value (-inf
 in the element or row before the data, so no window is a special case. The work goes a block
 of channels at a time, in scratch arrays made once, so that it stays in the CPU's cache.
 
+MaxPool's indices (:func:`max_with_offsets`) come the same way: each axis's pass keeps,
+beside each partial max, the offset of its first element, and picks among its candidates the
+first that reaches the max -- the window's first maximum in row-major order.
+
 A max is the same as ``pool._separable``'s but for the sign of a zero (which numpy's own
 fmax does not fix either); a sum adds the same terms in another order, which may change the
 last bit.
@@ -80,10 +84,6 @@ class _Program:
         m = b * math.prod(used) // 2
         e, o = even[lead:lead + m], odd[lead:lead + m]
         self.split = (e, o)
-        if e.dtype.itemsize == 4 and _SPLIT_BY_CAST:
-            self.split_cast = (e.view(np.uint32), o[:-1].view(np.uint32))
-        else:
-            self.split_cast = None
         ops = self.ops = []  # (function, inputs, output or None)
         period = out[-1]
         ops.append((combine, (e, o), e))  # even[i] + odd[i]
@@ -130,16 +130,7 @@ class _Program:
 
     def run(self, src, dest):
         """``src``: the block's data (flat, contiguous); ``dest``: its output (flat)."""
-        e, o = self.split
-        if self.split_cast is not None:
-            ce, co = self.split_cast
-            np.copyto(ce, src.view(np.uint64), casting="unsafe")
-            # the odd elements: the pairs from one element on (unaligned), and the last one
-            np.copyto(co, src[1:-1].view(np.uint64), casting="unsafe")
-            o[-1] = src[-1]
-        else:
-            np.copyto(e, src[0::2])
-            np.copyto(o, src[1::2])
+        _split(src, *self.split)
         for fn, args, out in self.ops:
             if out is None:
                 fn(*args)
@@ -193,3 +184,132 @@ def pool(x: np.ndarray, mode: Sequence[str], out: Sequence[int], combine, neutra
         program.run(src, dest)
         if finish_block is not None:
             finish_block(dest.reshape((b,) + tuple(out)))
+
+
+def _rows_of(flat, outer, n, inner, start, lead, buffer):
+    """Rows ``start, start+2, ...`` of ``flat`` [outer, n, inner] copied to ``buffer`` after
+    ``lead`` elements (cast to its type); returns the copy (flat)."""
+    size = outer * (n // 2) * inner
+    dest = buffer[lead:lead + size]
+    np.copyto(dest.reshape(outer, n // 2, inner), flat.reshape(outer, n, inner)[:, start::2],
+              casting="unsafe")
+    return dest
+
+
+def _split(src, e, o):
+    """The even and odd elements of ``src`` (flat, even length) into ``e`` and ``o``."""
+    if e.dtype.itemsize == 4 and _SPLIT_BY_CAST:
+        np.copyto(e.view(np.uint32), src.view(np.uint64), casting="unsafe")
+        # the odd elements: the pairs from one element on (unaligned), and the last one
+        np.copyto(o[:-1].view(np.uint32), src[1:-1].view(np.uint64), casting="unsafe")
+        o[-1] = src[-1]
+    else:
+        np.copyto(e, src[0::2])
+        np.copyto(o, src[1::2])
+
+
+def _code(first, second, out):
+    """0 where ``first``, else 1 where ``second``, else 2: (1 - first) * (2 - second), in
+    uint8 (``first`` and ``second`` are bool arrays, overwritten)."""
+    a, b = first.view(np.uint8), second.view(np.uint8)
+    np.subtract(1, a, out=a)
+    np.subtract(2, b, out=b)
+    return np.multiply(a, b, out=out)
+
+
+def max_with_offsets(x: np.ndarray, mode: Sequence[str], out: Sequence[int], combine, neutral,
+                     dtype, values: np.ndarray, finish_block) -> None:
+    """The max of each window, as :func:`pool` with ``combine`` np.fmax or np.maximum, and
+    where the first element equal to it is in row-major order over the window: its offset in
+    the data from the window's first position (padding included). Window by window this is the first axis's first position whose
+    slice (a box over the other axes) reaches the max, then the same within that slice: so
+    each axis's pass, from the last, keeps beside each partial max the offset of its first
+    element, and picks among its 2 or 3 candidates the first whose partial max equals the
+    window's. Where the max is the neutral value or NaN (nothing to pick) the offset is
+    meaningless. ``finish_block(r0, r1, offsets)`` is called when rows r0 to r1 of
+    ``values`` are complete, with their offsets [r1 - r0, *out] (scratch: use them before
+    returning).
+    Choices are arithmetic on 0/1 masks (``np.where`` and masked copies are 20x slower on
+    random masks); offsets are int32 until the output."""
+    dtype = np.dtype(dtype)
+    rows = x.shape[0]
+    nsp = len(out)
+    used = tuple(2 * o for o in out)
+    per_row = math.prod(used)
+    # the data strides of the spatial axes (x.shape[1 + a] is spatial axis a)
+    elem = [math.prod(x.shape[2 + a:]) for a in range(nsp)]
+    offset_type = np.int32 if math.prod(x.shape[1:]) < 2**31 else np.int64
+    count = max(1, min(rows, (BLOCK_BYTES // 2) // (per_row * dtype.itemsize)))
+    direct = x.dtype == dtype and x.shape[1:] == used and x.flags.c_contiguous
+    flat_x = x.reshape(-1) if direct else None
+    staged = None if direct else np.empty(count * per_row, dtype)
+    half = count * per_row // 2
+    lead = math.prod(out[1:])
+    even, odd, peak_buf = (np.empty(lead + half, dtype) for _ in range(3))
+    eq1, eq2 = np.empty(half, bool), np.empty(half, bool)
+    codes = np.empty(half, np.uint8)
+    quarter = half // 2
+    va, vb_buf, new_peak = (np.empty(lead + quarter, dtype) for _ in range(3))
+    ka, kb_buf, chosen, other, rank = (np.empty(lead + quarter, offset_type) for _ in range(5))
+    flat_values = values.reshape(-1)
+    per_out = math.prod(out)
+    for r0 in range(0, rows, count):
+        r1 = min(r0 + count, rows)
+        b = r1 - r0
+        if direct:
+            src = flat_x[r0 * per_row:r1 * per_row]
+        else:
+            src = staged[:b * per_row]
+            src.reshape((b,) + used)[...] = x[(slice(r0, r1),) + tuple(slice(0, u)
+                                                                       for u in used)]
+        m = src.size // 2
+        e, o, peak = even[:m], odd[lead:lead + m], peak_buf[:m]
+        _split(src, e, o)
+        combine(e, o, out=peak)  # the last axis: window j is odd[j-1], even[j], odd[j]
+        at = codes[:m]
+        if mode[-1] == OVERLAP:
+            before = odd[lead - 1:lead - 1 + m]
+            before[::out[-1]] = neutral  # odd[-1] of each row: the padding
+            combine(peak, before, out=peak)
+            # offset 0 (odd[j-1]), 1 (even[j]) or 2 (odd[j])
+            _code(np.equal(before, peak, out=eq1[:m]), np.equal(e, peak, out=eq2[:m]), at)
+        else:  # window j is even[j], odd[j]
+            np.subtract(1, np.equal(e, peak, out=eq1[:m]).view(np.uint8), out=at)
+        shape = (b,) + used[:-1] + (out[-1],)
+        for axis in range(nsp - 1, 0, -1):  # the outer axes, inner to outer
+            outer = math.prod(shape[:axis])
+            n = shape[axis]
+            inner = math.prod(shape[axis + 1:])
+            q = outer * (n // 2) * inner
+            # candidates: rows 2i (a), 2i+1 (b) and, 3 wide, 2i-1 (b of i-1: p)
+            a_v = _rows_of(peak, outer, n, inner, 0, 0, va)
+            b_v = _rows_of(peak, outer, n, inner, 1, lead, vb_buf)
+            a_k = _rows_of(at, outer, n, inner, 0, 0, ka)
+            b_k = _rows_of(at, outer, n, inner, 1, lead, kb_buf)
+            top = combine(a_v, b_v, out=new_peak[:q])
+            if mode[axis - 1] == OVERLAP:
+                p_v = vb_buf[lead - inner:lead - inner + q]
+                p_v.reshape(outer, n // 2, inner)[:, 0] = neutral  # row -1: the padding
+                combine(top, p_v, out=top)
+            ea = np.equal(a_v, top, out=eq1[:q])
+            pick = chosen[:q]  # the chosen candidate's offset, from its own row
+            np.subtract(a_k, b_k, out=pick)
+            np.multiply(pick, ea.view(np.uint8), out=pick)
+            pick += b_k
+            rank_codes = codes[:q]
+            if mode[axis - 1] == OVERLAP:
+                ep = np.equal(p_v, top, out=eq2[:q])
+                p_k = kb_buf[lead - inner:lead - inner + q]
+                earlier = np.subtract(p_k, pick, out=other[:q])
+                np.multiply(earlier, ep.view(np.uint8), out=earlier)
+                pick += earlier
+                _code(ep, ea, rank_codes)  # row 0 (2i-1), 1 (2i) or 2 (2i+1)
+            else:
+                np.subtract(1, ea.view(np.uint8), out=rank_codes)
+            total = np.multiply(rank_codes, offset_type(elem[axis - 1]), out=rank[:q],
+                                dtype=offset_type)
+            total += pick
+            peak, at = top, total  # the next axis copies its rows out before writing these
+            shape = shape[:axis] + (n // 2,) + shape[axis + 1:]
+        np.copyto(flat_values[r0 * per_out:r1 * per_out], peak)
+        finish_block(r0, r1, at.reshape((b,) + tuple(out)))

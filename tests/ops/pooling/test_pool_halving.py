@@ -118,6 +118,39 @@ def test_max_pool_fast_path_equals_the_general_kernel(case, type_name):
 
 
 @settings(max_examples=150, deadline=None)
+@given(halving_cases(), st.sampled_from(sorted(TYPES)), st.integers(0, 4),
+       st.sampled_from([np.int32, np.int64]))
+def test_max_pool_indices_fast_path_equals_the_general_kernel(case, type_name, axis,
+                                                              index_type):
+    """MaxPool-8/14 with its indices read: each axis's pass keeps the offset of its first
+    maximum (kernels/pool_halving.max_with_offsets); the same values and indices, bit for
+    bit, as the general kernel's scores -- ties, NaN, -inf, windows with no winner, every
+    ``axis`` the indices count from."""
+    shape, at, seed, rows_per_block = case
+    x = _data(shape, type_name, seed)
+    axis = min(axis, len(shape) - 1)
+    kernel, strides, dil, pb, _, out = _geometry(shape, at)
+    args = (x, kernel, strides, dil, pb, out, axis, index_type)
+    with pytest.MonkeyPatch.context() as mp:
+        paths = _Paths(mp, rows_per_block, shape, x.dtype.itemsize)
+        calls = []
+        original = pool_halving.max_with_offsets
+        mp.setattr(pool_halving, "max_with_offsets",
+                   lambda *a, **k: calls.append(1) or original(*a, **k))
+        got_values, got_index = pool.max_pool_with_indices(*args)
+        assert len(calls) == int(_applies(shape, at)) and paths.calls == 0
+        want_values, want_index = paths.general(pool.max_pool_with_indices, *args)
+    assert got_values.dtype == want_values.dtype == x.dtype
+    assert got_index.dtype == want_index.dtype == index_type
+    np.testing.assert_array_equal(got_values, want_values)
+    np.testing.assert_array_equal(got_index, want_index)
+    if type_name == "f32":
+        ref_values, ref_index = max_pool_loop(x, at, axis)
+        np.testing.assert_array_equal(got_values, ref_values)
+        np.testing.assert_array_equal(got_index, ref_index)
+
+
+@settings(max_examples=150, deadline=None)
 @given(halving_cases(), st.sampled_from(sorted(TYPES)), st.booleans())
 def test_avg_pool_fast_path_equals_the_general_kernel(case, type_name, exclude):
     shape, at, seed, rows_per_block = case
