@@ -94,17 +94,25 @@ def _squared_difference(a, b, out=None):
 
 
 def _kernel(float_fn, int_fn=None, *, half_native: bool = False, divides: bool = False,
-            half_select=None):
+            half_select=None, half_arith: str | None = None):
     """A binary kernel for every type path, and its in-place variant (writing over ``a`` when
     ``a`` has the result's shape). ``half_native``: numpy's f16 / ml_dtypes' bf16 loop of
     ``float_fn`` already computes in f32 and rounds once (a correctly rounded operation);
     ``divides``: integer inputs are checked for a zero divisor first; ``half_select``: a
     comparison ``c`` for which ``float_fn`` is ``c(a, b) ? a : b``, which f16/bf16 take on their
-    own bits (irexec/kernels/half.py)."""
+    own bits; ``half_arith``: the name of ``float_fn`` in half.arith, which computes f16 the
+    same way with vectorised integer and f32 passes (irexec/kernels/half.py)."""
     int_fn = int_fn or float_fn
     float_kinds = (ew.NATIVE_FLOAT, ew.HALF) if half_native else (ew.NATIVE_FLOAT,)
     # numpy's integer add, subtract, multiply, maximum, minimum wrap without a warning
     ints_may_warn = divides or int_fn in (np.power, _int_power)
+
+    def half_direct(a, b, out):
+        """The f16 result without half.arith (its chunks with an infinity or a NaN)."""
+        if half_native:
+            float_fn(a, b, out=out)
+        else:
+            out[...] = ew.from_compute(float_fn(ew.to_compute(a), ew.to_compute(b)), a.dtype)
 
     def compute(a, b, into):
         k = ew.kind(a.dtype)
@@ -123,6 +131,13 @@ def _kernel(float_fn, int_fn=None, *, half_native: bool = False, divides: bool =
             with ew.quiet():
                 return half.select(a, b, half_select,
                                    np.empty(shape, a.dtype) if out is None else out)
+        if (half_arith is not None and a.dtype == half.F16 and max(a.size, b.size) >= half.USE_MIN
+                and (a.shape == b.shape or min(a.size, b.size) == 1) and half.active()):
+            shape = ew.broadcast_shape(a, b)
+            out = ew.output(shape, a.dtype, into)
+            with ew.quiet():
+                return half.arith(half_arith, a, b, half_direct,
+                                  np.empty(shape, a.dtype) if out is None else out)
         with ew.quiet():
             if k in float_kinds:
                 return float_fn(a, b, out=ew.output(ew.broadcast_shape(a, b), a.dtype, into))
@@ -147,8 +162,10 @@ def _kernel(float_fn, int_fn=None, *, half_native: bool = False, divides: bool =
 
 
 def _divide_kernel():
-    floor = _kernel(np.true_divide, np.floor_divide, half_native=True, divides=True)
-    trunc = _kernel(np.true_divide, _trunc_divide, half_native=True, divides=True)
+    floor = _kernel(np.true_divide, np.floor_divide, half_native=True, divides=True,
+                    half_arith="divide")
+    trunc = _kernel(np.true_divide, _trunc_divide, half_native=True, divides=True,
+                    half_arith="divide")
     floor_in_place, trunc_in_place = in_place.variant(floor), in_place.variant(trunc)
 
     def kernel(a, b, *, m_pythondiv=True, **_attrs):
@@ -183,9 +200,11 @@ PYTHONDIV = Attr("m_pythondiv", "bool", default=True,
 
 # type, result, more doc, kernel, extra attributes, the divisor rule
 _ROWS = (
-    ("Add", "a + b", "", _kernel(np.add, half_native=True), (), False),
-    ("Subtract", "a - b", "", _kernel(np.subtract, half_native=True), (), False),
-    ("Multiply", "a * b", "", _kernel(np.multiply, half_native=True), (), False),
+    ("Add", "a + b", "", _kernel(np.add, half_native=True, half_arith="add"), (), False),
+    ("Subtract", "a - b", "", _kernel(np.subtract, half_native=True, half_arith="subtract"), (),
+     False),
+    ("Multiply", "a * b", "", _kernel(np.multiply, half_native=True, half_arith="multiply"), (),
+     False),
     ("Divide", "a / b", "Integers: the quotient rounded down (m_pythondiv=true) or toward zero; "
                         "an integer divisor of 0 is IR316.", _divide_kernel(), (PYTHONDIV,), True),
     ("Power", "a to the power b", "Integers exact (wrapping); a negative integer exponent "
@@ -197,7 +216,8 @@ _ROWS = (
     ("Minimum", "the smaller of a and b", "As OpenVINO, `a < b ? a : b`: a NaN in a gives b, a "
                                           "NaN in b gives NaN.",
      _kernel(_float_min, np.minimum, half_select=np.less), (), False),
-    ("SquaredDifference", "(a - b) squared", "", _kernel(_squared_difference), (), False),
+    ("SquaredDifference", "(a - b) squared", "",
+     _kernel(_squared_difference, half_arith="squared_difference"), (), False),
     ("FloorMod", "a modulo b, with the sign of b", "Python's %; an integer divisor of 0 is "
                                                    "IR316.", _kernel(np.mod, divides=True), (),
      True),
