@@ -157,7 +157,7 @@ def _frozen(v):
 # --- selections on the bits -------------------------------------------------------------------
 
 _INF_BITS = {F16: 0x7C00, BF16: 0x7F80}  # +inf; a larger int16 is a positive NaN
-SELECT_CHUNK = 1 << 16  # elements a step: few Python steps; the chunks stay in the L2 cache
+SELECT_CHUNK = 1 << 17  # elements a step: few Python steps (each costs about a microsecond)
 BITS_CHUNK = 1 << 17  # the same for Relu and Clamp, which keep no temporaries
 # numpy's minimum and maximum are vectorised between two contiguous arrays, not with a scalar
 # (5-8x slower; its shifts, bitwise operations and comparisons are fast either way): their
@@ -240,45 +240,79 @@ def clamp(x: np.ndarray, low, high, table_of: Callable[[], np.ndarray], out: np.
     return out
 
 
+# The sign-magnitude bits as int16 order as the values unless both values are negative, when
+# the order is reversed; flipping every bit of both (xor with -1) reverses it back. So with
+# t = (a & b) >> 15 (-1 where both are negative, else 0), ``a ^ t`` and ``b ^ t`` compare as the
+# values do, and ``max(a ^ t, b ^ t) ^ t`` is the larger value's bits -- except that -0.0 and
+# 0.0 differ here (a chunk holding a -0.0 where it matters takes the keys below), and a NaN
+# has no place in the order (a chunk holding one compares in f32).
+_PICK = {np.greater: np.maximum, np.less: np.minimum}
+_ZERO_SIDES = {np.greater: (1,), np.less: (0,)}  # Maximum errs on (+0, -0), Minimum on (-0, +0)
+
+
 def select(a: np.ndarray, b: np.ndarray, compare, out: np.ndarray) -> np.ndarray:
-    """``compare(a, b) ? a : b`` element by element (Maximum's ``a > b ? a : b``), for two
-    16-bit float arrays of one type, either of one element or both of one shape: compared as
-    in f32 (see :func:`compare`), and the chosen element's own bits taken (what rounding the
-    f32 choice back gives, NaN payloads included), with no rounding pass. ``out``: a
-    C-contiguous array of the broadcast shape (``a`` itself is allowed)."""
+    """``compare(a, b) ? a : b`` element by element (Maximum's ``a > b ? a : b``; ``compare``
+    is np.greater or np.less), for two 16-bit float arrays of one type, either of one element
+    or both of one shape: compared as in f32 (see :func:`compare`), and the chosen element's
+    own bits taken (what rounding the f32 choice back gives, NaN payloads included), with no
+    rounding pass. ``out``: a C-contiguous array of the broadcast shape (``a`` itself is
+    allowed)."""
     dst = out.reshape(-1).view(np.uint16)
     c = max(1, min(SELECT_CHUNK, dst.size))
     chosen, mask, diff = np.empty(c, bool), np.empty(c, np.uint16), np.empty(c, np.uint16)
-    for i, m, parts, keys in _pairs(a, b, dst.size, c):
-        compare(*keys, out=chosen[:m])
-        # b ^ ((a ^ b) & (0xFFFF where chosen)): a masked choice without a branch per element
-        # (numpy's where= and np.where branch, and cost 10x on a random choice)
-        np.copyto(mask[:m], chosen[:m])
-        np.negative(mask[:m], out=mask[:m])
+    pick = _PICK[compare]
+    for i, m, parts, keys, plan in _pairs(a, b, dst.size, c, _ZERO_SIDES[compare]):
+        d = dst[i:i + m]
         halves = [p.view(np.uint16) for p in parts]
-        np.bitwise_xor(*halves, out=diff[:m])  # read a before the output (maybe a) is written
-        diff[:m] &= mask[:m]
-        np.bitwise_xor(halves[1], diff[:m], out=dst[i:i + m])
+        if plan == "bits":  # the int16 bits order as the values
+            pick(*keys, out=d.view(np.int16))
+        elif plan == "flip":
+            t = keys[2]
+            pick(keys[0], keys[1], out=d.view(np.int16))
+            np.bitwise_xor(d.view(np.int16), t, out=d.view(np.int16))
+        else:
+            compare(*keys, out=chosen[:m])
+            # b ^ ((a ^ b) & (0xFFFF where chosen)): a masked choice without a branch per
+            # element (numpy's where= and np.where branch, and cost 10x on a random choice)
+            np.copyto(mask[:m], chosen[:m])
+            np.negative(mask[:m], out=mask[:m])
+            np.bitwise_xor(*halves, out=diff[:m])  # read a before the output (maybe a) is set
+            diff[:m] &= mask[:m]
+            np.bitwise_xor(halves[1], diff[:m], out=d)
     return out
 
 
 def compare(a: np.ndarray, b: np.ndarray, fn, out: np.ndarray) -> np.ndarray:
     """``fn(a, b)`` for a numpy comparison ``fn`` (equal, less ...) of two 16-bit float arrays
     of one type, either of one element or both of one shape, into the bool array ``out`` (the
-    broadcast shape, C-contiguous): on int16 keys that order as the values do -- the bits for
-    a non-negative value, minus the magnitude for a negative one, so that -0.0 and 0.0 are both
-    0 -- a chunk at a time. A chunk with a NaN compares in f32 (a NaN has no key)."""
+    broadcast shape, C-contiguous), a chunk at a time: on the int16 bits when one side has no
+    negative value, on the bits flipped where both are negative (see above) otherwise, on int16
+    keys -- the bits for a non-negative value, minus the magnitude for a negative one, so that
+    -0.0 and 0.0 are both 0 -- in a chunk with a -0.0, and in f32 in a chunk with a NaN."""
     dst = out.reshape(-1)
     c = max(1, min(SELECT_CHUNK, dst.size))
-    for i, m, _parts, keys in _pairs(a, b, dst.size, c):
-        fn(*keys, out=dst[i:i + m])
+    for i, m, _parts, keys, _plan in _pairs(a, b, dst.size, c, (0, 1)):
+        fn(keys[0], keys[1], out=dst[i:i + m])
     return out
 
 
-def _pairs(a: np.ndarray, b: np.ndarray, n: int, c: int):
+def _stats(bits: np.ndarray, inf: int) -> tuple[bool, int]:
+    """(whether int16 bits hold a NaN, their minimum), by three reductions."""
+    if bits.size == 0:
+        return False, 0
+    low = int(np.minimum.reduce(bits))
+    nan = int(np.maximum.reduce(bits)) > inf or (
+        low < 0 and int(np.maximum.reduce(bits.view(np.uint16))) > 0x8000 | inf)
+    return nan, low
+
+
+def _pairs(a: np.ndarray, b: np.ndarray, n: int, c: int, zero_sides: tuple):
     """Chunks of ``c`` elements of two 16-bit float arrays (one of them may be a single
-    element, repeated): (start, size, (a part, b part), (a keys, b keys)), the keys int16
-    order keys, or the values in f32 for a chunk with a NaN. The arrays yielded are reused."""
+    element, repeated): (start, size, (a part, b part), keys, plan). The plan says what the
+    keys are: "bits", the int16 bits themselves (one side has no negative value); "flip", the
+    bits xor t and t itself (see above); "keys", int16 order keys, or the values in f32 for a
+    chunk with a NaN -- taken when a NaN or, on a side in ``zero_sides``, a -0.0 is in the
+    chunk. The arrays yielded are reused."""
     inf = _INF_BITS[a.dtype]
     sides = []
     for v in (a, b):
@@ -286,17 +320,33 @@ def _pairs(a: np.ndarray, b: np.ndarray, n: int, c: int):
         if v.size == 1:  # a whole chunk of it, keyed once (see _ZEROS)
             part = np.full(c, flat[0])
             key = _key(part, np.empty(c, np.int16), np.empty(c, np.int16), inf)
-            sides.append((part, key, _widen(part, None) if key is None else None, True))
+            sides.append((part, key, _widen(part, None) if key is None else None, True,
+                          _stats(part.view(np.int16)[:1], inf)))
         else:
-            sides.append((flat, np.empty(c, np.int16), None, False))
+            sides.append((flat, np.empty(c, np.int16), None, False, None))
     sign = np.empty(c, np.int16)
+    flips = np.empty((3, c), np.int16)
     wide = None  # f32 chunks, made when a chunk holds a NaN
     for i in range(0, n, c):
         m = min(c, n - i)
-        parts, keys = [], []
-        for v, key, _w, fixed in sides:
-            part = v[:m] if fixed else v[i:i + m]
-            parts.append(part)
+        parts = [v[:m] if fixed else v[i:i + m] for v, _k, _w, fixed, _s in sides]
+        bits = [p.view(np.int16) for p in parts]
+        stats = [st if fixed else _stats(h, inf)
+                 for h, (_v, _k, _w, fixed, st) in zip(bits, sides)]
+        if not any(nan for nan, _low in stats) and not any(
+                stats[k][1] == -0x8000 for k in zero_sides):
+            if stats[0][1] >= 0 or stats[1][1] >= 0:
+                yield i, m, parts, bits, "bits"
+            else:
+                t, ka, kb = flips[0, :m], flips[1, :m], flips[2, :m]
+                np.bitwise_and(bits[0], bits[1], out=t)
+                np.right_shift(t, 15, out=t)
+                np.bitwise_xor(bits[0], t, out=ka)
+                np.bitwise_xor(bits[1], t, out=kb)
+                yield i, m, parts, (ka, kb, t), "flip"
+            continue
+        keys = []
+        for part, (_v, key, _w, fixed, _s) in zip(parts, sides):
             if fixed:
                 keys.append(None if key is None else key[:m])
             else:
@@ -304,8 +354,8 @@ def _pairs(a: np.ndarray, b: np.ndarray, n: int, c: int):
         if keys[0] is None or keys[1] is None:  # a NaN: compare in f32
             wide = wide or (np.empty(c, F32), np.empty(c, F32))
             keys = [w[:m] if fixed and w is not None else _widen(p, buf[:m])
-                    for p, buf, (_v, _k, w, fixed) in zip(parts, wide, sides)]
-        yield i, m, parts, keys
+                    for p, buf, (_v, _k, w, fixed, _s) in zip(parts, wide, sides)]
+        yield i, m, parts, keys, "keys"
 
 
 def _key(part: np.ndarray, key: np.ndarray, sign: np.ndarray, inf: int) -> np.ndarray | None:

@@ -269,3 +269,40 @@ def test_comparisons_on_the_bits_are_ieee(name, type_name, seed, signs, nan, sha
     got = kernel(a, b)
     assert got.dtype == np.bool_ and got.shape == expected.shape
     np.testing.assert_array_equal(got, expected)
+
+
+@pytest.mark.parametrize("type_name", HALVES)
+@pytest.mark.parametrize("name", ["Maximum", "Minimum", *sorted(COMPARISONS)])
+@pytest.mark.parametrize("zeros", ["none", "a", "b", "both"])
+def test_bits_flipped_where_both_are_negative(name, type_name, zeros):
+    """Every NaN-free value against a permutation of them, plus equal pairs and negations
+    (chunks with negatives on both sides: compared on the bits xor (a & b) >> 15), with a -0.0
+    on neither side, on one (Maximum then errs on (+0, -0) unless it takes the keys, Minimum on
+    (-0, +0)) or both; the result against f32 computed directly."""
+    dtype = HALVES[type_name]
+    rng = np.random.default_rng(13)
+    values = EVERY[~np.isnan(EVERY.view(dtype).astype(np.float32))]
+    values = values[values != 0x8000]
+    a, b = rng.permutation(values), rng.permutation(values)
+    b[::5] = a[::5]
+    b[1::7] = a[1::7] ^ 0x8000
+    b[b == 0x8000] = 0x3C00
+    zero = np.flatnonzero(a == 0)[0]
+    if zeros in ("a", "both"):
+        a[zero + 1], b[zero + 1] = 0x8000, 0
+    if zeros in ("b", "both"):
+        a[zero], b[zero] = 0, 0x8000
+    a, b = a.view(dtype), b.view(dtype)
+    wa, wb = a.astype(np.float32), b.astype(np.float32)
+    if name in COMPARISONS:
+        from irexec.ops.comparison.comparison import OPS as COMPARE
+        np.testing.assert_array_equal(COMPARE[name].kernel(a, b), COMPARISONS[name](wa, wb))
+        return
+    from irexec.ops.arithmetic.binary import OPS
+    kernel = OPS[name].kernel
+    formula = np.where((np.greater if name == "Maximum" else np.less)(wa, wb), a, b)
+    np.testing.assert_array_equal(_bits(kernel(a, b)), _bits(formula))
+    np.testing.assert_array_equal(_bits(in_place.variant(kernel)(a.copy(), b)), _bits(formula))
+    np.testing.assert_array_equal(_bits(kernel(a, b[:1])),
+                                  _bits(np.where((wa > wb[0]) if name == "Maximum"
+                                                 else (wa < wb[0]), a, b[:1])))
