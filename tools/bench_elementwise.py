@@ -5,10 +5,12 @@
 Each case is a one-layer model (built with irexec's builder) whose input is ``--mib`` MiB of
 f32 (or the same number of f16 elements); the time of ``compiled(inputs)`` is compared with the
 numpy expression that computes the same result on the same arrays (uniform in [0.5, 2]; the
-"signs mixed" cases: standard normal), measured in the same run
-(median of ``--runs`` after a warm-up). Reported: irexec / numpy for each case, and for f16 the
-f16 time / the f32 time of the same op. Targets: <= 1.2x numpy; f16 <= 2x f32. A standalone
-script for now; the lead folds it into tools/bench.py.
+"signs mixed" cases: standard normal), measured in the same run: the four calls of a case
+(numpy and irexec, f32 and f16) take turns, ``--runs`` rounds after a warm-up, and each reports
+its median (``--best``: its fastest call), so that a busy machine slows them alike. Reported:
+irexec / numpy for each case, and for f16 the f16 time / the f32 time of the same op. Targets:
+<= 1.2x numpy; f16 <= 2x f32. A standalone script for now; the lead folds it into
+tools/bench.py.
 """
 
 from __future__ import annotations
@@ -27,14 +29,17 @@ import irexec  # noqa: E402
 from irexec.builder import ModelBuilder  # noqa: E402
 
 
-def _median(fn, runs: int) -> float:
-    fn()
-    times = []
-    for _ in range(runs):
-        start = time.perf_counter()
+def _alternating(fns: list, runs: int, best: bool) -> list[float]:
+    """Each call's median (or fastest) time, the calls taking turns."""
+    for fn in fns:
         fn()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times)
+    times = [[] for _ in fns]
+    for _ in range(runs):
+        for fn, t in zip(fns, times):
+            start = time.perf_counter()
+            fn()
+            t.append(time.perf_counter() - start)
+    return [min(t) if best else statistics.median(t) for t in times]
 
 
 def _compiled(op, et, n, inputs, version=None, **attrs):
@@ -67,6 +72,7 @@ def main(argv=None) -> int:
     parser.add_argument("--mib", type=int, default=64)
     parser.add_argument("--runs", type=int, default=7)
     parser.add_argument("--case", action="append", default=[])
+    parser.add_argument("--best", action="store_true", help="the fastest call, not the median")
     args = parser.parse_args(argv)
     n = args.mib * 2**20 // 4
     rng = np.random.default_rng(0)
@@ -75,23 +81,24 @@ def main(argv=None) -> int:
     mixed = {"f32": [rng.normal(size=n).astype(np.float32) for _ in range(2)]}
     mixed["f16"] = [x.astype(np.float16) for x in mixed["f32"]]
     cond = rng.integers(0, 2, n).astype(bool)
-    print(f"{n} elements ({args.mib} MiB of f32), median of {args.runs}")
+    print(f"{n} elements ({args.mib} MiB of f32), {'best' if args.best else 'median'} of "
+          f"{args.runs}, the calls of a case alternating")
     print(f"{'case':<22}{'type':<6}{'numpy s':>10}{'irexec s':>10}{'ratio':>8}{'f16/f32':>9}")
     for name, op, types, expr, attrs in CASES:
         if args.case and not any(c.lower() in name.lower() for c in args.case):
             continue
-        f32_time = None
+        calls = []
         for et in ("f32", "f16"):
             arrays, it = [], iter(mixed[et] if "N" in types else base[et])
             for t in types:
                 arrays.append(cond if t == "boolean" else next(it))
             compiled = _compiled(op, et, n, [et if t in "TN" else t for t in types], **attrs)
             feed = {f"in{i}": a for i, a in enumerate(arrays)}
-            bare = _median(lambda: expr(*arrays), args.runs)
-            ours = _median(lambda: compiled(feed), args.runs)
-            if et == "f32":
-                f32_time = ours
-            f16 = f"{ours / f32_time:9.2f}" if et == "f16" else ""
+            calls += [lambda e=expr, a=arrays: e(*a), lambda c=compiled, f=feed: c(f)]
+        times = _alternating(calls, args.runs, args.best)
+        for k, et in enumerate(("f32", "f16")):
+            bare, ours = times[2 * k], times[2 * k + 1]
+            f16 = f"{ours / times[1]:9.2f}" if et == "f16" else ""
             print(f"{name:<22}{et:<6}{bare:10.4f}{ours:10.4f}{ours / bare:8.2f}{f16}")
     return 0
 
