@@ -415,7 +415,8 @@ def to_f32(x: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
 # numpy's f16 add/multiply/divide loops convert every element to f32 and back in scalar code
 # (about 6.6 ns an element), and so do its f16 <-> f32 casts (1.9 and 3.1 ns). arith() gets
 # the same results from numpy's vectorised int32 and f32 loops over chunks of ARITH_CHUNK
-# elements with temporaries made once per call (0.06-0.2 ns an element a pass, about 17 passes):
+# elements with temporaries made once per call (0.06-0.2 ns an element a pass, 16-20 passes
+# and 4 reductions):
 #
 # * Widening (3 passes an input): the int16 bits sign-extended to int32, shifted left by 13 and
 #   masked to the sign and the 15 bits below it are the f32 bits of the f16 value times
@@ -433,8 +434,9 @@ def to_f32(x: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
 #   least -14 (x's bits & 0x7F800000, a maximum, plus a constant), then (x + C) - C is x
 #   rounded to the f16 grid by the FPU (x + C stays in C's binade, whose spacing is that
 #   grid, below 2^-14 too), and times 2^-112 it is scaled (exact: an f16 value).
-# * The sign (3 passes and the cast): the rounded bits >> 13 hold the f16 exponent and
-#   mantissa in their low 15 bits; bit 15 is x's sign bit (a zero result of a negative x too).
+# * The sign: the rounded bits >> 13 hold the f16 exponent and mantissa in their low 15 bits;
+#   bit 15 is x's sign bit (a zero result of a negative x too: 3 int32 passes), or a's xor b's
+#   for a product or a quotient (3 int16 passes), or 0 for a square; then the cast to int16.
 # * Infinities and NaNs widen to finite values, so a chunk holding one (two reductions an
 #   input, which also give the largest magnitude) is computed by the caller's direct route, as
 #   is a Divide chunk whose quotient holds a NaN (0 / 0). Magnitudes that may round to infinity
@@ -447,6 +449,7 @@ def to_f32(x: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
 ARITH_CHUNK = 1 << 16
 ARITH_OPS = frozenset(("add", "subtract", "multiply", "divide", "squared_difference"))
 _SCALED = frozenset(("add", "subtract"))
+_SIGN_OF_INPUTS = frozenset(("multiply", "divide"))
 
 
 def _c(value, dtype) -> np.ndarray:
@@ -459,6 +462,7 @@ _WIDEN_MASK = _c(-0x70002000, np.int32)  # 0x8FFFE000
 _EXP_BITS = _c(0x7F800000, np.int32)
 _MAGIC = _c((13 << 23) | 0x400000, np.int32)  # added to the exponent bits: 1.5 * 2^(e + 13)
 _SIGN16 = _c(-0x8000, np.int32)
+_SIGN_BIT = _c(-0x8000, np.int16)
 _ONE, _BIAS = _c(1, np.int32), _c(0xFFF, np.int32)
 _THIRTEEN, _SIXTEEN = _c(13, np.int32), _c(16, np.int32)
 _UNSCALE, _SCALE = _c(2.0 ** 112, F32), _c(2.0 ** -112, F32)
@@ -507,10 +511,11 @@ class _Chunk:
             np.multiply(x, x, out=x)
         return x
 
-    def round(self, out16: np.ndarray) -> None:
+    def round(self, out16: np.ndarray, sign16: np.ndarray | None = None) -> None:
         """x rounded to f16 (nearest, ties to even) into the int16 array ``out16`` (c, v and,
         for a scaled x, x's magnitude bits are overwritten). The magnitudes are below 65520
-        (scaled or not, as x)."""
+        (scaled or not, as x). The sign bit: x's, or ``sign16`` (int16 bits, only the sign
+        bit set, or None for x's), or none for SquaredDifference (whose x is >= +0)."""
         i, f = self.i, self.f
         x, c, v = i["x"], i["c"], i["v"]
         if self.name in _SCALED:
@@ -527,11 +532,17 @@ class _Chunk:
             np.subtract(f["v"], f["c"], out=f["v"])  # f16 values (a zero's sign lost)
             np.multiply(f["v"], _SCALE, out=f["v"])  # exact, and now scaled
             np.right_shift(v, _THIRTEEN, out=v)
-        # v's low 16 bits: 0, the f16 exponent and mantissa; bit 15 is x's sign bit
-        np.right_shift(x, _SIXTEEN, out=c)
-        np.bitwise_and(c, _SIGN16, out=c)
-        np.bitwise_or(v, c, out=v)
-        np.copyto(out16, v, casting="unsafe")
+        # v's low 16 bits: 0, the f16 exponent and mantissa
+        if self.name == "squared_difference":
+            np.copyto(out16, v, casting="unsafe")
+        elif sign16 is not None:  # cheaper on 16 bits
+            np.copyto(out16, v, casting="unsafe")
+            np.bitwise_or(out16, sign16, out=out16)
+        else:  # bit 15 is x's sign bit (that of a zero result of a negative x too)
+            np.right_shift(x, _SIXTEEN, out=c)
+            np.bitwise_and(c, _SIGN16, out=c)
+            np.bitwise_or(v, c, out=v)
+            np.copyto(out16, v, casting="unsafe")
 
 
 def widen_scaled(src16: np.ndarray, dst: np.ndarray) -> None:
@@ -585,6 +596,7 @@ def arith(name: str, a: np.ndarray, b: np.ndarray, direct, out: np.ndarray) -> n
             sides.append((bits, None, False))
     (a_bits, a_top, a_fixed), (b_bits, b_top, b_fixed) = sides
     full = _Chunk(c, name, fixed)
+    signs = np.empty(c, np.int16)
     limit = _OVER * (2.0 ** -112 if name in _SCALED else 1.0)
     for i in range(0, n, c):
         m = min(c, n - i)
@@ -597,6 +609,11 @@ def arith(name: str, a: np.ndarray, b: np.ndarray, direct, out: np.ndarray) -> n
         if mb is None:
             direct(ap.view(F16), bp.view(F16), o.view(F16))
             continue
+        sign = None
+        if name in _SIGN_OF_INPUTS:  # a product's or a quotient's sign: a's xor b's
+            sign = signs[:m]
+            np.bitwise_xor(ap, bp, out=sign)
+            np.bitwise_and(sign, _SIGN_BIT, out=sign)
         if not a_fixed:
             chunk.widen("a", ap)
         if not b_fixed:
@@ -611,5 +628,5 @@ def arith(name: str, a: np.ndarray, b: np.ndarray, direct, out: np.ndarray) -> n
             clamp = high >= limit or low <= -limit
         if clamp:
             np.clip(x, -limit, limit, out=x)
-        chunk.round(o)
+        chunk.round(o, sign)
     return out
