@@ -182,3 +182,30 @@ def test_finite_chunks_take_the_passes(name):
     half.arith(NAMES[name], a, b, direct, out)
     assert calls == [N]
     same_as_cast_route(out, name, a, b)
+
+
+def _check_tool():
+    import importlib.util
+    from pathlib import Path
+    path = Path(__file__).resolve().parents[2] / "tools" / "check_f16_arith.py"
+    spec = importlib.util.spec_from_file_location("check_f16_arith", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_check_tool_passes_finds_a_difference_and_refuses_unknown_ops(capsys, monkeypatch):
+    """tools/check_f16_arith.py (all pairs, offline) on the first values of a: no difference;
+    with ties rounded up on the bits instead of to even, a difference and exit 1; an unknown
+    op is one line and exit 1."""
+    tool = _check_tool()
+    assert tool.main(["--first", "64"]) == 0
+    out = capsys.readouterr().out
+    assert out.count(" 0 of 4,063,232 pairs differ") == 5
+    monkeypatch.setattr(half, "_BIAS", np.array(0x1000, np.int32))
+    assert tool.main(["--first", "64", "Add"]) == 1
+    assert "Add: a=" in capsys.readouterr().out
+    assert tool.main(["Nope"]) == 1
+    assert capsys.readouterr().out.strip().splitlines() == [
+        "error: unknown op 'Nope'; choose from Add, Subtract, Multiply, Divide, "
+        "SquaredDifference"]
