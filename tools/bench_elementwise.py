@@ -7,7 +7,9 @@ f32 (or the same number of f16 elements); the time of ``compiled(inputs)`` is co
 numpy expression that computes the same result on the same arrays (uniform in [0.5, 2]; the
 "signs mixed" cases: standard normal), measured in the same run: the four calls of a case
 (numpy and irexec, f32 and f16) take turns, ``--runs`` rounds after a warm-up, and each reports
-its median (``--best``: its fastest call), so that a busy machine slows them alike. Reported:
+its median (``--best``: its fastest call), so that a busy machine slows them alike
+(``--cpu-time``: the process's CPU time instead of the wall clock's, which a machine shared with
+other busy processes inflates less). Reported:
 irexec / numpy for each case, and for f16 the f16 time / the f32 time of the same op. Targets:
 <= 1.2x numpy; f16 <= 2x f32. A standalone script for now; the lead folds it into
 tools/bench.py.
@@ -29,16 +31,16 @@ import irexec  # noqa: E402
 from irexec.builder import ModelBuilder  # noqa: E402
 
 
-def _alternating(fns: list, runs: int, best: bool) -> list[float]:
+def _alternating(fns: list, runs: int, best: bool, clock=time.perf_counter) -> list[float]:
     """Each call's median (or fastest) time, the calls taking turns."""
     for fn in fns:
         fn()
     times = [[] for _ in fns]
     for _ in range(runs):
         for fn, t in zip(fns, times):
-            start = time.perf_counter()
+            start = clock()
             fn()
-            t.append(time.perf_counter() - start)
+            t.append(clock() - start)
     return [min(t) if best else statistics.median(t) for t in times]
 
 
@@ -73,6 +75,8 @@ def main(argv=None) -> int:
     parser.add_argument("--runs", type=int, default=7)
     parser.add_argument("--case", action="append", default=[])
     parser.add_argument("--best", action="store_true", help="the fastest call, not the median")
+    parser.add_argument("--cpu-time", action="store_true",
+                        help="the process's CPU time, not the wall clock's")
     args = parser.parse_args(argv)
     n = args.mib * 2**20 // 4
     rng = np.random.default_rng(0)
@@ -82,7 +86,8 @@ def main(argv=None) -> int:
     mixed["f16"] = [x.astype(np.float16) for x in mixed["f32"]]
     cond = rng.integers(0, 2, n).astype(bool)
     print(f"{n} elements ({args.mib} MiB of f32), {'best' if args.best else 'median'} of "
-          f"{args.runs}, the calls of a case alternating")
+          f"{args.runs} ({'CPU' if args.cpu_time else 'wall'} time), the calls of a case "
+          f"alternating")
     print(f"{'case':<22}{'type':<6}{'numpy s':>10}{'irexec s':>10}{'ratio':>8}{'f16/f32':>9}")
     for name, op, types, expr, attrs in CASES:
         if args.case and not any(c.lower() in name.lower() for c in args.case):
@@ -95,7 +100,8 @@ def main(argv=None) -> int:
             compiled = _compiled(op, et, n, [et if t in "TN" else t for t in types], **attrs)
             feed = {f"in{i}": a for i, a in enumerate(arrays)}
             calls += [lambda e=expr, a=arrays: e(*a), lambda c=compiled, f=feed: c(f)]
-        times = _alternating(calls, args.runs, args.best)
+        times = _alternating(calls, args.runs, args.best,
+                             time.process_time if args.cpu_time else time.perf_counter)
         for k, et in enumerate(("f32", "f16")):
             bare, ours = times[2 * k], times[2 * k + 1]
             f16 = f"{ours / times[1]:9.2f}" if et == "f16" else ""

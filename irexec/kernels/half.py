@@ -446,7 +446,7 @@ def to_f32(x: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
 # Python int operand costs twice as much), reductions go through the ufunc, and views are made
 # once per chunk size.
 
-ARITH_CHUNK = 1 << 16
+ARITH_CHUNK = 1 << 17
 ARITH_OPS = frozenset(("add", "subtract", "multiply", "divide", "squared_difference"))
 _SCALED = frozenset(("add", "subtract"))
 _SIGN_OF_INPUTS = frozenset(("multiply", "divide"))
