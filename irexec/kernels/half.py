@@ -582,6 +582,8 @@ def arith(name: str, a: np.ndarray, b: np.ndarray, direct, out: np.ndarray) -> n
     f16, bit for bit, a chunk at a time (see above). ``direct(a_part, b_part, out_part)``
     computes a chunk that holds an infinity or a NaN (1-D f16 parts; a one-element side stays
     one element)."""
+    if name not in ARITH_OPS:
+        raise ValueError(f"half.arith computes {sorted(ARITH_OPS)}, not {name!r}")
     dst = out.reshape(-1).view(np.int16)
     n = dst.size
     c = max(1, min(ARITH_CHUNK, n))
