@@ -27,6 +27,7 @@ test_interpolate_fast.py holds them to it).
 from __future__ import annotations
 
 import math
+import threading
 from fractions import Fraction
 from functools import lru_cache
 
@@ -297,18 +298,55 @@ def scale_ratios(*values) -> list[tuple[int, int]]:
     return found
 
 
-def apply_axis(src: np.ndarray, axis: int, plan: AxisPlan, dst: np.ndarray) -> None:
+class _Arena(threading.local):
+    """Per-thread scratch memory for the blocks' intermediate arrays, kept from call to call: on
+    the benchmark machine, fresh arrays of a few MiB made the allocator return pages to the
+    system and fault them back in on every call, which cost as much as the arithmetic. The
+    first call measures what it needs (taking fresh arrays), the next ones reuse one buffer of
+    that size (at most ARENA_LIMIT; beyond it every call takes fresh arrays). Arrays taken from
+    it live until the next block starts; no result is ever a view of it."""
+
+    def __init__(self):
+        self.buf: np.ndarray | None = None
+        self.want = 0
+        self.offset = 0
+
+    def start(self) -> None:
+        if self.want > (0 if self.buf is None else self.buf.nbytes) \
+                and self.want <= ARENA_LIMIT:
+            self.buf = np.empty(self.want, np.uint8)
+        self.offset = 0
+
+    def take(self, shape, dtype) -> np.ndarray:
+        dtype = np.dtype(dtype)
+        size = math.prod(shape) * dtype.itemsize
+        start = -(-self.offset // 64) * 64
+        self.offset = start + size
+        self.want = max(self.want, self.offset)
+        if self.buf is not None and self.offset <= self.buf.nbytes:
+            return self.buf[start:start + size].view(dtype).reshape(shape)
+        return np.empty(shape, dtype)
+
+
+ARENA_LIMIT = 32 << 20
+_ARENA = _Arena()
+
+
+def apply_axis(src: np.ndarray, axis: int, plan: AxisPlan, dst: np.ndarray,
+               take=np.empty) -> None:
     """dst[..., o, ...] = sum over taps t of weights[o, t] * src[..., positions[o, t], ...]
-    (``src`` and ``dst`` C-contiguous, of the plan's compute type). The last axis is resampled
-    with the two last axes swapped, so that every slice and gather moves whole rows (contiguous
-    inner loops): the two transposing copies cost less than strided or element-wise loops."""
+    (``src`` and ``dst`` C-contiguous, of the plan's compute type; ``take(shape, dtype)``
+    gives the scratch arrays). The last axis is resampled with the two last axes swapped, so
+    that every slice and gather moves whole rows (contiguous inner loops): the two transposing
+    copies cost less than strided or element-wise loops."""
     if axis == src.ndim - 1 and src.ndim >= 2 and src.shape[-2] > 1:
-        src_t = np.ascontiguousarray(np.swapaxes(src, -1, -2))
-        dst_t = np.empty(dst.shape[:-2] + (dst.shape[-1], dst.shape[-2]), dst.dtype)
-        _apply_rows(src_t, axis - 1, plan, dst_t)
+        src_t = take(src.shape[:-2] + (src.shape[-1], src.shape[-2]), src.dtype)
+        np.copyto(src_t, np.swapaxes(src, -1, -2))
+        dst_t = take(dst.shape[:-2] + (dst.shape[-1], dst.shape[-2]), dst.dtype)
+        _apply_rows(src_t, axis - 1, plan, dst_t, take)
         np.copyto(dst, np.swapaxes(dst_t, -1, -2))
     else:
-        _apply_rows(src, axis, plan, dst)
+        _apply_rows(src, axis, plan, dst, take)
 
 
 def _as3(a: np.ndarray, axis: int) -> np.ndarray:
@@ -318,7 +356,7 @@ def _as3(a: np.ndarray, axis: int) -> np.ndarray:
     return a.reshape(math.prod(a.shape[:axis]), a.shape[axis], -1)
 
 
-def _apply_rows(src: np.ndarray, axis: int, plan: AxisPlan, dst: np.ndarray) -> None:
+def _apply_rows(src: np.ndarray, axis: int, plan: AxisPlan, dst: np.ndarray, take) -> None:
     s3, d3 = _as3(src, axis), _as3(dst, axis)
     runs = plan.runs(dst.dtype)
     if runs is None:
@@ -332,7 +370,7 @@ def _apply_rows(src: np.ndarray, axis: int, plan: AxisPlan, dst: np.ndarray) -> 
         for g, (w, sources) in enumerate(groups):
             if g:
                 if scratch is None:
-                    scratch = np.empty((d3.shape[0], plan.longest_run, d3.shape[2]), d3.dtype)
+                    scratch = take((d3.shape[0], plan.longest_run, d3.shape[2]), d3.dtype)
                 target = scratch[:, :n]
             else:
                 target = out
@@ -457,17 +495,22 @@ def _run_plans(x: np.ndarray, out_shape, plans, ct, between) -> np.ndarray:
     per_row = np.dtype(ct).itemsize * (math.prod(xs.shape[1:]) +
                                        sum(math.prod(s) for s in shapes))
     block = max(1, min(rows, BLOCK_BYTES // max(per_row, 1)))
+    arena = _ARENA
     for r in range(0, rows, block):
         n = min(block, rows - r)
-        data = xs[r:r + n].astype(ct, copy=False)
+        arena.start()
+        data = xs[r:r + n]
+        if data.dtype != ct:
+            data = arena.take(data.shape, ct)
+            np.copyto(data, xs[r:r + n], casting="unsafe")
         for i, ((axis, plan), shape) in enumerate(zip(plans, shapes)):
             final = i == len(plans) - 1
-            target = ys[r:r + n] if final and ct == dtype else np.empty((n,) + shape, ct)
-            apply_axis(data, axis - lead + 1, plan, target)
+            target = ys[r:r + n] if final and ct == dtype else arena.take((n,) + shape, ct)
+            apply_axis(data, axis - lead + 1, plan, target, arena.take)
             if between is not None and not final:
-                target = round_clip(target, between).astype(ct)
+                np.copyto(target, round_clip(target, between))
             data = target
-        if data.dtype != dtype or ct != dtype:
+        if ct != dtype:
             if is_float(dtype):
                 ys[r:r + n] = finish(data, dtype)
             else:
