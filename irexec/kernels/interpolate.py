@@ -227,6 +227,50 @@ class AxisPlan:
             self._cache[key] = cols
         return self._cache[key]
 
+    def chunks(self, dtype: np.dtype):
+        """The periodic plan as a matrix product over the last axis, or None: the axis cut into
+        C chunks of K inputs that make N outputs each (K = k * s, N = k * p: k periods), so
+        that [rows * C, K] @ M [K, N] computes every chunk at once with BLAS. Returns (K, N, C,
+        M, halos, singles): a tap that falls outside its chunk is a halo (output j, chunk
+        offset, input within that chunk, weight), added afterwards; ``singles`` are the runs
+        of the rows outside the periodic ones, recomputed last. None when the axis does not
+        split evenly into such chunks (or copies: nearest stays exact)."""
+        key = ("chunks", np.dtype(dtype))
+        if key not in self._cache:
+            self._cache[key] = self._build_chunks(np.dtype(dtype))
+        return self._cache[key]
+
+    def _build_chunks(self, dtype: np.dtype):
+        if self.period is None or self.copy:
+            return None
+        p, s, lo, hi = self.period
+        valid = [k for k in range(1, 65) if k * s <= 64 and k * p <= 64
+                 and self.in_len % (k * s) == 0 and self.in_len // (k * s) >= 2
+                 and self.out_len == self.in_len // (k * s) * (k * p)]
+        if not valid:
+            return None
+        k = next((k for k in valid if k * s >= 8 and k * p >= 8), valid[-1])
+        size_in, size_out = k * s, k * p
+        anchor = -(-lo // size_out)  # a chunk all of whose rows are periodic
+        if (anchor + 1) * size_out > hi:
+            return None
+        matrix = np.zeros((size_in, size_out))
+        halos = []
+        for j in range(size_out):
+            row = anchor * size_out + j
+            for pos, w in zip(self.positions[row].tolist(), self.weights[row].tolist()):
+                if w == 0:
+                    continue
+                i = pos - anchor * size_in
+                if 0 <= i < size_in:
+                    matrix[i, j] += w
+                else:
+                    halos.append((j, i // size_in, i % size_in, dtype.type(w)))
+        singles = [run for run in self.runs(dtype) if run[1] == 1 and run[0].step == 1
+                   and not (lo <= run[0].start < hi)]
+        return (size_in, size_out, self.in_len // size_in, matrix.astype(dtype), tuple(halos),
+                singles)
+
     @property
     def out_len(self) -> int:
         return self.positions.shape[0]
@@ -339,6 +383,13 @@ def apply_axis(src: np.ndarray, axis: int, plan: AxisPlan, dst: np.ndarray,
     gives the scratch arrays). The last axis is resampled with the two last axes swapped, so
     that every slice and gather moves whole rows (contiguous inner loops): the two transposing
     copies cost less than strided or element-wise loops."""
+    if axis == src.ndim - 1:
+        chunks = plan.chunks(dst.dtype)
+        # a matrix product multiplies every input of a chunk, zero weights too: an infinity or
+        # NaN would spread over its whole chunk (a sum that overflows only costs the fast path)
+        if chunks is not None and math.isfinite(src.sum()):
+            _apply_chunks(src, chunks, dst, take)
+            return
     if axis == src.ndim - 1 and src.ndim >= 2 and src.shape[-2] > 1:
         src_t = take(src.shape[:-2] + (src.shape[-1], src.shape[-2]), src.dtype)
         np.copyto(src_t, np.swapaxes(src, -1, -2))
@@ -361,7 +412,12 @@ def _apply_rows(src: np.ndarray, axis: int, plan: AxisPlan, dst: np.ndarray, tak
     runs = plan.runs(dst.dtype)
     if runs is None:
         _gather(s3, plan.columns(dst.dtype), d3)
-        return
+    else:
+        _apply_runs(s3, runs, d3, plan.longest_run, take)
+
+
+def _apply_runs(s3: np.ndarray, runs, d3: np.ndarray, longest: int, take) -> None:
+    """The runs of AxisPlan.runs on [outer, axis, inner] views."""
     scratch = None
     for dsl, n, groups in runs:
         out = d3[:, dsl]
@@ -370,7 +426,7 @@ def _apply_rows(src: np.ndarray, axis: int, plan: AxisPlan, dst: np.ndarray, tak
         for g, (w, sources) in enumerate(groups):
             if g:
                 if scratch is None:
-                    scratch = take((d3.shape[0], plan.longest_run, d3.shape[2]), d3.dtype)
+                    scratch = take((d3.shape[0], longest, d3.shape[2]), d3.dtype)
                 target = scratch[:, :n]
             else:
                 target = out
@@ -387,6 +443,27 @@ def _apply_rows(src: np.ndarray, axis: int, plan: AxisPlan, dst: np.ndarray, tak
                     np.multiply(target, w, out=target)
             if g:
                 np.add(out, target, out=out)
+
+
+def _apply_chunks(src: np.ndarray, chunks, dst: np.ndarray, take) -> None:
+    """The last axis by AxisPlan.chunks: one matrix product, the halos, the end rows. Each halo
+    is one strided operation over all chunks in a row; where a chunk has no neighbour there it
+    reads the neighbouring row's chunk instead, but such an output reads outside the axis, so
+    it is one of the end rows, recomputed last."""
+    size_in, size_out, count, matrix, halos, singles = chunks
+    x2, o2 = src.reshape(-1, size_in), dst.reshape(-1, size_out)
+    np.matmul(x2, matrix, out=o2)
+    if halos:
+        scratch = take((len(x2),), dst.dtype)
+        for j, shift, i, w in halos:
+            first, stop = max(0, -shift), len(x2) - max(0, shift)
+            part = scratch[:stop - first]
+            np.multiply(x2[first + shift:stop + shift, i], w, out=part)
+            target = o2[first:stop, j]
+            np.add(target, part, out=target)
+    if singles:
+        _apply_runs(src.reshape(-1, src.shape[-1], 1), singles,
+                    dst.reshape(-1, dst.shape[-1], 1), 1, take)
 
 
 def _gather(s3: np.ndarray, columns, d3: np.ndarray) -> None:

@@ -185,3 +185,31 @@ def test_a_scale_near_a_ratio_is_not_taken_for_it(mode):
     x = np.random.default_rng(5).standard_normal((2, 112, 5)).astype(np.float64)
     check(x, [2, 224, 5], [1], [scale], attrs(mode))
     assert kernel.plan_axis(mode, 224, 112, scale, attrs(mode), 1.0).period is None
+
+
+def test_the_last_axis_is_a_matrix_product_where_it_splits_into_chunks():
+    f32 = np.dtype(np.float32)
+    for mode, out_len, antialias in (("linear", 224, False), ("linear_onnx", 224, False),
+                                     ("cubic", 224, False), ("linear", 56, True)):
+        scale = out_len / 112
+        plan = kernel.plan_axis(mode, out_len, 112, scale, attrs(mode),
+                                scale if antialias else 1.0)
+        size_in, size_out, count, matrix, _, _ = plan.chunks(f32)
+        assert count * size_in == 112 and count * size_out == out_len
+        assert matrix.dtype == f32
+    # nearest copies (exact for every type): no matrix product
+    assert kernel.plan_axis("nearest", 224, 112, 2.0, attrs("nearest"), 1.0).chunks(f32) is None
+
+
+@pytest.mark.parametrize("bad", [np.inf, -np.inf, np.nan])
+def test_a_non_finite_input_spreads_only_to_the_outputs_that_read_it(bad):
+    x = np.random.default_rng(6).standard_normal((2, 4, 112)).astype(np.float32)
+    x[1, 2, 50] = bad
+    for mode, size in (("linear_onnx", 224), ("cubic", 224), ("linear", 56)):
+        at = attrs(mode, antialias=size < 112)
+        y = kernel.interpolate(x, [2, 4, size], [2], [size / 112], at)
+        plan = kernel.plan_axis(mode, size, 112, size / 112, at, size / 112 if size < 112 else 1)
+        reads = np.any((plan.positions == 50) & (plan.weights != 0), axis=1)
+        assert np.isfinite(np.delete(y, [2], axis=1)).all() and np.isfinite(y[0]).all()
+        assert np.isfinite(y[1, 2, ~reads]).all(), mode
+        assert not np.isfinite(y[1, 2, reads]).any(), mode
