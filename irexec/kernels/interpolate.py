@@ -380,16 +380,16 @@ def apply_axis(src: np.ndarray, axis: int, plan: AxisPlan, dst: np.ndarray,
                take=np.empty) -> None:
     """dst[..., o, ...] = sum over taps t of weights[o, t] * src[..., positions[o, t], ...]
     (``src`` and ``dst`` C-contiguous, of the plan's compute type; ``take(shape, dtype)``
-    gives the scratch arrays). The last axis is resampled with the two last axes swapped, so
-    that every slice and gather moves whole rows (contiguous inner loops): the two transposing
-    copies cost less than strided or element-wise loops."""
-    if axis == src.ndim - 1:
-        chunks = plan.chunks(dst.dtype)
-        # a matrix product multiplies every input of a chunk, zero weights too: an infinity or
-        # NaN would spread over its whole chunk (a sum that overflows only costs the fast path)
-        if chunks is not None and math.isfinite(src.sum()):
-            _apply_chunks(src, chunks, dst, take)
-            return
+    gives the scratch arrays). A periodic axis that splits into chunks is a matrix product
+    (AxisPlan.chunks); otherwise a last axis is resampled with the two last axes swapped, so that
+    every slice and gather moves whole rows (contiguous inner loops): the two transposing copies
+    cost less than strided or element-wise loops."""
+    chunks = plan.chunks(dst.dtype)
+    # a matrix product multiplies every input of a chunk, zero weights too: an infinity or NaN
+    # would spread over its whole chunk (a sum that overflows only costs the fast path)
+    if chunks is not None and math.isfinite(src.sum()):
+        _apply_chunks(_as3(src, axis), chunks, _as3(dst, axis), take)
+        return
     if axis == src.ndim - 1 and src.ndim >= 2 and src.shape[-2] > 1:
         src_t = take(src.shape[:-2] + (src.shape[-1], src.shape[-2]), src.dtype)
         np.copyto(src_t, np.swapaxes(src, -1, -2))
@@ -445,25 +445,29 @@ def _apply_runs(s3: np.ndarray, runs, d3: np.ndarray, longest: int, take) -> Non
                 np.add(out, target, out=out)
 
 
-def _apply_chunks(src: np.ndarray, chunks, dst: np.ndarray, take) -> None:
-    """The last axis by AxisPlan.chunks: one matrix product, the halos, the end rows. Each halo
-    is one strided operation over all chunks in a row; where a chunk has no neighbour there it
-    reads the neighbouring row's chunk instead, but such an output reads outside the axis, so
-    it is one of the end rows, recomputed last."""
+def _apply_chunks(s3: np.ndarray, chunks, d3: np.ndarray, take) -> None:
+    """An axis by AxisPlan.chunks on [outer, axis, inner] views: one matrix product, the halos,
+    the end rows. Each halo is one strided operation over all chunks of all rows; where a chunk
+    has no neighbour there it reads the neighbouring row's chunk instead, but such an output
+    reads outside the axis, so it is one of the end rows, recomputed last."""
     size_in, size_out, count, matrix, halos, singles = chunks
-    x2, o2 = src.reshape(-1, size_in), dst.reshape(-1, size_out)
-    np.matmul(x2, matrix, out=o2)
+    inner = s3.shape[2]
+    if inner == 1:  # the last axis: [rows * C, K] @ [K, N]
+        x, o = s3.reshape(-1, size_in), d3.reshape(-1, size_out)
+        np.matmul(x, matrix, out=o)
+    else:  # [N, K] @ [K, inner] for each chunk of each row
+        x, o = s3.reshape(-1, size_in, inner), d3.reshape(-1, size_out, inner)
+        np.matmul(matrix.T, x, out=o)
     if halos:
-        scratch = take((len(x2),), dst.dtype)
+        scratch = take((len(x),) + x.shape[2:], d3.dtype)
         for j, shift, i, w in halos:
-            first, stop = max(0, -shift), len(x2) - max(0, shift)
+            first, stop = max(0, -shift), len(x) - max(0, shift)
             part = scratch[:stop - first]
-            np.multiply(x2[first + shift:stop + shift, i], w, out=part)
-            target = o2[first:stop, j]
+            np.multiply(x[first + shift:stop + shift, i], w, out=part)
+            target = o[first:stop, j]
             np.add(target, part, out=target)
     if singles:
-        _apply_runs(src.reshape(-1, src.shape[-1], 1), singles,
-                    dst.reshape(-1, dst.shape[-1], 1), 1, take)
+        _apply_runs(s3, singles, d3, 1, take)
 
 
 def _gather(s3: np.ndarray, columns, d3: np.ndarray) -> None:
