@@ -157,6 +157,9 @@ def _pillow(mode: str, out_len: int, in_len: int):
 
 BLOCK_BYTES = 4 << 20  # the working set of one block of leading rows (see _run_plans)
 MAX_WEIGHT_DRIFT = 1e-12  # how far a period's weights may differ from the first period's
+MAX_PHASES = 8  # beyond, the phases' many small slices cost more than gathering every row
+DENSE_BELOW = 16  # an axis this short or shorter is a dense matrix product even when periodic,
+DENSE_MAX = 32  # and one up to this long when it does not split into chunks (2 * in flops each)
 
 
 class AxisPlan:
@@ -233,16 +236,28 @@ class AxisPlan:
         that [rows * C, K] @ M [K, N] computes every chunk at once with BLAS. Returns (K, N, C,
         M, halos, singles): a tap that falls outside its chunk is a halo (output j, chunk
         offset, input within that chunk, weight), added afterwards; ``singles`` are the runs
-        of the rows outside the periodic ones, recomputed last. None when the axis does not
-        split evenly into such chunks (or copies: nearest stays exact)."""
+        of the rows outside the periodic ones, recomputed last. A short axis is one chunk, a
+        dense matrix (no halos, no end rows). None when the axis is long and does not split
+        evenly into such chunks, and for copies (nearest stays exact for every type)."""
         key = ("chunks", np.dtype(dtype))
         if key not in self._cache:
             self._cache[key] = self._build_chunks(np.dtype(dtype))
         return self._cache[key]
 
     def _build_chunks(self, dtype: np.dtype):
-        if self.period is None or self.copy:
+        if self.copy:
             return None
+        found = None
+        if self.period is not None and self.in_len > DENSE_BELOW:
+            found = self._periodic_chunks(dtype)
+        if found is None and self.in_len <= DENSE_MAX:
+            # a short axis: one dense [in, out] matrix, every row at once
+            matrix = np.zeros((self.in_len, self.out_len))
+            np.add.at(matrix, (self.positions, np.arange(self.out_len)[:, None]), self.weights)
+            found = (self.in_len, self.out_len, 1, matrix.astype(dtype), (), [])
+        return found
+
+    def _periodic_chunks(self, dtype: np.dtype):
         p, s, lo, hi = self.period
         valid = [k for k in range(1, 65) if k * s <= 64 and k * p <= 64
                  and self.in_len % (k * s) == 0 and self.in_len // (k * s) >= 2
@@ -310,11 +325,11 @@ def compact_taps(positions: np.ndarray, weights: np.ndarray) -> tuple[np.ndarray
 def find_period(positions: np.ndarray, weights: np.ndarray, ratios) -> tuple | None:
     """(p, s, lo, hi) for the longest run of rows whose taps repeat every p outputs, s inputs
     further on (p / s one of ``ratios``, the axis's scale as a fraction), or None when no run
-    gives each of the p phases a few rows (then gathers are as cheap)."""
+    gives each of the p phases a few rows, or p > MAX_PHASES (then gathers are cheaper)."""
     out_len = positions.shape[0]
     for ratio in ratios:
         p, s = ratio
-        if p < 1 or s < 0 or out_len < 4 * p:
+        if not 1 <= p <= MAX_PHASES or s < 0 or out_len < 4 * p:
             continue
         same = np.all(positions[p:] == positions[:-p] + s, axis=1)
         same &= np.all(np.abs(weights[p:] - weights[:-p]) <= MAX_WEIGHT_DRIFT, axis=1)
@@ -411,7 +426,7 @@ def _apply_rows(src: np.ndarray, axis: int, plan: AxisPlan, dst: np.ndarray, tak
     s3, d3 = _as3(src, axis), _as3(dst, axis)
     runs = plan.runs(dst.dtype)
     if runs is None:
-        _gather(s3, plan.columns(dst.dtype), d3)
+        _gather(s3, plan.columns(dst.dtype), d3, take)
     else:
         _apply_runs(s3, runs, d3, plan.longest_run, take)
 
@@ -470,18 +485,21 @@ def _apply_chunks(s3: np.ndarray, chunks, d3: np.ndarray, take) -> None:
         _apply_runs(s3, singles, d3, 1, take)
 
 
-def _gather(s3: np.ndarray, columns, d3: np.ndarray) -> None:
+def _gather(s3: np.ndarray, columns, d3: np.ndarray, take) -> None:
     """Every output row at once, one gather (np.take) of whole rows per tap."""
     if not columns:
         d3[...] = 0
         return
+    term = None
     for t, (pos, w) in enumerate(columns):
         if t == 0:
             np.take(s3, pos, axis=1, out=d3, mode="clip")
             if w is not None:
                 d3 *= w
         else:
-            term = np.take(s3, pos, axis=1)
+            if term is None:
+                term = take(d3.shape, d3.dtype)
+            np.take(s3, pos, axis=1, out=term, mode="clip")
             term *= w
             d3 += term
 
