@@ -400,11 +400,20 @@ def apply_axis(src: np.ndarray, axis: int, plan: AxisPlan, dst: np.ndarray,
     every slice and gather moves whole rows (contiguous inner loops): the two transposing copies
     cost less than strided or element-wise loops."""
     chunks = plan.chunks(dst.dtype)
-    # a matrix product multiplies every input of a chunk, zero weights too: an infinity or NaN
-    # would spread over its whole chunk (a sum that overflows only costs the fast path)
-    if chunks is not None and math.isfinite(src.sum()):
-        _apply_chunks(_as3(src, axis), chunks, _as3(dst, axis), take)
-        return
+    if chunks is not None:
+        # a matrix product multiplies every input of a chunk by every column, zero weights
+        # too: an infinity or NaN would spread over its whole chunk. The chunks tile the axis,
+        # so a non-finite input makes a non-finite output, and the smaller of the two tells;
+        # then the other paths redo every output (a sum that overflows only costs time)
+        with np.errstate(invalid="ignore", over="ignore"):
+            if src.size <= dst.size:
+                if math.isfinite(src.sum()):
+                    _apply_chunks(_as3(src, axis), chunks, _as3(dst, axis), take)
+                    return
+            else:
+                _apply_chunks(_as3(src, axis), chunks, _as3(dst, axis), take)
+                if math.isfinite(dst.sum()):
+                    return
     if axis == src.ndim - 1 and src.ndim >= 2 and src.shape[-2] > 1:
         src_t = take(src.shape[:-2] + (src.shape[-1], src.shape[-2]), src.dtype)
         np.copyto(src_t, np.swapaxes(src, -1, -2))
