@@ -11,15 +11,20 @@ How they are applied is where the time goes (an AxisPlan per axis, memoised):
 - zero weights are dropped, and taps of one output reading the same element merged (linear's
   triangle spans five taps of which two weigh anything when upsampling by 2);
 - when the rows repeat -- output o + p reads the elements of output o shifted by s, with the same
-  weights, as at every ratio p/s of small integers (2x up, 2x down, 3/2...) -- each of the p
-  phases is a few multiply-adds of strided slices of the input (taps of equal weight added
-  first), and only the rows at the ends, where taps are clipped, differ; other axes are
-  gathered, one ``np.take`` of whole rows per tap;
-- the last axis is resampled on a transposed copy, so that every inner loop is contiguous;
+  weights, as at every ratio p/s of small integers (2x up, 2x down, 3/2...) -- and the axis
+  splits into chunks of whole periods, the axis is one BLAS matrix product: [chunks, K inputs]
+  by a [K, N outputs] matrix, the few taps that reach into a neighbouring chunk and the rows at
+  the ends (where taps are clipped) added after. A short axis is one dense matrix product;
+- otherwise each of the p phases is a few multiply-adds of strided slices of the input (taps of
+  equal weight added first), and an axis without a short period is gathered, one ``np.take`` of
+  whole rows per tap; a last axis is then resampled on a transposed copy, so that every inner
+  loop is contiguous;
 - axes that shrink go first and axes that grow last, so the intermediate result is small;
 - the leading axes (before the first resampled one) are cut into blocks of a few MiB that run
-  all the passes in turn, the last one writing into the output: the intermediates stay in the
-  cache instead of making round trips to memory.
+  all the passes in turn, the last one writing into the output, with the intermediates taken
+  from a per-thread arena kept across calls (fresh arrays were faulted in on every call).
+A matrix product multiplies zero weights too, so it only runs on finite data: an infinity or
+NaN reaches the outputs whose nonzero weights read it, as on OpenVINO's CPU plugin.
 Only rounding differs between these and gathering every tap (tests/ops/image/
 test_interpolate_fast.py holds them to it).
 """
@@ -170,7 +175,7 @@ class AxisPlan:
     the same weights (up to MAX_WEIGHT_DRIFT), so those rows are p strided slices of the input,
     one per phase, each a few multiply-adds over whole slices instead of gathers."""
 
-    __slots__ = ("positions", "weights", "period", "in_len", "copy", "longest_run", "_cache")
+    __slots__ = ("_cache", "copy", "in_len", "longest_run", "period", "positions", "weights")
 
     def __init__(self, positions: np.ndarray, weights: np.ndarray, in_len: int,
                  ratios=()):
@@ -474,7 +479,7 @@ def _apply_chunks(s3: np.ndarray, chunks, d3: np.ndarray, take) -> None:
     the end rows. Each halo is one strided operation over all chunks of all rows; where a chunk
     has no neighbour there it reads the neighbouring row's chunk instead, but such an output
     reads outside the axis, so it is one of the end rows, recomputed last."""
-    size_in, size_out, count, matrix, halos, singles = chunks
+    size_in, size_out, _, matrix, halos, singles = chunks
     inner = s3.shape[2]
     if inner == 1:  # the last axis: [rows * C, K] @ [K, N]
         x, o = s3.reshape(-1, size_in), d3.reshape(-1, size_out)
@@ -524,8 +529,8 @@ def plan_axis(mode: str, out_len: int, in_len: int, scale: float, attrs: dict,
 
 @lru_cache(maxsize=256)
 def _plan_axis(mode, out_len, in_len, scale, antialias_scale, ctm, nearest_mode, cube_coeff):
-    attrs = dict(coordinate_transformation_mode=ctm, nearest_mode=nearest_mode,
-                 cube_coeff=cube_coeff)
+    attrs = {"coordinate_transformation_mode": ctm, "nearest_mode": nearest_mode,
+             "cube_coeff": cube_coeff}
     if mode == "nearest":
         coords = original_coordinates(out_len, in_len, scale, ctm)
         idx = nearest_indices(coords, nearest_mode, scale < 1, in_len)

@@ -75,8 +75,8 @@ def check(x, out_shape, axes, scales, at):
 
 
 def attrs(mode, ctm="half_pixel", nm="round_prefer_floor", antialias=False, cube=-0.75):
-    return dict(mode=mode, coordinate_transformation_mode=ctm, nearest_mode=nm,
-                antialias=antialias, cube_coeff=cube)
+    return {"mode": mode, "coordinate_transformation_mode": ctm, "nearest_mode": nm,
+            "antialias": antialias, "cube_coeff": cube}
 
 
 @st.composite
