@@ -409,15 +409,15 @@ def apply_axis(src: np.ndarray, axis: int, plan: AxisPlan, dst: np.ndarray,
         # a matrix product multiplies every input of a chunk by every column, zero weights
         # too: an infinity or NaN would spread over its whole chunk. The chunks tile the axis,
         # so a non-finite input makes a non-finite output, and the smaller of the two tells;
-        # then the other paths redo every output (a sum that overflows only costs time)
+        # then the other paths redo every output
         with np.errstate(invalid="ignore", over="ignore"):
             if src.size <= dst.size:
-                if math.isfinite(src.sum()):
+                if _finite(src):
                     _apply_chunks(_as3(src, axis), chunks, _as3(dst, axis), take)
                     return
             else:
                 _apply_chunks(_as3(src, axis), chunks, _as3(dst, axis), take)
-                if math.isfinite(dst.sum()):
+                if _finite(dst):
                     return
     if axis == src.ndim - 1 and src.ndim >= 2 and src.shape[-2] > 1:
         src_t = take(src.shape[:-2] + (src.shape[-1], src.shape[-2]), src.dtype)
@@ -427,6 +427,13 @@ def apply_axis(src: np.ndarray, axis: int, plan: AxisPlan, dst: np.ndarray,
         np.copyto(dst, np.swapaxes(dst_t, -1, -2))
     else:
         _apply_rows(src, axis, plan, dst, take)
+
+
+def _finite(a: np.ndarray) -> bool:
+    """Whether a C-contiguous array holds no infinity or NaN (its dot product with itself, 3x
+    faster than a sum; values beyond 1e19 in f32 also say no, which only costs time)."""
+    flat = a.reshape(-1)
+    return math.isfinite(np.dot(flat, flat))
 
 
 def _as3(a: np.ndarray, axis: int) -> np.ndarray:

@@ -216,3 +216,15 @@ def test_a_non_finite_input_spreads_only_to_the_outputs_that_read_it(bad):
             assert np.isfinite(y[1, row, ~reads]).all(), mode
             assert not np.isfinite(y[1, row, reads]).any(), mode
         assert np.isfinite(y[1, :2]).all() and np.isfinite(y[0]).all()
+
+
+def test_values_too_large_to_square_take_the_other_paths_correctly():
+    # the finiteness check squares the data: 3e30 overflows there but is an ordinary f32
+    x = np.zeros((2, 3, 112), np.float32)
+    x[1, 2, 50] = 3e30
+    for mode, size in (("linear_onnx", 224), ("cubic", 224), ("linear", 56)):
+        at = attrs(mode, antialias=size < 112)
+        got = kernel.interpolate(x, [2, 3, size], [2], [size / 112], at)
+        want = general(x, [2, 3, size], [2], [size / 112], at)
+        assert np.isfinite(got).all()
+        np.testing.assert_allclose(got, want, rtol=1e-6, atol=0)
