@@ -160,7 +160,7 @@ def _pillow(mode: str, out_len: int, in_len: int):
     return np.minimum(xmin[:, None] + k, in_len - 1), w
 
 
-BLOCK_BYTES = 4 << 20  # the working set of one block of leading rows (see _run_plans)
+BLOCK_BYTES = 8 << 20  # the working set of one block of leading rows (see _run_plans)
 MAX_WEIGHT_DRIFT = 1e-12  # how far a period's weights may differ from the first period's
 MAX_PHASES = 8  # beyond, the phases' many small slices cost more than gathering every row
 DENSE_BELOW = 16  # an axis this short or shorter is a dense matrix product even when periodic,
@@ -392,7 +392,7 @@ class _Arena(threading.local):
         return np.empty(shape, dtype)
 
 
-ARENA_LIMIT = 32 << 20
+ARENA_LIMIT = 16 << 20
 _ARENA = _Arena()
 
 
@@ -594,9 +594,10 @@ def interpolate(x: np.ndarray, out_shape, axes, scales, attrs: dict) -> np.ndarr
 def _run_plans(x: np.ndarray, out_shape, plans, ct, between) -> np.ndarray:
     """Applies the axes' plans in turn, a block of leading rows (the axes before the first one
     resampled) at a time so that each block's intermediate results stay in the cache; the last
-    pass writes into the output, rounded to the input's type block by block. Blocks of 2-4 MiB
-    were fastest on the 2-core benchmark machine (1 MiB L2 per core, a large shared L3): smaller
-    ones pay numpy's per-call overhead too often, larger ones go to memory."""
+    pass writes into the output, rounded to the input's type block by block. Blocks of 8 MiB
+    (input, intermediates and output) were the fastest on the 2-core benchmark machine (1 MiB L2
+    per core, a large shared L3): smaller ones pay the per-block work (numpy calls, the end rows,
+    the finiteness checks) too often; with the matrix products the data streams well from L3."""
     dtype = x.dtype
     out = np.empty(out_shape, dtype)
     if not plans:
