@@ -160,7 +160,7 @@ def _pillow(mode: str, out_len: int, in_len: int):
     return np.minimum(xmin[:, None] + k, in_len - 1), w
 
 
-BLOCK_BYTES = 8 << 20  # the working set of one block of leading rows (see _run_plans)
+BLOCK_BYTES = 8 << 20  # the working set of one block of leading rows (half without products)
 MAX_WEIGHT_DRIFT = 1e-12  # how far a period's weights may differ from the first period's
 MAX_PHASES = 8  # beyond, the phases' many small slices cost more than gathering every row
 DENSE_BELOW = 16  # an axis this short or shorter is a dense matrix product even when periodic,
@@ -596,8 +596,9 @@ def _run_plans(x: np.ndarray, out_shape, plans, ct, between) -> np.ndarray:
     resampled) at a time so that each block's intermediate results stay in the cache; the last
     pass writes into the output, rounded to the input's type block by block. Blocks of 8 MiB
     (input, intermediates and output) were the fastest on the 2-core benchmark machine (1 MiB L2
-    per core, a large shared L3): smaller ones pay the per-block work (numpy calls, the end rows,
-    the finiteness checks) too often; with the matrix products the data streams well from L3."""
+    per core, a large shared L3) when every pass is a matrix product, and of 4 MiB otherwise:
+    smaller ones pay the per-block work (numpy calls, the end rows, the finiteness checks) too
+    often, larger ones leave the cache."""
     dtype = x.dtype
     out = np.empty(out_shape, dtype)
     if not plans:
@@ -615,7 +616,10 @@ def _run_plans(x: np.ndarray, out_shape, plans, ct, between) -> np.ndarray:
         shapes.append(tuple(shape))
     per_row = np.dtype(ct).itemsize * (math.prod(xs.shape[1:]) +
                                        sum(math.prod(s) for s in shapes))
-    block = max(1, min(rows, BLOCK_BYTES // max(per_row, 1)))
+    budget = BLOCK_BYTES
+    if any(plan.chunks(ct) is None for _, plan in plans):
+        budget //= 2  # slices and gathers: many more numpy calls, each over less data
+    block = max(1, min(rows, budget // max(per_row, 1)))
     arena = _ARENA
     for r in range(0, rows, block):
         n = min(block, rows - r)
