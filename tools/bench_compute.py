@@ -230,7 +230,7 @@ def main(argv=None) -> int:
         have_ov = not args.no_openvino
     except ImportError:
         have_ov = False
-    print(f"{'case':58} {'irexec ms':>10} {'numpy ms':>9} {'x numpy':>8} {'OpenVINO ms':>12} "
+    print(f"{'case':60} {'irexec ms':>10} {'numpy ms':>9} {'x numpy':>8} {'OpenVINO ms':>12} "
           f"{'x OpenVINO':>10}")
     with tempfile.TemporaryDirectory() as tmp:
         for name, build in CASES.items():
@@ -251,7 +251,7 @@ def main(argv=None) -> int:
             ours = times[0]
             np_t = times[1] if reference is not None else None
             ov_t = times[-1] if have_ov else None
-            print(f"{name:58} {ours * 1e3:10.2f} "
+            print(f"{name:60} {ours * 1e3:10.2f} "
                   f"{'' if np_t is None else f'{np_t * 1e3:9.2f}':>9} "
                   f"{'' if np_t is None else f'{ours / np_t:8.2f}':>8} "
                   f"{'' if ov_t is None else f'{ov_t * 1e3:12.2f}':>12} "
