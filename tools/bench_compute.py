@@ -75,8 +75,9 @@ def pool_case(op, version, shape, **attrs):
     return build
 
 
-def interpolate_case(shape, size, mode, **attrs):
-    """Interpolate-11 of the two spatial axes to ``size`` (sizes mode)."""
+def interpolate_case(shape, size, mode, scales=None, **attrs):
+    """Interpolate-11 of the two spatial axes to ``size`` (sizes mode), or by ``scales``
+    (scales mode)."""
     def build():
         x = _rng().standard_normal(shape, dtype=np.float32)
         m = ModelBuilder("interpolate")
@@ -85,8 +86,11 @@ def interpolate_case(shape, size, mode, **attrs):
                         nearest_mode="round_prefer_floor", antialias=False,
                         pads_begin=(0, 0, 0, 0), pads_end=(0, 0, 0, 0), cube_coeff=-0.75)
         defaults.update(attrs)
+        if scales is not None:
+            defaults["shape_calculation_mode"] = "scales"
+        values = np.array(size, np.int64) if scales is None else np.array(scales, np.float32)
         y = m.op("Interpolate", m.parameter("x", "f32", list(shape)),
-                 m.constant(np.array(size, np.int64)), m.constant(np.array([2, 3], np.int64)),
+                 m.constant(values), m.constant(np.array([2, 3], np.int64)),
                  version="opset11", name="y", **defaults)
         m.result(y, "out")
         return m.build(), {"x": x}, None
@@ -169,6 +173,12 @@ CASES = {
         (1, 64, 112, 112), (224, 224), "linear"),
     "Interpolate linear antialias [1,64,112,112] -> 56x56": interpolate_case(
         (1, 64, 112, 112), (56, 56), "linear", antialias=True),
+    "Interpolate nearest [1,64,112,112] scales 2x (asym floor)": interpolate_case(
+        (1, 64, 112, 112), None, "nearest", scales=(2.0, 2.0),
+        coordinate_transformation_mode="asymmetric", nearest_mode="floor"),
+    "Interpolate linear_onnx align_corners [1,64,112,112] -> 224": interpolate_case(
+        (1, 64, 112, 112), (224, 224), "linear_onnx",
+        coordinate_transformation_mode="align_corners"),
     "ReduceMean [1,512,28,28] axes 2,3": reduce_case((1, 512, 28, 28), [2, 3]),
     "DFT [4,256,256] axes 1,2 (complex)": dft_case((4, 256, 256, 2), [1, 2]),
     "DeformableConvolution 3x3 [1,64,28,28] 64->64": deformable_case((1, 64, 28, 28),
@@ -220,7 +230,7 @@ def main(argv=None) -> int:
         have_ov = not args.no_openvino
     except ImportError:
         have_ov = False
-    print(f"{'case':52} {'irexec ms':>10} {'numpy ms':>9} {'x numpy':>8} {'OpenVINO ms':>12} "
+    print(f"{'case':60} {'irexec ms':>10} {'numpy ms':>9} {'x numpy':>8} {'OpenVINO ms':>12} "
           f"{'x OpenVINO':>10}")
     with tempfile.TemporaryDirectory() as tmp:
         for name, build in CASES.items():
@@ -241,7 +251,7 @@ def main(argv=None) -> int:
             ours = times[0]
             np_t = times[1] if reference is not None else None
             ov_t = times[-1] if have_ov else None
-            print(f"{name:52} {ours * 1e3:10.2f} "
+            print(f"{name:60} {ours * 1e3:10.2f} "
                   f"{'' if np_t is None else f'{np_t * 1e3:9.2f}':>9} "
                   f"{'' if np_t is None else f'{ours / np_t:8.2f}':>8} "
                   f"{'' if ov_t is None else f'{ov_t * 1e3:12.2f}':>12} "
