@@ -156,8 +156,10 @@ def _depthwise_rows(x, wc, out, dilations, pads_begin, ct, y) -> None:
     flat[:, :start] = 0
     flat[:, start + h * width:] = 0
     cols = buffers.empty((count, k, span), ct)
-    w_rows = np.ascontiguousarray(np.broadcast_to(wc.reshape(1, g, co, k), (n, g, co, k))
-                                  ).reshape(rows_all, co, k)
+    w_rows = wc.reshape(1, g, co, k)
+    if n > 1:
+        w_rows = np.broadcast_to(w_rows, (n, g, co, k))
+    w_rows = np.ascontiguousarray(w_rows).reshape(rows_all, co, k)
     _rows_blocks(x.reshape(rows_all, h * width), w_rows, flat, cols, start, (kh, kw),
                  dilations, left, (out[0], width), y.reshape(rows_all, co, span))
     pool = buffers.current()
@@ -175,9 +177,8 @@ def _rows_blocks(data, w_rows, flat, cols, start, kernel, dilations, left, out, 
     height, width = out
     span = height * width
     item = flat.itemsize
-    taps = np.lib.stride_tricks.as_strided(flat, (count, kh, kw, span),
-                                           (flat.strides[0], dh * width * item, dw * item, item),
-                                           writeable=False)
+    taps = np.ndarray((count, kh, kw, span), flat.dtype, flat,
+                      strides=(flat.strides[0], dh * width * item, dw * item, item))
     cols4 = cols.reshape(count, kh, kw, span)
     grid = cols.reshape(count, kh, kw, height, width)
     edges = []  # per kernel column: the output columns whose tap lies in the side padding
