@@ -233,35 +233,56 @@ def _depthwise_phases(x, wc, out, strides, dilations, pads_begin, ct, y) -> None
     w_rows = np.ascontiguousarray(np.broadcast_to(wc.reshape(1, g, co, len(taps)),
                                                   (n, g, co, len(taps))).reshape(n * g, co,
                                                                                    len(taps)))
-    cols = None
     # channels per block: their padded data (or its phases) under BLOCK_BYTES (measured:
     # smaller blocks lose to per-call costs, larger ones gain nothing), their columns under
     # COLS_BYTES
     per_row = math.prod(lengths) * len(phases) * ct.itemsize
-    count = max(1, min(windows.BLOCK_BYTES // per_row,
+    count = max(1, min(n * g, windows.BLOCK_BYTES // per_row,
                        COLS_BYTES // (len(taps) * span * ct.itemsize)))
-    data = x.reshape((n * g,) + x.shape[2:])
-    blocks = windows.padded_blocks(data, pads_begin, lengths, 0, ct, count * per_row) if direct \
-        else _phase_blocks(data, pads_begin, strides, lengths, list(phases), ct, count)
+    # the temporaries come from the run's pool and go back to it (fresh ones page-fault)
+    cols = buffers.empty((count, len(taps), span), ct)
+    product = buffers.empty((count, co, span), ct)
+    planes = None if direct else buffers.empty((count, len(phases)) + tuple(lengths), ct)
+    _phase_loop(x.reshape((n * g,) + x.shape[2:]), w_rows, cols, product, planes, out,
+                strides, pads_begin, lengths, list(phases), tap_phase, offsets, ct, y)
+    pool = buffers.current()
+    if pool is not None:
+        pool.give(cols, 1)
+        pool.give(product, 1)
+        if planes is not None:
+            pool.give(planes, 1)
+
+
+def _phase_loop(data, w_rows, cols, product, planes, out, strides, pads_begin, lengths, phases,
+                tap_phase, offsets, ct, y) -> None:
+    """The block loop of :func:`_depthwise_phases` (its views of the temporaries end with it,
+    so that they can go back to the pool)."""
+    count, _, span = cols.shape
+    co = product.shape[1]
+    if planes is None:  # stride 1: the one phase is the padded block itself
+        blocks = windows.padded_blocks(data, pads_begin, lengths, 0, ct,
+                                       count * math.prod(lengths) * ct.itemsize)
+    else:
+        blocks = _phase_blocks(data, pads_begin, strides, lengths, phases, planes)
     for r0, r1, sources in blocks:
         rows = r1 - r0
-        if cols is None:  # the first block is the largest
-            cols = np.empty((rows, len(taps), span), ct)
-        if direct:
+        if planes is None:
             sources = [sources]
         c = cols[:rows]
         for k, (i, o) in enumerate(zip(tap_phase, offsets)):
             c[:, k] = sources[i].reshape(rows, -1)[:, o:o + span]
-        product = np.matmul(w_rows[r0:r1], c)  # [rows, co, span]
-        shaped = product.reshape((rows, co, out[0]) + tuple(lengths[1:]))
+        p = product[:rows]
+        np.matmul(w_rows[r0:r1], c, out=p)  # [rows, co, span]
+        shaped = p.reshape((rows, co, out[0]) + tuple(lengths[1:]))
         y[r0:r1] = shaped[(Ellipsis, *(slice(0, o) for o in out[1:]))]
 
 
-def _phase_blocks(data, pads_begin, strides, lengths, phases, ct, count):
-    """The phases of the zero-padded ``data`` [R, *spatial], ``count`` rows at a time: yields
-    (start row, stop row, [one array [rows, *lengths] per phase]), where phase q's element j
-    is the padded element j*stride + q on each axis. Copied straight from ``data`` (one strided
-    pass), into buffers reused for every block: the padding in them is written once."""
+def _phase_blocks(data, pads_begin, strides, lengths, phases, planes):
+    """The phases of the zero-padded ``data`` [R, *spatial], a block of rows at a time into
+    ``planes`` [rows, phases, *lengths] (reused for every block: the padding in them is zeroed
+    once): yields (start row, stop row, [one array [rows, *lengths] per phase]), where phase
+    q's element j is the padded element j*stride + q on each axis. Copied straight from
+    ``data`` (one strided pass)."""
     rows_all = data.shape[0]
     spatial = data.shape[1:]
     # per phase, per axis: the phase's elements that lie in the data, [lo, hi), and the data
@@ -274,15 +295,13 @@ def _phase_blocks(data, pads_begin, strides, lengths, phases, ct, count):
             hi = min(length, max(lo, -(-(size + b - q) // s)))
             axes.append((lo, hi, lo * s + q - b))
         spans.append(axes)
-    count = min(count, rows_all)
-    buffers_ = None
+    count = planes.shape[0]
+    planes[...] = 0
     for r0 in range(0, rows_all, count):
         r1 = min(r0 + count, rows_all)
-        if buffers_ is None:
-            buffers_ = [np.zeros((count,) + tuple(lengths), ct) for _ in phases]
         parts = []
-        for buffer, axes in zip(buffers_, spans):
-            part = buffer[:r1 - r0]
+        for i, axes in enumerate(spans):
+            part = planes[:r1 - r0, i]
             if all(hi > lo for lo, hi, _ in axes):
                 part[(slice(None), *(slice(lo, hi) for lo, hi, _ in axes))] = data[
                     (slice(r0, r1), *(slice(start, start + (hi - lo - 1) * s + 1, s)

@@ -108,3 +108,28 @@ def test_strided_depthwise_phases_match_the_direct_loop(spatial, strides, dilati
             assert_close(y, want.astype(np.float32), mag, f"{strides} {dilations} {pads}")
     finally:
         conv.COLS_BYTES = saved
+
+
+@pytest.mark.parametrize("strides, temporaries", [((1, 1), 2), ((2, 2), 3)])
+def test_depthwise_temporaries_from_the_pool_may_hold_anything(strides, temporaries):
+    """Depthwise temporaries come from the run's pool and go back to it (fresh ones page-fault
+    on every call): the zero padding in them is written on every call, so NaN-filled spares of
+    their shapes change nothing. Stride 1: the flat rows and the columns; stride 2: the
+    phases, the columns and the product."""
+    rng = np.random.default_rng(6)
+    x = rng.standard_normal((1, 24, 80, 80)).astype(np.float32)
+    w = rng.standard_normal((24, 1, 1, 3, 3)).astype(np.float32)
+    out = (80 // strides[0],) * 2  # temporaries of at least buffers.MIN_BYTES
+    fresh = conv.forward(x, w, strides, (1, 1), (1, 1), out)
+    pool = buffers.Pool()
+    with buffers.using(pool):
+        conv.forward(x, w, strides, (1, 1), (1, 1), out)
+    shapes = list(pool.spare)
+    assert len(shapes) == temporaries
+    poisoned = buffers.Pool()
+    for shape, dtype in shapes:
+        poisoned.give(np.full(shape, np.nan, dtype), 0)
+    with buffers.using(poisoned):
+        y = conv.forward(x, w, strides, (1, 1), (1, 1), out)
+    assert poisoned.count == temporaries  # taken, and given back
+    np.testing.assert_array_equal(y, fresh)

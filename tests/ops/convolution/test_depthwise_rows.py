@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 import irexec
 from irexec.builder import ModelBuilder
-from irexec.kernels import buffers, conv
+from irexec.kernels import conv
 from tests.ops.compute_support import assert_close
 from tests.ops.convolution.reference import conv as reference
 
@@ -155,24 +155,3 @@ def test_precise_mode_computes_the_rows_path_in_float64(rows_calls):
     want, _ = reference(x, w, (1, 1), (1, 1), (1, 1), (1, 1))
     # float64 sums of f32 products rounded once: within an f32 rounding of the exact value
     np.testing.assert_allclose(y, want, rtol=2**-23, atol=1e-30)
-
-
-def test_temporaries_from_the_pool_may_hold_anything():
-    """The flat rows' padding is written on every call: NaN-filled spares of the temporaries'
-    shapes change nothing, and both go back to the pool."""
-    rng = np.random.default_rng(6)
-    x = rng.standard_normal((1, 24, 40, 40)).astype(np.float32)
-    w = rng.standard_normal((24, 1, 1, 3, 3)).astype(np.float32)
-    fresh = conv.forward(x, w, (1, 1), (1, 1), (1, 1), (40, 40))
-    pool = buffers.Pool()
-    with buffers.using(pool):
-        conv.forward(x, w, (1, 1), (1, 1), (1, 1), (40, 40))
-    shapes = [key for key in pool.spare]
-    assert len(shapes) == 2  # the flat rows and the columns
-    poisoned = buffers.Pool()
-    for shape, dtype in shapes:
-        poisoned.give(np.full(shape, np.nan, dtype), 0)
-    with buffers.using(poisoned):
-        y = conv.forward(x, w, (1, 1), (1, 1), (1, 1), (40, 40))
-    assert poisoned.count == 2  # taken, and given back
-    np.testing.assert_array_equal(y, fresh)
