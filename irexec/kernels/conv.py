@@ -223,10 +223,10 @@ def _depthwise_phases(x, wc, out, strides, dilations, pads_begin, ct, y) -> None
         lengths[0] += 1  # the last tap's stretch runs past the last row by less than a row
     span = out[0] * math.prod(lengths[1:])
     phases: dict[tuple[int, ...], int] = {}
-    tap_phase, offsets = [], []
+    offsets = []
     for tap in taps:
         phase = tuple(t * d % s for t, d, s in zip(tap, dilations, strides))
-        tap_phase.append(phases.setdefault(phase, len(phases)))
+        phases.setdefault(phase, len(phases))
         offsets.append(sum(t * d // s * math.prod(lengths[i + 1:])
                            for i, (t, d, s) in enumerate(zip(tap, dilations, strides))))
     direct = all(s == 1 for s in strides)  # the one phase is the padded block itself
@@ -243,8 +243,8 @@ def _depthwise_phases(x, wc, out, strides, dilations, pads_begin, ct, y) -> None
     cols = buffers.empty((count, len(taps), span), ct)
     product = buffers.empty((count, co, span), ct)
     planes = None if direct else buffers.empty((count, len(phases)) + tuple(lengths), ct)
-    _phase_loop(x.reshape((n * g,) + x.shape[2:]), w_rows, cols, product, planes, out,
-                strides, pads_begin, lengths, list(phases), tap_phase, offsets, ct, y)
+    _phase_loop(x.reshape((n * g,) + x.shape[2:]), w_rows, cols, product, planes, out, kernel,
+                strides, dilations, pads_begin, lengths, list(phases), offsets, ct, y)
     pool = buffers.current()
     if pool is not None:
         pool.give(cols, 1)
@@ -253,8 +253,8 @@ def _depthwise_phases(x, wc, out, strides, dilations, pads_begin, ct, y) -> None
             pool.give(planes, 1)
 
 
-def _phase_loop(data, w_rows, cols, product, planes, out, strides, pads_begin, lengths, phases,
-                tap_phase, offsets, ct, y) -> None:
+def _phase_loop(data, w_rows, cols, product, planes, out, kernel, strides, dilations,
+                pads_begin, lengths, phases, offsets, ct, y) -> None:
     """The block loop of :func:`_depthwise_phases` (its views of the temporaries end with it,
     so that they can go back to the pool)."""
     count, _, span = cols.shape
@@ -262,19 +262,55 @@ def _phase_loop(data, w_rows, cols, product, planes, out, strides, pads_begin, l
     if planes is None:  # stride 1: the one phase is the padded block itself
         blocks = windows.padded_blocks(data, pads_begin, lengths, 0, ct,
                                        count * math.prod(lengths) * ct.itemsize)
+        grouped = None
     else:
         blocks = _phase_blocks(data, pads_begin, strides, lengths, phases, planes)
+        grouped = _phase_taps(planes, cols, kernel, phases, strides, dilations, lengths)
     for r0, r1, sources in blocks:
         rows = r1 - r0
-        if planes is None:
-            sources = [sources]
         c = cols[:rows]
-        for k, (i, o) in enumerate(zip(tap_phase, offsets)):
-            c[:, k] = sources[i].reshape(rows, -1)[:, o:o + span]
+        if grouped is not None:  # one copy per phase
+            for dst, src in grouped:
+                np.copyto(dst[:rows], src[:rows])
+        else:
+            for k, o in enumerate(offsets):
+                c[:, k] = sources.reshape(rows, -1)[:, o:o + span]
         p = product[:rows]
         np.matmul(w_rows[r0:r1], c, out=p)  # [rows, co, span]
         shaped = p.reshape((rows, co, out[0]) + tuple(lengths[1:]))
         y[r0:r1] = shaped[(Ellipsis, *(slice(0, o) for o in out[1:]))]
+
+
+def _phase_taps(planes, cols, kernel, phases, strides, dilations, lengths):
+    """Per phase, (destination, source): views [count, *its taps per axis, span] of ``cols``
+    [count, K, span] and of that phase in ``planes`` [count, phases, *lengths], one copy
+    between which lays out every tap reading the phase. On each axis the taps t of a phase
+    (t*d % s fixed) step by s / gcd(d, s), and their shifts t*d // s by d / gcd(d, s): both
+    grids are regular, so one strided view holds each."""
+    count, nphase = planes.shape[:2]
+    k, span = cols.shape[1:]
+    item = planes.itemsize
+    plane = math.prod(lengths)
+    pairs = []
+    for i, phase in enumerate(phases):
+        shape, src_strides, dst_strides = [], [], []
+        src_at, dst_at = i * plane, 0
+        for ax, (q, s, d, size) in enumerate(zip(phase, strides, dilations, kernel)):
+            ts = [t for t in range(size) if t * d % s == q]
+            src_unit = math.prod(lengths[ax + 1:])
+            dst_unit = math.prod(kernel[ax + 1:]) * span
+            src_at += ts[0] * d // s * src_unit
+            dst_at += ts[0] * dst_unit
+            step = ts[1] - ts[0] if len(ts) > 1 else 0
+            shape.append(len(ts))
+            src_strides.append(step * d // s * src_unit * item)
+            dst_strides.append(step * dst_unit * item)
+        dst = np.ndarray((count, *shape, span), cols.dtype, cols, dst_at * item,
+                         (k * span * item, *dst_strides, item))
+        src = np.ndarray((count, *shape, span), planes.dtype, planes, src_at * item,
+                         (nphase * plane * item, *src_strides, item))
+        pairs.append((dst, src))
+    return pairs
 
 
 def _phase_blocks(data, pads_begin, strides, lengths, phases, planes):
