@@ -27,6 +27,7 @@ input position, what it adds to each output tap; each of the K taps is then adde
 from __future__ import annotations
 
 import math
+import threading
 from collections.abc import Sequence
 
 import numpy as np
@@ -39,6 +40,30 @@ from irexec.kernels.numeric import compute_dtype
 # temporary of a MobileNet. Measured on MobileNet-V2's 3x3 depthwise layers: blocks of 1 to
 # 4 MiB of columns run at the same speed; 256 KiB is 2x slower (per-call costs).
 COLS_BYTES = 1 << 20
+# The depthwise temporaries (column block, padded data, product) are carved from one block per
+# thread kept between calls when they fit in SCRATCH_BYTES: fresh arrays of that size page-fault
+# on every call (measured: 1.4 instead of 0.45 ms for a 3x3 over [1,64,56,56]), and the run's
+# pool (kernels/buffers.py) is no place for them: its few slots are for layers' outputs.
+SCRATCH_BYTES = 4 << 20
+_scratch = threading.local()
+
+
+def _temporaries(*specs) -> list[np.ndarray]:
+    """Uninitialised arrays of the (shape, dtype) ``specs``, views of this thread's scratch
+    block (grown as needed, up to ``SCRATCH_BYTES``; beyond it, fresh arrays). Valid until the
+    next call: a kernel uses them and lets them go before it returns."""
+    sizes = [-(-math.prod(shape) * np.dtype(dtype).itemsize // 64) * 64 for shape, dtype in specs]
+    total = sum(sizes)
+    if total > SCRATCH_BYTES:
+        return [np.empty(shape, dtype) for shape, dtype in specs]
+    block = getattr(_scratch, "block", None)
+    if block is None or block.nbytes < total:
+        block = _scratch.block = np.empty(total, np.uint8)
+    arrays, at = [], 0
+    for (shape, dtype), size in zip(specs, sizes):
+        arrays.append(np.ndarray(shape, dtype, block, at))
+        at += size
+    return arrays
 
 
 def forward(x: np.ndarray, w: np.ndarray, strides: Sequence[int], dilations: Sequence[int],
@@ -150,27 +175,20 @@ def _depthwise_rows(x, wc, out, dilations, pads_begin, ct, y) -> None:
     start = top * width + left  # where its data begins
     count = max(1, min(rows_all, COLS_BYTES // (k * span * ct.itemsize)))
     count = -(-rows_all // -(-rows_all // count))  # as many blocks, of even sizes
-    # the two temporaries come from the run's pool and go back to it: fresh ones page-fault
-    # on every call (measured: 1.4 ms instead of 0.45 for [1,64,56,56] 3x3)
-    flat = buffers.empty((count, length), ct)
-    flat[:, :start] = 0
+    flat, cols = _temporaries(((count, length), ct), ((count, k, span), ct))
+    flat[:, :start] = 0  # the padding (the scratch holds whatever the last kernel left)
     flat[:, start + h * width:] = 0
-    cols = buffers.empty((count, k, span), ct)
     w_rows = wc.reshape(1, g, co, k)
     if n > 1:
         w_rows = np.broadcast_to(w_rows, (n, g, co, k))
     w_rows = np.ascontiguousarray(w_rows).reshape(rows_all, co, k)
     _rows_blocks(x.reshape(rows_all, h * width), w_rows, flat, cols, start, (kh, kw),
                  dilations, left, (out[0], width), y.reshape(rows_all, co, span))
-    pool = buffers.current()
-    if pool is not None:
-        pool.give(cols, 1)
-        pool.give(flat, 1)
 
 
 def _rows_blocks(data, w_rows, flat, cols, start, kernel, dilations, left, out, y) -> None:
-    """The block loop of :func:`_depthwise_rows` (its views of ``flat`` and ``cols`` end with
-    it, so that the two can go back to the pool): ``data`` [R, H*W], ``y`` [R, C_OUT, Ho*W]."""
+    """The block loop of :func:`_depthwise_rows`: ``data`` [R, H*W] through the flat rows
+    ``flat`` and the column block ``cols`` into ``y`` [R, C_OUT, Ho*W]."""
     count, length = flat.shape
     kh, kw = kernel
     dh, dw = dilations
@@ -239,24 +257,19 @@ def _depthwise_phases(x, wc, out, strides, dilations, pads_begin, ct, y) -> None
     per_row = math.prod(lengths) * len(phases) * ct.itemsize
     count = max(1, min(n * g, windows.BLOCK_BYTES // per_row,
                        COLS_BYTES // (len(taps) * span * ct.itemsize)))
-    # the temporaries come from the run's pool and go back to it (fresh ones page-fault)
-    cols = buffers.empty((count, len(taps), span), ct)
-    product = buffers.empty((count, co, span), ct)
-    planes = None if direct else buffers.empty((count, len(phases)) + tuple(lengths), ct)
+    cols, product, planes = _temporaries(
+        ((count, len(taps), span), ct), ((count, co, span), ct),
+        ((0,) if direct else (count, len(phases)) + tuple(lengths), ct))
+    planes = None if direct else planes
     _phase_loop(x.reshape((n * g,) + x.shape[2:]), w_rows, cols, product, planes, out, kernel,
                 strides, dilations, pads_begin, lengths, list(phases), offsets, ct, y)
-    pool = buffers.current()
-    if pool is not None:
-        pool.give(cols, 1)
-        pool.give(product, 1)
-        if planes is not None:
-            pool.give(planes, 1)
 
 
 def _phase_loop(data, w_rows, cols, product, planes, out, kernel, strides, dilations,
                 pads_begin, lengths, phases, offsets, ct, y) -> None:
-    """The block loop of :func:`_depthwise_phases` (its views of the temporaries end with it,
-    so that they can go back to the pool)."""
+    """The block loop of :func:`_depthwise_phases`: the phases (``planes``; None with stride
+    1, whose one phase is the padded block) or padded blocks of ``data``, their taps into
+    ``cols``, the product into ``product``, cut into ``y``."""
     count, _, span = cols.shape
     co = product.shape[1]
     if planes is None:  # stride 1: the one phase is the padded block itself

@@ -39,8 +39,7 @@ def _run(name):
     assert pool.count == 1
     with buffers.using(pool):
         y = conv.forward(x, w, strides, (1,) * nsp, pads, out)
-    # the spare of the output's shape was taken (temporaries may have been given back)
-    assert not pool.spare.get((fresh.shape, fresh.dtype))
+    assert pool.count == 0  # the spare of the output's shape was taken
     return y, fresh
 
 
@@ -110,26 +109,32 @@ def test_strided_depthwise_phases_match_the_direct_loop(spatial, strides, dilati
         conv.COLS_BYTES = saved
 
 
-@pytest.mark.parametrize("strides, temporaries", [((1, 1), 2), ((2, 2), 3)])
-def test_depthwise_temporaries_from_the_pool_may_hold_anything(strides, temporaries):
-    """Depthwise temporaries come from the run's pool and go back to it (fresh ones page-fault
-    on every call): the zero padding in them is written on every call, so NaN-filled spares of
-    their shapes change nothing. Stride 1: the flat rows and the columns; stride 2: the
-    phases, the columns and the product."""
+@pytest.mark.parametrize("strides", [(1, 1), (2, 2)])
+def test_depthwise_scratch_may_hold_anything(strides):
+    """Depthwise temporaries are views of a scratch block kept between calls (fresh arrays
+    page-fault on every call), not of the run's pool, whose slots are for outputs: the zero
+    padding in them is written on every call, so a NaN-filled scratch changes nothing."""
     rng = np.random.default_rng(6)
     x = rng.standard_normal((1, 24, 80, 80)).astype(np.float32)
     w = rng.standard_normal((24, 1, 1, 3, 3)).astype(np.float32)
-    out = (80 // strides[0],) * 2  # temporaries of at least buffers.MIN_BYTES
-    fresh = conv.forward(x, w, strides, (1, 1), (1, 1), out)
+    out = (80 // strides[0],) * 2
     pool = buffers.Pool()
     with buffers.using(pool):
-        conv.forward(x, w, strides, (1, 1), (1, 1), out)
-    shapes = list(pool.spare)
-    assert len(shapes) == temporaries
-    poisoned = buffers.Pool()
-    for shape, dtype in shapes:
-        poisoned.give(np.full(shape, np.nan, dtype), 0)
-    with buffers.using(poisoned):
-        y = conv.forward(x, w, strides, (1, 1), (1, 1), out)
-    assert poisoned.count == temporaries  # taken, and given back
+        fresh = conv.forward(x, w, strides, (1, 1), (1, 1), out)
+    assert pool.count == 0  # nothing given to the pool
+    conv._scratch.block.view(np.uint32)[...] = 0x7FC00000  # NaN in f32
+    y = conv.forward(x, w, strides, (1, 1), (1, 1), out)
     np.testing.assert_array_equal(y, fresh)
+
+
+def test_scratch_is_reused_and_bounded(monkeypatch):
+    """The scratch block is made once and reused by later calls; temporaries larger than
+    SCRATCH_BYTES are fresh arrays, not kept."""
+    a, b = conv._temporaries(((3, 5), np.float32), ((2, 7), np.float64))
+    assert a.base is b.base is conv._scratch.block
+    again, = conv._temporaries(((3, 5), np.float32))
+    assert again.base is conv._scratch.block
+    block = conv._scratch.block
+    monkeypatch.setattr(conv, "SCRATCH_BYTES", block.nbytes)
+    big, = conv._temporaries(((block.nbytes,), np.float32))
+    assert big.base is None and conv._scratch.block is block

@@ -136,7 +136,7 @@ def _depthwise_model(shape, precision=None):
 
 def test_the_benchmark_layer_takes_the_rows_path_in_a_run(rows_calls):
     """tools/bench_compute.py's depthwise 3x3 on [1,64,56,56]; run twice, the second call's
-    temporaries come back from the pool with what the first left in them."""
+    temporaries are the scratch the first call left its data in."""
     compiled, w = _depthwise_model((1, 64, 56, 56))
     x = np.random.default_rng(0).standard_normal((1, 64, 56, 56)).astype(np.float32)
     first = compiled({"x": x})["y"]
