@@ -38,8 +38,10 @@ from irexec.kernels.numeric import compute_dtype
 # The most a depthwise convolution's column block may take: it holds K (9 for 3x3) copies of
 # its block of channels, so blocks of windows.BLOCK_BYTES made it 4.5 MiB, the largest
 # temporary of a MobileNet. Measured on MobileNet-V2's 3x3 depthwise layers: blocks of 1 to
-# 4 MiB of columns run at the same speed; 256 KiB is 2x slower (per-call costs).
-COLS_BYTES = 1 << 20
+# 4 MiB of columns ran at the same speed, 256 KiB 2x slower (per-call costs); since the
+# stride-1 path (_depthwise_rows) writes its product straight into the output, 2 MiB (16
+# channels of [56, 56] a block) beats 1 MiB (8) by about 10% on [1,64,56,56].
+COLS_BYTES = 2 << 20
 # The depthwise temporaries (column block, padded data, product) are carved from one block per
 # thread kept between calls when they fit in SCRATCH_BYTES: fresh arrays of that size page-fault
 # on every call (measured: 1.4 instead of 0.45 ms for a 3x3 over [1,64,56,56]), and the run's
