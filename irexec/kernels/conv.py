@@ -10,7 +10,11 @@ group's [Co, Ci*K] weights with them: BLAS does the work, and the product comes 
 * 1x1 kernels: the (strided) data is the column matrix already;
 * depthwise (Ci = 1 per group): no dense weight; a block of channels at a time, the K taps'
   data is laid out as K columns (at most ``COLS_BYTES`` of them) and one batched product per
-  block sums them per channel.
+  block sums them per channel. With stride 1 and output rows as long as the input's (the
+  usual "same" layer), every tap is one stretch of the channel's flat zero-padded data, in
+  the output's order, so the product goes straight into the output; otherwise the taps are
+  stretches of the stride phases, and the product's rows are a little wider than the
+  output's. The temporaries are views of a per-thread scratch block kept between calls.
 
 The output is drawn from the run's pool of memory nobody can reach any more
 (kernels/buffers.py), under the shape the layer returns, and the products write into it: a
