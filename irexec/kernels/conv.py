@@ -195,7 +195,7 @@ def _depthwise_rows(x, wc, out, dilations, pads_begin, ct, y) -> None:
 def _rows_blocks(data, w_rows, flat, cols, start, kernel, dilations, left, out, y) -> None:
     """The block loop of :func:`_depthwise_rows`: ``data`` [R, H*W] through the flat rows
     ``flat`` and the column block ``cols`` into ``y`` [R, C_OUT, Ho*W]."""
-    count, length = flat.shape
+    count = flat.shape[0]
     kh, kw = kernel
     dh, dw = dilations
     height, width = out
