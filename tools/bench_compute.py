@@ -34,23 +34,25 @@ def _rng():
     return np.random.default_rng(0)
 
 
-def matmul_case(sa, sb):
+def matmul_case(sa, sb, layers=1):
+    """A @ B; with ``layers`` > 1, that many MatMul layers of A, each with its own B, in one
+    model, against as many np.matmul calls: the cost of a layer among others, without one
+    call's fixed cost (checking inputs, setting up) falling on a single small product."""
     def build():
         a = _rng().standard_normal(sa, dtype=np.float32)
-        b = _rng().standard_normal(sb, dtype=np.float32)
         m = ModelBuilder("matmul")
-        y = m.op("MatMul", m.parameter("a", "f32", list(sa)), m.constant(b), name="y")
-        m.result(y, "out")
-        # numpy multiplies the very arrays irexec does: A, and B as irexec holds it (mapped
-        # from the .bin file), found in the compiled model's constants
-        return m.build(), {"a": a}, lambda compiled: (
-            lambda w=_constant(compiled, b.shape): lambda: np.matmul(a, w))()
+        x = m.parameter("a", "f32", list(sa))
+        for i in range(layers):
+            b = np.random.default_rng(i).standard_normal(sb, dtype=np.float32)
+            m.result(m.op("MatMul", x, m.constant(b), name=f"y{i}"), f"out{i}")
+
+        # numpy multiplies the very arrays irexec does: A, and each B as irexec holds it
+        # (mapped from the .bin file), found in the compiled model's constants
+        def reference(compiled):
+            ws = list(compiled.plan.constants.values())
+            return lambda: [np.matmul(a, w) for w in ws]
+        return m.build(), {"a": a}, reference
     return build
-
-
-def _constant(compiled, shape) -> np.ndarray:
-    """The constant of ``shape`` that a compiled one-layer model holds."""
-    return next(v for v in compiled.plan.constants.values() if v.shape == tuple(shape))
 
 
 def conv_case(shape, weights, op="Convolution", strides=(1, 1), pads=(1, 1)):
@@ -143,6 +145,7 @@ CASES = {
     "MatMul [512,512]x[512,512]": matmul_case((512, 512), (512, 512)),
     "MatMul [8,128,768]x[768,768]": matmul_case((8, 128, 768), (768, 768)),
     "MatMul [1,768]x[768,3072]": matmul_case((1, 768), (768, 3072)),
+    "MatMul [1,768]x[768,3072], 8 layers a call": matmul_case((1, 768), (768, 3072), 8),
     "Convolution 3x3 [1,64,56,56] 64->64": conv_case((1, 64, 56, 56), (64, 64, 3, 3)),
     "Convolution 3x3/2 [1,64,56,56] 64->128": conv_case((1, 64, 56, 56), (128, 64, 3, 3),
                                                         strides=(2, 2)),
