@@ -31,12 +31,11 @@ input position, what it adds to each output tap; each of the K taps is then adde
 from __future__ import annotations
 
 import math
-import threading
 from collections.abc import Sequence
 
 import numpy as np
 
-from irexec.kernels import buffers, windows
+from irexec.kernels import buffers, scratch, windows
 from irexec.kernels.numeric import compute_dtype
 
 # The most a depthwise convolution's column block may take: it holds K (9 for 3x3) copies of
@@ -46,30 +45,18 @@ from irexec.kernels.numeric import compute_dtype
 # stride-1 path (_depthwise_rows) writes its product straight into the output, 2 MiB (16
 # channels of [56, 56] a block) beats 1 MiB (8) by about 10% on [1,64,56,56].
 COLS_BYTES = 2 << 20
-# The depthwise temporaries (column block, padded data, product) are carved from one block per
-# thread kept between calls when they fit in SCRATCH_BYTES: fresh arrays of that size page-fault
-# on every call (measured: 1.4 instead of 0.45 ms for a 3x3 over [1,64,56,56]), and the run's
-# pool (kernels/buffers.py) is no place for them: its few slots are for layers' outputs.
+# The depthwise temporaries (column block, padded data, product) come from this thread's
+# scratch arena (kernels/scratch.py), kept between calls up to SCRATCH_BYTES: fresh arrays of
+# that size page-fault on every call (measured: 1.4 instead of 0.45 ms for a 3x3 over
+# [1,64,56,56]), and the run's pool (kernels/buffers.py) is no place for them: its few slots
+# are for layers' outputs.
 SCRATCH_BYTES = 4 << 20
-_scratch = threading.local()
 
 
 def _temporaries(*specs) -> list[np.ndarray]:
-    """Uninitialised arrays of the (shape, dtype) ``specs``, views of this thread's scratch
-    block (grown as needed, up to ``SCRATCH_BYTES``; beyond it, fresh arrays). Valid until the
-    next call: a kernel uses them and lets them go before it returns."""
-    sizes = [-(-math.prod(shape) * np.dtype(dtype).itemsize // 64) * 64 for shape, dtype in specs]
-    total = sum(sizes)
-    if total > SCRATCH_BYTES:
-        return [np.empty(shape, dtype) for shape, dtype in specs]
-    block = getattr(_scratch, "block", None)
-    if block is None or block.nbytes < total:
-        block = _scratch.block = np.empty(total, np.uint8)
-    arrays, at = [], 0
-    for (shape, dtype), size in zip(specs, sizes):
-        arrays.append(np.ndarray(shape, dtype, block, at))
-        at += size
-    return arrays
+    """Uninitialised arrays of the (shape, dtype) ``specs`` from the scratch arena "conv" (valid
+    until the next call: a kernel uses them and lets them go before it returns)."""
+    return scratch.temporaries("conv", SCRATCH_BYTES, *specs)
 
 
 def forward(x: np.ndarray, w: np.ndarray, strides: Sequence[int], dilations: Sequence[int],

@@ -32,12 +32,12 @@ test_interpolate_fast.py holds them to it).
 from __future__ import annotations
 
 import math
-import threading
 from fractions import Fraction
 from functools import lru_cache
 
 import numpy as np
 
+from irexec.kernels import scratch
 from irexec.kernels.numeric import compute_dtype, finish, is_float
 
 
@@ -362,38 +362,11 @@ def scale_ratios(*values) -> list[tuple[int, int]]:
     return found
 
 
-class _Arena(threading.local):
-    """Per-thread scratch memory for the blocks' intermediate arrays, kept from call to call: on
-    the benchmark machine, fresh arrays of a few MiB made the allocator return pages to the
-    system and fault them back in on every call, which cost as much as the arithmetic. The
-    first call measures what it needs (taking fresh arrays), the next ones reuse one buffer of
-    that size (at most ARENA_LIMIT; beyond it every call takes fresh arrays). Arrays taken from
-    it live until the next block starts; no result is ever a view of it."""
-
-    def __init__(self):
-        self.buf: np.ndarray | None = None
-        self.want = 0
-        self.offset = 0
-
-    def start(self) -> None:
-        if self.want > (0 if self.buf is None else self.buf.nbytes) \
-                and self.want <= ARENA_LIMIT:
-            self.buf = np.empty(self.want, np.uint8)
-        self.offset = 0
-
-    def take(self, shape, dtype) -> np.ndarray:
-        dtype = np.dtype(dtype)
-        size = math.prod(shape) * dtype.itemsize
-        start = -(-self.offset // 64) * 64
-        self.offset = start + size
-        self.want = max(self.want, self.offset)
-        if self.buf is not None and self.offset <= self.buf.nbytes:
-            return self.buf[start:start + size].view(dtype).reshape(shape)
-        return np.empty(shape, dtype)
-
-
+# The blocks' intermediate arrays come from this thread's scratch arena (kernels/scratch.py),
+# kept from call to call up to ARENA_LIMIT: on the benchmark machine, fresh arrays of a few MiB
+# were faulted in again on every call, which cost as much as the arithmetic. No result is ever
+# a view of it.
 ARENA_LIMIT = 16 << 20
-_ARENA = _Arena()
 
 
 def apply_axis(src: np.ndarray, axis: int, plan: AxisPlan, dst: np.ndarray,
@@ -620,7 +593,7 @@ def _run_plans(x: np.ndarray, out_shape, plans, ct, between) -> np.ndarray:
     if any(plan.chunks(ct) is None for _, plan in plans):
         budget //= 2  # slices and gathers: many more numpy calls, each over less data
     block = max(1, min(rows, budget // max(per_row, 1)))
-    arena = _ARENA
+    arena = scratch.arena("interpolate", ARENA_LIMIT)
     for r in range(0, rows, block):
         n = min(block, rows - r)
         arena.start()

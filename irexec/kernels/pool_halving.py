@@ -31,6 +31,17 @@ from collections.abc import Sequence
 
 import numpy as np
 
+def _block(x, flat_x, staged, r0: int, r1: int, used, per_row: int) -> np.ndarray:
+    """Rows r0..r1 of ``x`` (its first ``used`` elements on each spatial axis), flat: a slice
+    of ``flat_x`` (x itself, flat, when it needs no staging) or copied into ``staged``."""
+    if flat_x is not None:
+        return flat_x[r0 * per_row:r1 * per_row]
+    src = staged[:(r1 - r0) * per_row]
+    src.reshape((r1 - r0,) + tuple(used))[...] = x[(slice(r0, r1),) + tuple(slice(0, u)
+                                                                             for u in used)]
+    return src
+
+
 PAIRS = "pairs"      # kernel 2, stride 2, no padding before
 OVERLAP = "overlap"  # kernel 3, stride 2, one element of padding before
 
@@ -173,12 +184,7 @@ def pool(x: np.ndarray, mode: Sequence[str], out: Sequence[int], combine, neutra
         if program is None:
             program = programs[b] = _Program(b, used, out, mode, combine, neutral, even, odd,
                                              lead)
-        if direct:
-            src = flat_x[r0 * per_row:r1 * per_row]
-        else:
-            src = staged[:b * per_row]
-            src.reshape((b,) + used)[...] = x[(slice(r0, r1),) + tuple(slice(0, u)
-                                                                       for u in used)]
+        src = _block(x, flat_x, staged, r0, r1, used, per_row)
         dest = flat_result[r0 * per_out:r1 * per_out]
         program.run(src, dest)
         if finish_block is not None:
@@ -255,12 +261,7 @@ def max_with_offsets(x: np.ndarray, mode: Sequence[str], out: Sequence[int], com
     for r0 in range(0, rows, count):
         r1 = min(r0 + count, rows)
         b = r1 - r0
-        if direct:
-            src = flat_x[r0 * per_row:r1 * per_row]
-        else:
-            src = staged[:b * per_row]
-            src.reshape((b,) + used)[...] = x[(slice(r0, r1),) + tuple(slice(0, u)
-                                                                       for u in used)]
+        src = _block(x, flat_x, staged, r0, r1, used, per_row)
         m = src.size // 2
         e, o, peak = even[:m], odd[lead:lead + m], peak_buf[:m]
         _split(src, e, o)

@@ -12,7 +12,7 @@ from irexec.errors import IRError, OpError
 from irexec.ir import element_type as et_table
 from irexec.ir.model import Model, OutputPort
 from irexec.ir.shape import PartialShape
-from irexec.kernels import buffers, state
+from irexec.kernels import buffers, scratch, state
 from irexec.kernels import elementwise as ew
 from irexec.runtime.plan import InputSlot, Plan, compile_plan, kernel_error, memoized
 from irexec.runtime.precise import precision_of
@@ -224,9 +224,11 @@ class CompiledModel:
 
     def release_memory(self) -> None:
         """Drop the spare arrays kept for reuse by the next call (as OpenVINO's
-        ``CompiledModel.release_memory``). Arrays already returned are never touched."""
+        ``CompiledModel.release_memory``), and the kernels' scratch memory of every thread
+        (kernels/scratch.py). Arrays already returned are never touched."""
         self._pool = None
         self._returned = []
+        scratch.release()
 
     def _run(self, plan: Plan, inputs, tracer: Tracer | None, bound=None,
              profile: dict | None = None) -> dict[str, np.ndarray]:

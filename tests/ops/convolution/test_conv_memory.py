@@ -8,7 +8,9 @@ import tracemalloc
 import numpy as np
 import pytest
 
-from irexec.kernels import buffers, conv, windows
+import irexec
+from irexec.builder import ModelBuilder
+from irexec.kernels import buffers, conv, scratch, windows
 
 CASES = {  # x shape, w [G, Co, Ci, *K], strides, pads (begin = end); outputs of at least
     # buffers.MIN_BYTES, which the pool keeps
@@ -122,19 +124,28 @@ def test_depthwise_scratch_may_hold_anything(strides):
     with buffers.using(pool):
         fresh = conv.forward(x, w, strides, (1, 1), (1, 1), out)
     assert pool.count == 0  # nothing given to the pool
-    conv._scratch.block.view(np.uint32)[...] = 0x7FC00000  # NaN in f32
+    block = scratch.arena("conv", conv.SCRATCH_BYTES).buffer
+    block[: block.nbytes // 4 * 4].view(np.uint32)[...] = 0x7FC00000  # NaN in f32
     y = conv.forward(x, w, strides, (1, 1), (1, 1), out)
     np.testing.assert_array_equal(y, fresh)
 
 
 def test_scratch_is_reused_and_bounded(monkeypatch):
     """The scratch block is made once and reused by later calls; temporaries larger than
-    SCRATCH_BYTES are fresh arrays, not kept."""
+    SCRATCH_BYTES are fresh arrays, not kept; release_memory drops it."""
     a, b = conv._temporaries(((3, 5), np.float32), ((2, 7), np.float64))
-    assert a.base is b.base is conv._scratch.block
+    block = scratch.arena("conv", conv.SCRATCH_BYTES).buffer
+    assert a.base is b.base is block
+    assert not np.shares_memory(a, b)
     again, = conv._temporaries(((3, 5), np.float32))
-    assert again.base is conv._scratch.block
-    block = conv._scratch.block
+    assert again.base is block
     monkeypatch.setattr(conv, "SCRATCH_BYTES", block.nbytes)
     big, = conv._temporaries(((block.nbytes,), np.float32))
-    assert big.base is None and conv._scratch.block is block
+    assert big.base is None and scratch.arena("conv", block.nbytes).buffer is None
+    monkeypatch.undo()
+    conv._temporaries(((3, 5), np.float32))
+    assert scratch.arena("conv", conv.SCRATCH_BYTES).buffer is not None
+    b = ModelBuilder()
+    b.result(b.op("Relu", b.parameter("x", "f32", [2]), name="r"), "y")
+    irexec.compile_model(b.build()).release_memory()
+    assert scratch.arena("conv", conv.SCRATCH_BYTES).buffer is None
