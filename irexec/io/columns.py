@@ -322,13 +322,16 @@ class _Exact:
         data, a = self.data, self.bytes
         lt = np.flatnonzero(a[:-1] == ord("<"))
         after = a[lt + 1]
-        if (after == ord("!")).any() or (after[1:] == ord("?")).any():
-            # comments, CDATA or processing instructions (past the XML declaration)
+        pi = after == ord("?")
+        if len(pi) and lt[0] == 0 and re.match(rb"<\?xml\s", data):
+            pi[0] = False  # the XML declaration, which holds no "<"
+        if (after == ord("!")).any() or pi.any():
+            # comments, CDATA or processing instructions (a PI may come first: no declaration)
             offsets = np.array([m.start() for m in _MARKUP.finditer(data)
                                 if m.lastindex is not None], np.int64)
         else:
             offsets = lt[(after != ord("/")) & (after != ord("?"))]
-        del lt, after
+        del lt, after, pi
         lines = np.empty(len(offsets), np.int64)
         columns = np.empty(len(offsets), np.int64)
         line, last_break = 1, -1  # at the chunk's start: its line, the line break before

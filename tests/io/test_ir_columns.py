@@ -185,3 +185,17 @@ def test_positions_past_line_65535_asked_out_of_order():
             assert reader.line(root[i]) == i + 2, i
             assert reader.column(root[i]) == 1
     assert root[65_538].sourceline != 65_540  # lxml is off here: what the walk corrects
+
+
+@pytest.mark.parametrize("declaration", ["", '<?xml version="1.0"?>\n'])
+def test_a_processing_instruction_first_in_a_long_file_hides_its_tags(declaration):
+    """A processing instruction may come before the root, first in the file when there is
+    no XML declaration; a ``<layer`` inside it is no element, and the elements after it keep
+    their exact lines past line 65,535."""
+    data = (declaration + "<?pi <a ?>\n<net>\n" + "<a/>\n" * 65_540 + "</net>\n").encode()
+    root = etree.fromstring(data, _parser())
+    reader = _Reader.__new__(_Reader)
+    reader.index_columns(root, data)
+    first = 3 + bool(declaration)  # the line of the first <a/>
+    assert (reader.line(root[0]), reader.column(root[0])) == (first, 1)
+    assert reader.line(root[-1]) == first + 65_539
