@@ -23,8 +23,11 @@ How they are applied is where the time goes (an AxisPlan per axis, memoised):
 - the leading axes (before the first resampled one) are cut into blocks of a few MiB that run
   all the passes in turn, the last one writing into the output, with the intermediates taken
   from a per-thread arena kept across calls (fresh arrays were faulted in on every call).
-A matrix product multiplies zero weights too, so it only runs on finite data: an infinity or
-NaN reaches the outputs whose nonzero weights read it, as on OpenVINO's CPU plugin.
+A matrix product multiplies zero weights too, so it only runs on finite data. An infinity or
+NaN reaches the outputs whose nonzero weights read it; in linear_onnx and cubic modes, as on
+OpenVINO's CPU plugin, also those that read it with a zero weight (0 * inf is NaN): there a
+float input that is not all finite, where some axis dropped such a tap, takes every tap of
+every axis (:func:`_every_tap`).
 Only rounding differs between these and gathering every tap (tests/ops/image/
 test_interpolate_fast.py holds them to it).
 """
@@ -175,17 +178,26 @@ class AxisPlan:
     the same weights (up to MAX_WEIGHT_DRIFT), so those rows are p strided slices of the input,
     one per phase, each a few multiply-adds over whole slices instead of gathers."""
 
-    __slots__ = ("_cache", "copy", "in_len", "longest_run", "period", "positions", "weights")
+    __slots__ = ("_cache", "copy", "drops", "in_len", "longest_run", "period", "positions",
+                 "taps", "weights")
 
     def __init__(self, positions: np.ndarray, weights: np.ndarray, in_len: int,
                  ratios=()):
+        # every tap column that weighs anything somewhere, zero weights included
+        used = np.flatnonzero(np.any(weights != 0, axis=0))
+        self.taps = (positions[:, used].astype(np.int64), weights[:, used])
         self.positions, self.weights = compact_taps(positions, weights)
+        # whether some output no longer reads a position it read there (a zero weight, or
+        # weights that add up to zero): a NaN or infinity at it would have made it NaN
+        distinct = 1 + np.count_nonzero(np.diff(self.taps[0], axis=1), axis=1) if len(used) \
+            else np.zeros(len(positions), np.int64)
+        self.drops = not np.array_equal(distinct, np.count_nonzero(self.weights, axis=1))
         self.in_len = in_len
         self.copy = self.positions.shape[1] == 1 and bool(np.all(self.weights == 1.0))
         self.period = find_period(self.positions, self.weights, ratios)
         self.longest_run = 0
         self._cache: dict = {}
-        for a in (self.positions, self.weights):
+        for a in (self.positions, self.weights, *self.taps):
             a.flags.writeable = False
 
     def runs(self, dtype: np.dtype):
@@ -367,6 +379,9 @@ def scale_ratios(*values) -> list[tuple[int, int]]:
 # were faulted in again on every call, which cost as much as the arithmetic. No result is ever
 # a view of it.
 ARENA_LIMIT = 16 << 20
+# The modes whose every tap OpenVINO's CPU plugin multiplies, zero weights too (checked: a NaN
+# reaches the same outputs); its linear mode reads fewer of them, Pillow's were not checked.
+EVERY_TAP = ("linear_onnx", "cubic")
 
 
 def apply_axis(src: np.ndarray, axis: int, plan: AxisPlan, dst: np.ndarray,
@@ -561,7 +576,36 @@ def interpolate(x: np.ndarray, out_shape, axes, scales, attrs: dict) -> np.ndarr
         between = x.dtype  # Pillow rounds between its two passes, in its own order
     else:
         plans = _order(plans, x.ndim - 1)
+        if mode in EVERY_TAP and is_float(x.dtype) and any(plan.drops for _, plan in plans) \
+                and not _all_finite(x):
+            return _every_tap(x, plans, ct)
     return _run_plans(x, out_shape, plans, ct, between)
+
+
+def _all_finite(x: np.ndarray) -> bool:
+    if x.dtype in (np.float32, np.float64) and x.flags.c_contiguous:
+        with np.errstate(over="ignore", invalid="ignore"):
+            return _finite(x)  # may say no for huge finite values: then only slower
+    return bool(np.isfinite(x).all())
+
+
+def _every_tap(x: np.ndarray, plans, ct) -> np.ndarray:
+    """The plans applied with every tap column that weighs anything (zero weights in it
+    too), as the kernel did before the plans: for data holding an infinity or a NaN, which
+    then reaches every output that reads it."""
+    data = x.astype(ct)
+    for axis, plan in plans:
+        positions, weights = plan.taps
+        shape = [1] * x.ndim
+        shape[axis] = -1
+        total = np.zeros(data.shape[:axis] + (plan.out_len,) + data.shape[axis + 1:], ct)
+        with np.errstate(invalid="ignore", over="ignore"):  # 0 * inf, inf - inf: NaN
+            for t in range(positions.shape[1]):
+                term = np.take(data, positions[:, t], axis=axis)
+                term *= weights[:, t].astype(ct).reshape(shape)
+                total += term
+        data = total
+    return finish(data, x.dtype)
 
 
 def _run_plans(x: np.ndarray, out_shape, plans, ct, between) -> np.ndarray:
