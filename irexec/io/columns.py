@@ -33,7 +33,6 @@ and no column).
 
 from __future__ import annotations
 
-import bisect
 import re
 from array import array
 from collections import OrderedDict
