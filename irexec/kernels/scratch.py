@@ -34,7 +34,7 @@ class Arena:
     def __init__(self, limit: int):
         self.limit = limit
         self.buffer: np.ndarray | None = None
-        self.want = 0  # the most the sets so far took, in bytes
+        self.want = 0  # the most the sets so far took within the limit, in bytes
         self.offset = 0
 
     def start(self, expect: int = 0) -> None:
@@ -53,7 +53,8 @@ class Arena:
         size = math.prod(shape) * dtype.itemsize
         begin = -(-self.offset // ALIGN) * ALIGN
         self.offset = begin + size
-        self.want = max(self.want, self.offset)
+        if self.offset <= self.limit:  # a set beyond the limit is not what the buffer is for
+            self.want = max(self.want, self.offset)
         buffer = self.buffer  # once: release() may drop it from another thread meanwhile
         if buffer is not None and self.offset <= buffer.nbytes:
             return np.ndarray(shape, dtype, buffer, begin)
