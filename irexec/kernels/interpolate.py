@@ -182,9 +182,11 @@ class AxisPlan:
                  "taps", "weights")
 
     def __init__(self, positions: np.ndarray, weights: np.ndarray, in_len: int,
-                 ratios=()):
-        # every tap column that weighs anything somewhere, zero weights included
-        used = np.flatnonzero(np.any(weights != 0, axis=0))
+                 ratios=(), every_column: bool = False):
+        # the taps a NaN or infinity reaches an output through (0 * NaN is NaN): every tap
+        # column that weighs anything somewhere, or (``every_column``) all of them
+        used = np.arange(weights.shape[1]) if every_column \
+            else np.flatnonzero(np.any(weights != 0, axis=0))
         self.taps = (positions[:, used].astype(np.int64), weights[:, used])
         self.positions, self.weights = compact_taps(positions, weights)
         # whether some output no longer reads a position it read there (a zero weight, or
@@ -380,7 +382,7 @@ def scale_ratios(*values) -> list[tuple[int, int]]:
 # a view of it.
 ARENA_LIMIT = 16 << 20
 # The modes whose every tap OpenVINO's CPU plugin multiplies, zero weights too (checked: a NaN
-# reaches the same outputs); its linear mode reads fewer of them, Pillow's were not checked.
+# reaches the same outputs); in linear and Pillow modes it reads some of them, not all.
 EVERY_TAP = ("linear_onnx", "cubic")
 
 
@@ -534,7 +536,10 @@ def _plan_axis(mode, out_len, in_len, scale, antialias_scale, ctm, nearest_mode,
         positions, weights = axis_weights(mode, out_len, in_len, scale, attrs, antialias_scale)
     ratios = scale_ratios(scale, out_len / in_len,
                           (out_len - 1) / (in_len - 1) if in_len > 1 and out_len > 1 else 0)
-    return AxisPlan(positions, weights, in_len, ratios)
+    # OpenVINO's cubic multiplies its four taps even where a whole column weighs 0 (an output
+    # on an input: a NaN next to it spreads, measured against the CPU plugin)
+    return AxisPlan(positions, weights, in_len, ratios,
+                    every_column=mode == "cubic" and antialias_scale == 1.0)
 
 
 def _order(plans: list[tuple[int, AxisPlan]], last: int) -> list[tuple[int, AxisPlan]]:

@@ -231,26 +231,29 @@ def test_values_too_large_to_square_take_the_other_paths_correctly():
 
 
 @pytest.mark.parametrize("bad", [np.inf, np.nan])
-@pytest.mark.parametrize("mode,coordinates,size", [
-    ("linear_onnx", "half_pixel", 51), ("linear_onnx", "align_corners", 31),
-    ("linear_onnx", "asymmetric", 32), ("cubic", "asymmetric", 34), ("cubic", "half_pixel", 51)])
+@pytest.mark.parametrize("mode,coordinates,size,n", [
+    ("linear_onnx", "half_pixel", 51, 17), ("linear_onnx", "align_corners", 31, 17),
+    ("linear_onnx", "asymmetric", 32, 17), ("cubic", "asymmetric", 34, 17),
+    ("cubic", "half_pixel", 51, 17), ("cubic", "asymmetric", 8, 16),
+    ("cubic", "half_pixel", 6, 18)])
 @pytest.mark.filterwarnings("error")
 def test_a_non_finite_input_reaches_the_outputs_that_read_it_with_a_zero_weight(
-        mode, coordinates, size, bad):
+        mode, coordinates, size, n, bad):
     """At these scales some outputs fall exactly on an input, and read its neighbours with
     weight 0: 0 * inf and 0 * NaN are NaN there, as OpenVINO's CPU plugin gives (and the
-    general path, which multiplies every tap). The fast paths drop zero weights, so such an
+    general path, which multiplies every tap; cubic's four taps even where a whole column
+    weighs 0, as when downscaling by 2 or 3). The fast paths drop zero weights, so such an
     input takes every tap; the NaN and infinities are where the general path has them."""
-    x = np.random.default_rng(7).standard_normal((2, 3, 17)).astype(np.float32)
+    x = np.random.default_rng(7).standard_normal((2, 3, n)).astype(np.float32)
     x[1, 2, 5] = bad
     at = dict(attrs(mode), coordinate_transformation_mode=coordinates)
-    got = kernel.interpolate(x, [2, 3, size], [2], [size / 17], at)
+    got = kernel.interpolate(x, [2, 3, size], [2], [size / n], at)
     with np.errstate(invalid="ignore"):
-        want = general(x, [2, 3, size], [2], [size / 17], at)
+        want = general(x, [2, 3, size], [2], [size / n], at)
     np.testing.assert_array_equal(np.isnan(got), np.isnan(want))
     np.testing.assert_array_equal(np.isinf(got), np.isinf(want))
-    assert kernel.plan_axis(mode, size, 17, size / 17, at, 1.0).drops
+    assert kernel.plan_axis(mode, size, n, size / n, at, 1.0).drops
     np.testing.assert_allclose(got[np.isfinite(want)], want[np.isfinite(want)], rtol=1e-5,
                                atol=1e-6)
-    clean = kernel.interpolate(np.nan_to_num(x), [2, 3, size], [2], [size / 17], at)
+    clean = kernel.interpolate(np.nan_to_num(x), [2, 3, size], [2], [size / n], at)
     assert np.isfinite(clean).all()  # the finite data takes the fast paths, as before
