@@ -812,6 +812,21 @@ def test_interpolate_linear_antialias_widens_the_filter():
     assert plain.tolist() == [[2.5, 12.5]] and wide.tolist() != plain.tolist()
 
 
+@pytest.mark.parametrize("mode", ["linear", "bilinear_pillow", "bicubic_pillow"])
+def test_interpolate_nan_reaches_only_outputs_that_weigh_it(mode):
+    """A NaN in the data reaches exactly the outputs that read it with a nonzero weight: those
+    whose value changes when that element does (found from two finite runs)."""
+    x = np.random.default_rng(3).uniform(1, 2, (2, 16)).astype(np.float32)
+    x[0, 6] = 0.0
+    zero = _interpolate(x, [48], [1], mode=mode)
+    x[0, 6] = 1.0
+    one = _interpolate(x, [48], [1], mode=mode)
+    x[0, 6] = np.nan
+    got = _interpolate(x, [48], [1], mode=mode)
+    assert np.array_equal(np.isnan(got), zero != one)
+    assert 0 < np.isnan(got).sum() < 48
+
+
 def test_interpolate_nearest_moves_unchanged_axes_too():
     x = np.arange(6, dtype=np.float32).reshape(2, 3)
     y = _interpolate(x, [3], [1], mode="nearest",
