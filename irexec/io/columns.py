@@ -22,13 +22,13 @@ Files in an encoding that is not ASCII-compatible (UTF-16, UTF-32) get no column
 stores lines in 16 bits), and lxml then reports the line of a nearby node instead: a child's,
 the next or the previous sibling's, which may be any earlier line. So in such a file neither
 the line nor the rule above can be trusted, and :meth:`Columns.line` and :meth:`Columns.of` find
-both from the bytes: the k-th start tag of the file (comments, CDATA sections and processing
-instructions skipped) is the k-th element in document order, so one walk over both, in step,
-tells each element's position exactly (a start tag over several lines gets its line and no
-column). The reader asks in document order, so the walk goes forward once over the file; the
-positions of the last ``KEPT`` elements passed are remembered, and a question about an element
-passed before them starts the walk again (at most ``REWALKS`` times; after that, lxml's line
-and no column).
+both from the bytes: the k-th start tag named T in the file (comments, CDATA sections and
+processing instructions skipped) is the k-th element named T in document order, so a walk over
+the elements named T, in step with those start tags, tells each one's position exactly (a start
+tag over several lines gets its line and no column). The reader asks in document order, so each
+walk goes forward once over the file; the positions of the elements passed last (up to twice
+``KEPT``) are remembered, and a question about an element passed before them starts that tag's
+walk again (at most ``REWALKS`` times; after that, lxml's line and no column).
 """
 
 from __future__ import annotations
@@ -46,8 +46,8 @@ LINES = 4  # line indexes kept
 COUNTED = ("net", "layer", "port", "dim", "data", "edge")
 _START = re.compile(rb"<([^\s/>!?<]+)(?=[\s/>]|$)")
 _CHUNK = 1 << 24
-# libxml2 keeps an element's line in 16 bits: from 65,535 on, lxml gives a line near the
-# element's (its first child's), not the line its start tag ends on, so no column is told.
+# libxml2 keeps an element's line in 16 bits: from 65,535 on, lxml gives the line of a node
+# near the element, not the line its start tag ends on (such files go by _Exact).
 LXML_LAST_LINE = 65535
 SHORT_LINE = 4096  # bytes: a line this short is looked at whole for its one start tag
 _AFTER_NAME = frozenset(b" \t\r\n/>")
@@ -92,7 +92,7 @@ class Columns:
 
     def position(self, element) -> tuple[int | None, int | None]:
         """(:meth:`line`, :meth:`of`) of the element."""
-        if self._data and (self._long is True or self._long is None and self._is_long()):
+        if self._data and self._is_long():
             found = self._position(element)
             if found is not None:
                 return found
@@ -196,8 +196,6 @@ class Columns:
         if len(self._lines) > LINES:
             self._lines.popitem(last=False)
         return index
-
-    # --- past line 65,535 -------------------------------------------------------------------
 
     # --- ordinals -------------------------------------------------------------------------
 
