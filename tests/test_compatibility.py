@@ -515,6 +515,15 @@ def test_negative_on_unsigned_wraps():
     assert _elementwise("Negative", np.array([1, 0], np.uint8)).tolist() == [255, 0]
 
 
+def test_greater_with_nan_is_false():
+    """IEEE 754: an unordered comparison is false (OpenVINO's CPU plugin says true on AVX-512)."""
+    a = np.array([np.nan, 1, np.nan], np.float32)
+    b = np.array([1, np.nan, np.nan], np.float32)
+    assert _elementwise("Greater", a, b).tolist() == [False] * 3
+    assert _elementwise("GreaterEqual", a, b).tolist() == [False] * 3
+    assert _elementwise("Less", a, b).tolist() == [False] * 3
+
+
 def test_64_bit_comparisons_and_bitwise_keep_every_bit():
     big = np.array([2**40 + 1], np.int64)
     assert _elementwise("Greater", big, np.array([2], np.int64)).tolist() == [True]

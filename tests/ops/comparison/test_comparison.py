@@ -139,6 +139,14 @@ def test_openvino_conformance(tmp_path, type_name):
 
     ours, theirs = ov_conformance(ov, tmp_path, {"a": (type_name, a), "b": (type_name, b)},
                                   build, tag=f"compare_{type_name}")
+    # Greater/GreaterEqual with a NaN operand: the plugin answers true on AVX-512 CPUs
+    # (docs/compatibility.md); irexec's false is held in tests/test_compatibility.py.
+    ordered = ~(np.isnan(a.astype(np.float64)) | np.isnan(b.astype(np.float64))) \
+        if type_name in FLOAT_TYPES else np.ones(a.shape, bool)
     for name in theirs:
         assert ours[name].dtype == np.bool_
-        assert ours[name].tolist() == theirs[name].tolist(), name
+        if name in ("Greater", "GreaterEqual"):
+            assert ours[name][ordered].tolist() == theirs[name][ordered].tolist(), name
+            assert not ours[name][~ordered].any(), name
+        else:
+            assert ours[name].tolist() == theirs[name].tolist(), name
