@@ -159,6 +159,22 @@ def test_input_of_another_element_type_is_rejected():
     assert "f32" in str(info.value) and "f64" in str(info.value)
 
 
+def test_a_variable_no_assign_writes_is_rejected(tmp_path):
+    """OpenVINO runs a ReadValue without an Assign of its variable (it keeps the initial
+    value); irexec reports IR208 (tests/ops/infrastructure/test_subgraphs.py has the rest)."""
+    import re
+    import shutil
+    from pathlib import Path
+
+    data = Path(__file__).parent / "data" / "subgraphs"
+    text = (data / "stateful.xml").read_text()
+    text = re.sub(r'\s*<layer id="4" name="Assign_75".*?</layer>', "", text, flags=re.S)
+    text = text.replace('<edge from-layer="0" from-port="0" to-layer="4" to-port="0" />', "")
+    (tmp_path / "m.xml").write_text(text)
+    shutil.copy(data / "stateful.bin", tmp_path / "m.bin")
+    assert codes_of(tmp_path / "m.xml") == ["IR208"]
+
+
 # --- reported where OpenVINO is silent (warnings: the file still reads and runs) -------------
 
 def warnings_of(path) -> list[str]:

@@ -26,7 +26,7 @@ from irexec.io import files, limits
 from irexec.io.columns import Columns
 from irexec.io.weights import Weights, WeightsError
 from irexec.ir import text as ir_text
-from irexec.ir.checks import Wiring, check_graph
+from irexec.ir.checks import Wiring, check_graph, check_variables
 from irexec.ir.element_type import ElementType
 from irexec.ir.model import Body, InputPort, Model, Node, OutputPort, PortMapping, RtInfo
 from irexec.ir.shape import PartialShape
@@ -801,6 +801,7 @@ class _Reader:
         model.rt_info = read_rt_info(_child(root, "rt_info"))
         self.weights.close()  # a value asked for later opens it again (irexec/io/weights.py)
         # What is said once for the whole file (bodies included):
+        check_variables(model, self.diags)
         self.report_budget()
         self.report_beyond_end()
         if self.not_implemented:

@@ -4,7 +4,8 @@ A reader turns its format's edges into ``(from layer, from port, to layer, to po
 them to :class:`Wiring`, which connects the ports and reports edges that name what does not exist
 (IR201), an input fed twice (IR203) or an edge written twice (IR206), then input ports that no
 edge feeds (IR202). :func:`check_graph` then reports cycles (IR204), input names used twice
-(IR207) and layers no Result needs (IR205).
+(IR207) and layers no Result needs (IR205); :func:`check_variables`, once per file, pairs the
+layers that read and write the model's state (IR208).
 
 One mistake, one diagnostic: an edge that cannot be connected is reported once, as the cause,
 and what it was meant to connect is not reported again: the input port it was meant to feed is
@@ -152,3 +153,36 @@ def check_graph(model: Model, diags: Diagnostics, also_needed: set[int] = frozen
         if node.id not in needed and not node.broken:  # a broken layer lost its edges
             diags.add("IR205", "no Result depends on this layer; it is not executed",
                       node.location)
+
+
+def _all_nodes(model: Model):
+    for node in model.nodes:
+        yield node
+        for body in node.bodies.values():
+            yield from _all_nodes(body.model)
+
+
+def check_variables(model: Model, diags: Diagnostics) -> None:
+    """Every variable of the model's state (bodies included) is declared by a layer that reads
+    it (ReadValue) and written by one that writes it (Assign), paired by ``variable_id``;
+    OpenVINO refuses an Assign whose variable no ReadValue declares, and a variable that nothing
+    writes is a mistake (IR208, once per unpaired layer)."""
+    by_role: dict[str, dict[str, Node]] = {"reads": {}, "writes": {}}
+    layers: list[tuple[Node, str, str]] = []
+    for node in _all_nodes(model):
+        role = getattr(node.op.spec, "variable", None) if node.op is not None else None
+        variable = node.attrs.get("variable_id")
+        if role in by_role and isinstance(variable, str):
+            by_role[role].setdefault(variable, node)
+            layers.append((node, role, variable))
+    for node, role, variable in layers:
+        other = "writes" if role == "reads" else "reads"
+        if variable in by_role[other]:
+            continue
+        if role == "reads":
+            message = (f"no layer writes the variable '{variable}' this layer reads (an Assign "
+                       f"with variable_id=\"{variable}\")")
+        else:
+            message = (f"no layer declares the variable '{variable}' this layer writes (a "
+                       f"ReadValue with variable_id=\"{variable}\"); OpenVINO refuses the model")
+        diags.add("IR208", message, node.location)
