@@ -154,11 +154,11 @@ def make_inputs(model: Model, given: dict[str, np.ndarray], seed: int) -> dict[s
         if param.name in given:
             continue
         domain, consumer = _domain(param)
-        if consumer is None:
-            free.append(param)
+        if consumer is None or domain.own_shape:
+            free.append((param, domain, consumer))
         else:
             pending.append((param, domain, consumer))
-    for param in free:
+    for param, domain, consumer in free:
         et = param.attrs["element_type"]
         if not et.is_supported:
             raise _fail(param, f"its element type is {et}")
@@ -169,7 +169,12 @@ def make_inputs(model: Model, given: dict[str, np.ndarray], seed: int) -> dict[s
                                f"than the {limit} irexec generates"
                                f"{' for a string input' if et.kind == 'string' else ''}")
         budget.check_shape(shape, et.dtype.itemsize, f"input '{param.name}'", param.location)
-        made[param.name] = random_values(et, shape, _rng(seed, param))
+        if domain is None:
+            made[param.name] = random_values(et, shape, _rng(seed, param))
+        else:  # a domain of the input's own shape (Multinomial's non-negative weights)
+            values = domain.generate(_rng(seed, param), shape, consumer.attrs, PartialShape(shape),
+                                     et.kind == "uint")
+            made[param.name] = convert(np.asarray(values), et)
     if pending:
         known = {**given, **made}
         overrides = {name: PartialShape(np.shape(v)) for name, v in known.items()}
