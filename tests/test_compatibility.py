@@ -594,6 +594,18 @@ def test_fake_quantize_keeps_nan():
     assert np.isnan(out[0]) and np.isfinite(out[1])
 
 
+def test_fake_quantize_with_an_empty_input_range_is_a_step():
+    """input_low == input_high: the spec's two comparisons decide every element (x <= low:
+    output_low; x > high: output_high), as OpenVINO's reference kernel and its CPU plugin with
+    run-time ranges do; the CPU plugin with constant ranges (and levels > 2) gives NaN."""
+    x = np.float32([-2, 0, 1, np.nextafter(np.float32(1), np.float32(2)), 5, np.nan])
+    for levels in (2, 256):
+        c = [np.float32(v) for v in (1, 1, -3, 7)]
+        m = _one_layer("FakeQuantize", "opset1", "f32", [6], *c, levels=levels)
+        out = irexec.compile_model(m)({"x": x})["y"]
+        np.testing.assert_array_equal(out, np.float32([-3, -3, -3, 7, 7, np.nan]))
+
+
 def test_fake_convert_keeps_nan_and_saturates_infinities():
     m = _one_layer("FakeConvert", "opset13", "f32", [3], np.float32(1),
                    destination_type="f8e5m2")
