@@ -840,7 +840,7 @@ class _Reader:
         wiring.finish({int(i) for i in self.broken if ir_text.is_uint(i)}, self.unread_layers)
         model = Model(order, name=name, ir_version=version, path=self.path)
         model.weights = self.weights
-        check_graph(model, self.diags, wiring.sources)
+        check_graph(model, self.diags, wiring.sources, wiring.source_unknown)
         return model
 
 
