@@ -28,6 +28,7 @@ def add_parser(sub) -> None:
                                    "peak memory.")
     common.add_model_arguments(p)
     common.add_input_arguments(p)
+    common.add_shape_argument(p)
     p.add_argument("--runs", "-n", type=int, default=20, help="timed calls (default 20)")
     p.add_argument("--warmup", type=int, default=2, help="untimed calls first (default 2)")
     p.add_argument("--precise", action="store_true",
@@ -70,11 +71,13 @@ def execute(args) -> int:
     model = read_model(args.model, args.weights)
     read_time = time.perf_counter() - start
     common.print_warnings([d for d in model.diagnostics if d.code != common.NOT_IMPLEMENTED])
+    common.apply_shapes(model, args.shape, args.model)
     start = time.perf_counter()
     compiled = compile_model(model, config={"precision": "f64"} if args.precise else None)
     compile_time = time.perf_counter() - start
     given = common.load_inputs(args.input, compiled, args.model)
     inputs = common.complete_inputs(model, given, args.seed)
+    common.say_filled_dims(model, inputs, given)
     input_bytes = sum(np.asarray(v).nbytes for v in inputs.values())
     times = []
     output_bytes = 0

@@ -34,6 +34,7 @@ def add_parser(sub) -> None:
                                    "generated from --seed, valid for the layers that read them.")
     common.add_model_arguments(p)
     common.add_input_arguments(p)
+    common.add_shape_argument(p)
     p.add_argument("--output", "-o", metavar="OUT.npz",
                    help="also save the outputs to this .npz file, keyed by output name")
     p.add_argument("--trace", metavar="DIR",
@@ -260,11 +261,13 @@ def execute(args) -> int:
 
 def _execute(args) -> int:
     model = common.load_model(args, runs=True)
+    common.apply_shapes(model, args.shape, args.model)
     compiled = compile_model(model, config={"precision": "f64"} if args.precise else None)
     if args.input_dir is not None:
         return _run_dir(args, model, compiled)
     given = common.load_inputs(args.input, compiled, args.model)
     inputs = common.complete_inputs(model, given, args.seed)
+    common.say_filled_dims(model, inputs, given)
     outputs = compiled(inputs, trace=_trace(args, model, args.trace),
                        trace_bodies=args.trace_bodies)
     if args.output:
