@@ -64,7 +64,7 @@ def test_info_describes_every_layer_and_marks_those_it_cannot_run(blocks):
     assert [e["runs"] for e in info["layers"]] == [True] + [False] * 200 + [True]
     assert info["layers"][1]["attributes"] == {"adjoint": "false"}
     assert info["outputs"] == [{"name": "y", "result": "y", "element_type": "f32",
-                                "shape": "[1,4,2,2]"}]
+                                "shape": [1, 4, 2, 2]}]
     assert len(info["edges"]) == 201
 
 
