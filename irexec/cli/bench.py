@@ -38,7 +38,7 @@ def add_parser(sub) -> None:
     p.add_argument("--warmup", type=int, default=2, help="untimed calls first (default 2)")
     p.add_argument("--precise", action="store_true",
                    help="time precise mode: every floating op computed in float64, rounded "
-                        "once to its layer's type (docs/numerics.md)")
+                        f"once to its layer's type ({common.doc('numerics.md')})")
     p.add_argument("--per-op", action="store_true",
                    help="also show where a call's time goes, per op type (time per call, "
                         "share, layers; measured on the timed calls)")

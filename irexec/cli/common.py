@@ -28,6 +28,12 @@ SEED_LIMIT = 2**63  # seeds are 0 .. 2**63 - 1, what numpy's generators take on 
 
 # --- argument declarations --------------------------------------------------------------------
 
+def doc(name: str) -> str:
+    """How a help text or message names one of irexec's documents: an installed irexec has no
+    docs/ folder, so the name says where the file is."""
+    return f"docs/{name} in irexec's source repository"
+
+
 def add_model_arguments(p, onnx: bool = True, weights: bool = True, help: str | None = None):
     """The positional MODEL and ``--weights BIN``, worded alike in every command."""
     p.add_argument("model", help=help or "the model's .xml file" +

@@ -57,7 +57,7 @@ def add_parser(sub) -> None:
     common.add_input_arguments(p)
     p.add_argument("--tolerance", choices=("table", "exact"), default="table",
                    help="table: each layer within its op family's tolerance for its element type "
-                        "(docs/numerics.md; the default); exact: equal values")
+                        f"({common.doc('numerics.md')}; the default); exact: equal values")
     p.add_argument("--rtol", type=_tolerance, action="append", default=[], metavar="[NAME=]R",
                    help="relative tolerance for every computing layer, or (NAME=R) for the "
                         "layer NAME; overrides the table there (repeatable)")
@@ -419,7 +419,8 @@ def report(results: list[LayerResult], multi_port: set[str]) -> list[str]:
 
 
 def _describe_tolerances(args) -> str:
-    parts = ["the table (docs/numerics.md)" if args.tolerance == "table" else "exact"]
+    parts = [f"the table ({common.doc('numerics.md')})" if args.tolerance == "table"
+             else "exact"]
     for flag, pairs in (("rtol", args.rtol), ("atol", args.atol)):
         parts += [f"{flag} {v:g}" + (f" for {n}" if n else "") for n, v in pairs]
     return ", ".join(parts)

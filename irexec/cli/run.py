@@ -54,7 +54,7 @@ def add_parser(sub) -> None:
                         "it, go on with the others, exit 1 at the end)")
     p.add_argument("--precise", action="store_true",
                    help="compute every float layer in float64, rounding once to its output "
-                        "type (docs/numerics.md)")
+                        f"type ({common.doc('numerics.md')})")
     p.add_argument("--memory-budget", metavar="SIZE", type=_size,
                    help="the most memory one tensor may take, e.g. 2G or 25%% (default: "
                         f"${budget.ENV}, else half the machine's memory)")
