@@ -17,12 +17,15 @@ from irexec.runtime.compiled_model import CompiledModel
 from irexec.runtime.results import DEVICES, check_device
 
 
-def check_model(model, weights=None) -> tuple[Model | None, list[Diagnostic]]:
+def check_model(model, weights=None, weights_optional: bool = False) \
+        -> tuple[Model | None, list[Diagnostic]]:
     """Read, check and infer an IR file; return the model (None when the file is not readable
     IR at all) and every problem found, errors and warnings, in file order. Never raises for a
-    problem in the file. ``read_model`` and ``irexec validate`` both stand on this."""
+    problem in the file. ``read_model`` and ``irexec validate`` both stand on this.
+    ``weights_optional``: an IR's missing weights file is no error (its constants' values are
+    unknown; ``model.weights_missing`` says why), for describing a model's structure."""
     with gc_pause.paused():  # reading and inference build the model: see irexec/gc_pause.py
-        return _check_model(model, weights)
+        return _check_model(model, weights, weights_optional)
 
 
 def validate_file(path, weights=None) -> list[Diagnostic]:
@@ -32,7 +35,7 @@ def validate_file(path, weights=None) -> list[Diagnostic]:
     return check_model(path, weights)[1]
 
 
-def _check_model(model, weights):
+def _check_model(model, weights, weights_optional=False):
     from irexec.io.ir_reader import load_ir
 
     try:
@@ -41,7 +44,7 @@ def _check_model(model, weights):
 
             model, diags = load_onnx(model)
         else:
-            model, diags = load_ir(model, weights)
+            model, diags = load_ir(model, weights, weights_optional)
     except IRError as e:
         return None, list(e.diagnostics)
     try:

@@ -43,11 +43,18 @@ def spans(numbers: list[int]) -> str:
 
 def closest(type_name: str) -> str | None:
     """The OpenVINO or registered op type spelled most like ``type_name`` (a typo's fix)."""
+    found = closest_names(type_name, 1)
+    return found[0] if found else None
+
+
+def closest_names(type_name: str, n: int = 3) -> list[str]:
+    """Up to ``n`` OpenVINO or registered op types spelled like ``type_name``, closest first
+    (only the one that differs in case alone, when there is one)."""
     names = {**_BY_LOWER, **{t.lower(): t for t in registry.registered_types()}}
     if type_name.lower() in names and names[type_name.lower()] != type_name:
-        return names[type_name.lower()]  # only the case differs
-    match = difflib.get_close_matches(type_name.lower(), list(names), n=1, cutoff=0.75)
-    return names[match[0]] if match else None
+        return [names[type_name.lower()]]  # only the case differs
+    matches = difflib.get_close_matches(type_name.lower(), list(names), n=n, cutoff=0.75)
+    return [names[m] for m in matches if names[m] != type_name]
 
 
 def explain(type_name: str, version: str, failure: Exception) -> str:
@@ -67,9 +74,14 @@ def explain(type_name: str, version: str, failure: Exception) -> str:
     if registry.parse_version(version) is not None and registry.parse_version(version)[0] != \
             registry.OPSET:
         return text  # irexec's or ONNX's family: OpenVINO's opsets say nothing
-    fix = closest(type_name)
-    hint = f"; did you mean '{fix}'?" if fix and fix != type_name else ""
-    return f"{text}; no OpenVINO opset has it either{hint}"
+    fixes = [f"'{name}'" for name in closest_names(type_name)]
+    hint = (f"; did you mean {', '.join(fixes[:-1])}{' or ' * (len(fixes) > 1)}{fixes[-1]}?"
+            if fixes else "")
+    if registry.families_of(type_name):  # irexec has it in other versions: the registry says
+        return f"{text}; no OpenVINO opset has it either{hint}"
+    # The type, the opset and the closest names only: the full list is `irexec ops`.
+    return (f"operation type '{type_name}' ({version}) is unknown: neither irexec nor any "
+            f"OpenVINO opset has it{hint or '; `irexec ops` lists the types there are'}")
 
 
 def not_run_summary(nodes) -> str:

@@ -159,6 +159,22 @@ def test_input_of_another_element_type_is_rejected():
     assert "f32" in str(info.value) and "f64" in str(info.value)
 
 
+def test_a_variable_no_assign_writes_is_rejected(tmp_path):
+    """OpenVINO runs a ReadValue without an Assign of its variable (it keeps the initial
+    value); irexec reports IR208 (tests/ops/infrastructure/test_subgraphs.py has the rest)."""
+    import re
+    import shutil
+    from pathlib import Path
+
+    data = Path(__file__).parent / "data" / "subgraphs"
+    text = (data / "stateful.xml").read_text()
+    text = re.sub(r'\s*<layer id="4" name="Assign_75".*?</layer>', "", text, flags=re.S)
+    text = text.replace('<edge from-layer="0" from-port="0" to-layer="4" to-port="0" />', "")
+    (tmp_path / "m.xml").write_text(text)
+    shutil.copy(data / "stateful.bin", tmp_path / "m.bin")
+    assert codes_of(tmp_path / "m.xml") == ["IR208"]
+
+
 # --- reported where OpenVINO is silent (warnings: the file still reads and runs) -------------
 
 def warnings_of(path) -> list[str]:
@@ -585,6 +601,18 @@ def test_fake_quantize_keeps_nan():
     m = _one_layer("FakeQuantize", "opset1", "f32", [2], *c, levels=256)
     out = irexec.compile_model(m)({"x": np.float32([np.nan, 0.5])})["y"]
     assert np.isnan(out[0]) and np.isfinite(out[1])
+
+
+def test_fake_quantize_with_an_empty_input_range_is_a_step():
+    """input_low == input_high: the spec's two comparisons decide every element (x <= low:
+    output_low; x > high: output_high), as OpenVINO's reference kernel and its CPU plugin with
+    run-time ranges do; the CPU plugin with constant ranges (and levels > 2) gives NaN."""
+    x = np.float32([-2, 0, 1, np.nextafter(np.float32(1), np.float32(2)), 5, np.nan])
+    for levels in (2, 256):
+        c = [np.float32(v) for v in (1, 1, -3, 7)]
+        m = _one_layer("FakeQuantize", "opset1", "f32", [6], *c, levels=levels)
+        out = irexec.compile_model(m)({"x": x})["y"]
+        np.testing.assert_array_equal(out, np.float32([-3, -3, -3, 7, 7, np.nan]))
 
 
 def test_fake_convert_keeps_nan_and_saturates_infinities():

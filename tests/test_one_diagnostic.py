@@ -67,3 +67,27 @@ def test_runtime_fixture_gives_one_line(code, tmp_path):
     assert status == 1 and error is not None
     assert err.splitlines() == [f"error: {d}" for d in error.diagnostics]
     assert [d.code for d in error.diagnostics] == [code]
+
+
+SUBGRAPHS = Path(__file__).resolve().parent / "data" / "subgraphs"
+
+
+@pytest.mark.parametrize("name, edge", [
+    # into the model's Result: the Concat that fed it (and what feeds the Concat) was called
+    # unused, three IR205 warnings before the IR201 that caused them
+    ("stateful", ('from-layer="3" from-port="2" to-layer="5"', 'from-layer="9" from-port="2" '
+                                                               'to-layer="5"')),
+    # into a Loop body's Result: the body's Less was called unused
+    ("loop_early_exit", ('from-layer="4" from-port="2" to-layer="5"',
+                         'from-layer="9" from-port="2" to-layer="5"')),
+])
+def test_an_edge_from_a_missing_layer_is_one_diagnostic(name, edge, tmp_path):
+    path = tmp_path / f"{name}.xml"
+    text = (SUBGRAPHS / f"{name}.xml").read_text(encoding="utf-8")
+    assert text.count(edge[0]) == 1
+    path.write_text(text.replace(edge[0], edge[1]), encoding="utf-8")
+    path.with_suffix(".bin").write_bytes((SUBGRAPHS / f"{name}.bin").read_bytes())
+    diag = the_one_diagnostic(path)
+    assert diag.code == "IR201" and "names layer id 9, which does not exist" in diag.message
+    status, out, err = irexec_cli("validate", path)
+    assert status == 1 and "1 error, 0 warnings" in out + err

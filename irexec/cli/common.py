@@ -7,6 +7,7 @@ Commands import from here, never from each other; ``main.py`` only dispatches.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import os
 import sys
 
@@ -19,12 +20,19 @@ from irexec.errors import IRError
 from irexec.io import npy, safe_write
 from irexec.io.arrays import from_file
 from irexec.ir import element_type as et_table
-from irexec.runtime.inputs import make_inputs
+from irexec.diagnostics import printable
+from irexec.runtime.inputs import filled_dims, make_inputs
 
 SEED_LIMIT = 2**63  # seeds are 0 .. 2**63 - 1, what numpy's generators take on every platform
 
 
 # --- argument declarations --------------------------------------------------------------------
+
+def doc(name: str) -> str:
+    """How a help text or message names one of irexec's documents: an installed irexec has no
+    docs/ folder, so the name says where the file is."""
+    return f"docs/{name} in irexec's source repository"
+
 
 def add_model_arguments(p, onnx: bool = True, weights: bool = True, help: str | None = None):
     """The positional MODEL and ``--weights BIN``, worded alike in every command."""
@@ -42,6 +50,80 @@ def add_input_arguments(p) -> None:
                         "name (repeatable); inputs not given are generated from --seed")
     p.add_argument("--seed", type=seed, default=0,
                    help="seed for generated inputs, 0 to 2**63-1 (default 0)")
+
+
+def add_shape_argument(p) -> None:
+    """``--shape NAME[1,3,224,224]`` (benchmark_app's form) or ``NAME=[...]``, repeatable."""
+    p.add_argument("--shape", type=shape_spec, action="append", default=[],
+                   metavar="NAME[1,3,224,224]",
+                   help="reshape the input NAME to this static shape before running, as "
+                        "OpenVINO's Model.reshape and benchmark_app's -shape do (also "
+                        "NAME=[...]; [...] alone for a model of one input; repeatable); "
+                        "without it, dynamic dims of generated inputs are filled and the "
+                        "values chosen are said on stderr")
+
+
+SHAPE_FORMS = "NAME[1,3,224,224], NAME=[1,3,224,224] or, for a model of one input, [1,3,224,224]"
+
+
+def shape_spec(text: str) -> tuple[str | None, tuple[int, ...]]:
+    """An argparse type: ``NAME[d,...]``, ``NAME=[d,...]`` or ``[d,...]`` (name None); each
+    d a whole number >= 0 (``[]`` is a scalar)."""
+    bad = argparse.ArgumentTypeError(f"'{text[:60]}' is not a shape; give {SHAPE_FORMS}")
+    body = text.strip()
+    if not body.endswith("]") or "[" not in body:
+        raise bad
+    at = body.rindex("[")
+    name, dims = body[:at], body[at + 1:-1]
+    if name.endswith("="):
+        name = name[:-1]
+    if "[" in name or "]" in name or (not name and body[:at]):
+        raise bad
+    parts = [d.strip() for d in dims.split(",")] if dims.strip() else []
+    if not all(d.isdigit() and d.isascii() for d in parts):
+        raise bad
+    return (name or None), tuple(int(d) for d in parts)
+
+
+def apply_shapes(model, specs, model_path: str) -> None:
+    """Reshape the model's inputs to the ``--shape`` values (Model.reshape: every shape
+    inferred again); an unknown input or a shape the model refuses is one error line."""
+    if not specs:
+        return
+    wanted = {}
+    for name, dims in specs:
+        text = f"--shape {name + '=' if name else ''}[{','.join(map(str, dims))}]"
+        if name is None:
+            if len(model.parameters) != 1:
+                raise UsageError(f"{text}: the model has {len(model.parameters)} inputs; name "
+                                 f"the one to shape (NAME[...])")
+            key = model.parameters[0].name
+        else:
+            found = [p.name for p in model.parameters
+                     if name == p.name or name in p.outputs[0].names]
+            if not found:
+                inputs = ", ".join(p.name for p in model.parameters)
+                raise IRError.make("IR601", f"{text}: the model has no input named {name!r} "
+                                            f"(inputs: {inputs})", Location(model_path))
+            key = found[0]
+        if key in wanted:
+            raise UsageError(f"{text}: input '{key}' is shaped twice")
+        wanted[key] = (list(dims), text)
+    try:
+        model.reshape({key: dims for key, (dims, _) in wanted.items()})
+    except IRError as e:
+        first = e.diagnostics[0]
+        texts = " ".join(text for _, text in wanted.values())
+        raise IRError([dataclasses.replace(
+            first, message=f"{texts}: the model refuses it: {first.message}")]) from None
+
+
+def say_filled_dims(model, inputs: dict, given: dict) -> None:
+    """One line on stderr per generated input whose dynamic dims irexec filled."""
+    for name, declared, shape in filled_dims(model, inputs, given):
+        dims = ",".join(map(str, shape))
+        print(printable.line(f"input '{name}' {declared}: dynamic dims filled as [{dims}]; "
+                             f"give --shape {name}[...] to choose"), file=sys.stderr)
 
 
 def seed(text: str) -> int:

@@ -2,9 +2,13 @@
 inputs and compare every layer's outputs, naming the first layer that diverges.
 
 OpenVINO's intermediate tensors are not outputs of its compiled model, so the OpenVINO model gets
-one extra Result per output port of every layer irexec computes; layers are matched by name (the
-IR's layer name is OpenVINO's friendly name). OpenVINO's CPU plugin runs with
-``INFERENCE_PRECISION_HINT=f32`` so that a host preferring bf16 does not lower f32 layers.
+one extra Result per output port of every layer irexec computes (never after a sink such as
+Assign, whose output OpenVINO's graph does not offer); layers are matched by name (the IR's layer
+name is OpenVINO's friendly name). OpenVINO's CPU plugin runs with
+``INFERENCE_PRECISION_HINT=f32`` so that a host preferring bf16 does not lower f32 layers, and
+with dynamic quantization off (``DYNAMIC_QUANTIZATION_GROUP_SIZE=0``: on AVX-512 and AMX hosts it
+would quantize activations feeding int8/int4 weights). OpenVINO runs in a child process
+(irexec/cli/child.py): a crash inside it (a signal) is one error line, not the command's death.
 
 Layers that only move data (their outputs are copies of input elements) must agree bit for bit
 whatever the tolerances; other layers agree when equal (NaN with NaN, -0.0 with 0.0), or within
@@ -27,7 +31,7 @@ import numpy as np
 
 from irexec import numerics
 from irexec.api import check_runnable, compile_model
-from irexec.cli import common
+from irexec.cli import child, common
 from irexec.cli.columns import aligned
 from irexec.cli.usage import UsageError
 from irexec.diagnostics import printable
@@ -35,7 +39,7 @@ from irexec.io import bin_layout
 from irexec.ir import element_type as et_table
 from irexec.ir.model import Model, Node
 
-OV_CONFIG = {"INFERENCE_PRECISION_HINT": "f32"}
+OV_CONFIG = {"INFERENCE_PRECISION_HINT": "f32", "DYNAMIC_QUANTIZATION_GROUP_SIZE": "0"}
 INSTALL_OPENVINO = ("irexec compare --with openvino needs OpenVINO, which is not installed here; "
                     "install it with: pip install openvino (in a clone of irexec: pip install "
                     "'.[oracle]')")
@@ -53,7 +57,7 @@ def add_parser(sub) -> None:
     common.add_input_arguments(p)
     p.add_argument("--tolerance", choices=("table", "exact"), default="table",
                    help="table: each layer within its op family's tolerance for its element type "
-                        "(docs/numerics.md; the default); exact: equal values")
+                        f"({common.doc('numerics.md')}; the default); exact: equal values")
     p.add_argument("--rtol", type=_tolerance, action="append", default=[], metavar="[NAME=]R",
                    help="relative tolerance for every computing layer, or (NAME=R) for the "
                         "layer NAME; overrides the table there (repeatable)")
@@ -239,14 +243,15 @@ class OracleError(Exception):
     pass
 
 
-def run_openvino(ov, model: Model, weights, inputs: dict[str, np.ndarray],
+def run_openvino(ov, path: str, weights, inputs: dict[str, np.ndarray],
                  wanted: list[tuple[str, int]]) -> dict[tuple[str, int], np.ndarray]:
-    """OpenVINO's value of each (layer name, port) in ``wanted`` that its graph has."""
+    """OpenVINO's value of each (layer name, port) in ``wanted`` that its graph has (in this
+    process: :func:`run_openvino_apart` runs it in a child)."""
     import openvino.opset1 as ops
 
     core = ov.Core()
     try:
-        ov_model = core.read_model(model.path, weights) if weights else core.read_model(model.path)
+        ov_model = core.read_model(path, weights) if weights else core.read_model(path)
     except Exception as e:  # OpenVINO raises RuntimeError and its own types
         raise OracleError(f"OpenVINO cannot read the model: {_first_line(e)}") from None
     by_name = {op.get_friendly_name(): op for op in ov_model.get_ordered_ops()}
@@ -270,6 +275,27 @@ def run_openvino(ov, model: Model, weights, inputs: dict[str, np.ndarray],
     for key, i in index.items():
         out[key] = from_openvino_tensor(ov, request.get_tensor(compiled.outputs[i]))
     return out
+
+
+def _openvino_job(path: str, weights, inputs, wanted):
+    import openvino as ov
+
+    return run_openvino(ov, path, weights, inputs, wanted)
+
+
+def run_openvino_apart(path: str, weights, inputs: dict[str, np.ndarray],
+                       wanted: list[tuple[str, int]]) -> dict[tuple[str, int], np.ndarray]:
+    """:func:`run_openvino` in a child process: OpenVINO's CPU plugin can die of a signal on
+    some inputs (SIGFPE dividing INT64_MIN by -1 in FloorMod), which becomes an OracleError."""
+    try:
+        return child.call(_openvino_job, str(path), weights, inputs, wanted)
+    except child.ChildDied as e:
+        raise OracleError(f"OpenVINO {e.how()} while running the model (in a child process; "
+                          f"irexec's side ran): nothing to compare with") from None
+    except child.ChildFailed as e:
+        if e.type_name == OracleError.__name__:
+            raise OracleError(e.message) from None
+        raise RuntimeError(f"running OpenVINO in a child process: {e}") from None
 
 
 def openvino_tensor(ov, value: np.ndarray):
@@ -298,10 +324,13 @@ def from_openvino_tensor(ov, tensor) -> np.ndarray:
 
 
 def _layer_outputs(model: Model, inputs, config=None) -> list[tuple[Node, int, np.ndarray]]:
+    """Every computed layer output; not Parameters (given), nor sinks (an Assign's output is its
+    input, compared where it is made; OpenVINO's graph has no output port to fetch there)."""
     outputs: list[tuple[Node, int, np.ndarray]] = []
     compile_model(model, config=config)(
         inputs, trace=lambda node, port, array: outputs.append((node, port, array)))
-    return [(n, p, a) for n, p, a in outputs if n.type != "Parameter"]
+    return [(n, p, a) for n, p, a in outputs
+            if n.type != "Parameter" and (n.op is None or n.op.spec.role != "sink")]
 
 
 def run_precise(model: Model, inputs) -> dict[tuple[str, int], np.ndarray]:
@@ -341,7 +370,8 @@ def compare(model: Model, inputs: dict[str, np.ndarray], ov, weights=None,
     if ov is None:
         theirs = run_precise(model, inputs)
     else:
-        theirs = run_openvino(ov, model, weights, inputs, [(n.name, p) for n, p, _ in computed])
+        theirs = run_openvino_apart(model.path, weights, inputs,
+                                    [(n.name, p) for n, p, _ in computed])
     results = []
     differing: dict = {}  # OutputPort -> the tolerance of a layer output that is not bit-exact
     sizes: dict = {}  # OutputPort -> its largest absolute difference, where it has one
@@ -389,10 +419,19 @@ def report(results: list[LayerResult], multi_port: set[str]) -> list[str]:
 
 
 def _describe_tolerances(args) -> str:
-    parts = ["the table (docs/numerics.md)" if args.tolerance == "table" else "exact"]
+    parts = [f"the table ({common.doc('numerics.md')})" if args.tolerance == "table"
+             else "exact"]
     for flag, pairs in (("rtol", args.rtol), ("atol", args.atol)):
         parts += [f"{flag} {v:g}" + (f" for {n}" if n else "") for n, v in pairs]
     return ", ".join(parts)
+
+
+def _check_tolerance_names(args, model: Model) -> None:
+    named = {n for n, _ in (*args.rtol, *args.atol) if n is not None}
+    unknown = sorted(named - {n.name for n in model.nodes}
+                     - {f"{n.name}:{i}" for n in model.nodes for i in range(len(n.outputs))})
+    if unknown:
+        raise UsageError(f"--rtol/--atol name {unknown[0]!r}, which is no layer of the model")
 
 
 def execute(args) -> int:
@@ -401,6 +440,7 @@ def execute(args) -> int:
     if model.path is None or not str(model.path).lower().endswith(".xml"):
         raise UsageError("irexec compare takes an IR .xml file (convert an ONNX model with "
                          "irexec convert first)")
+    _check_tolerance_names(args, model)  # a usage error, whether or not OpenVINO is here
     if args.precise:
         ov = None
     else:
@@ -426,10 +466,6 @@ def execute(args) -> int:
     given = common.load_inputs(args.input, compiled, args.model)
     inputs = common.complete_inputs(model, given, args.seed)
     tolerances = Tolerances(args.tolerance, tuple(args.rtol), tuple(args.atol), ov is not None)
-    unknown = sorted(tolerances.names() - {n.name for n in model.nodes}
-                     - {f"{n.name}:{i}" for n in model.nodes for i in range(len(n.outputs))})
-    if unknown:
-        raise UsageError(f"--rtol/--atol name {unknown[0]!r}, which is no layer of the model")
     try:
         results = compare(model, inputs, ov, args.weights, tolerances)
     except OracleError as e:

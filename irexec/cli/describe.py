@@ -13,6 +13,7 @@ import numpy as np
 from irexec.ir import element_type as et_table
 from irexec.ir.element_type import plain_values
 from irexec.ir.model import Model, Node, OutputPort
+from irexec.ir.shape import PartialShape
 from irexec.kernels.convert import NF4_VALUES
 
 JSON_VALUES = 16  # a constant's first values in JSON
@@ -61,10 +62,29 @@ def preview(array: np.ndarray, count: int = 6) -> str:
     return "[" + ", ".join(items) + more + "]"
 
 
-def type_text(element_type, shape) -> str:
-    """``f32 [5,4,3]``; ``?`` for what inference could not tell."""
-    return f"{element_type if element_type is not None else '?'} " \
-           f"{shape if shape is not None else '?'}"
+def shape_json(shape: PartialShape | None) -> list | None:
+    """A partial shape in JSON (``irexec info --format json``): a list with one entry per dim,
+    an integer for a static dim, -1 for a dim of any size (as the IR's ``<dim>-1</dim>``), and
+    a string only for a bounded interval (``"1..8"``, ``"2.."``, ``"..8"``). None when the rank
+    is not known, or nothing is."""
+    if shape is None or not shape.rank_is_static:
+        return None
+    return [d.min if d.is_static else -1 if d.min == 0 and d.max is None else str(d)
+            for d in shape]
+
+
+def shape_text(shape: list | None) -> str:
+    """The text of a :func:`shape_json` list: ``[5,4,3]``, ``[?,768]``, ``[1..8,3]``; ``?``
+    when unknown."""
+    if shape is None:
+        return "?"
+    return "[" + ",".join("?" if d == -1 else str(d) for d in shape) + "]"
+
+
+def type_text(element_type, shape: list | None) -> str:
+    """``f32 [5,4,3]`` from a type name and a :func:`shape_json` list; ``?`` for what
+    inference could not tell (a dynamic rank: ``[...]``)."""
+    return f"{element_type if element_type is not None else '?'} {shape_text(shape)}"
 
 
 def attributes(node: Node) -> dict[str, str]:
@@ -82,7 +102,7 @@ def attributes(node: Node) -> dict[str, str]:
 
 def _output(port: OutputPort) -> dict:
     entry = {"port": port.port_id, "element_type": _str(port.element_type),
-             "shape": _str(port.partial_shape), "names": list(port.names),
+             "shape": shape_json(port.partial_shape), "names": list(port.names),
              "to": [{"layer": c.node.id, "name": c.node.name, "port": c.port_id}
                     for c in port.consumers]}
     if port.precision is not None and port.element_type is not None \
@@ -102,7 +122,7 @@ def layer(node: Node, runs: bool) -> dict:
         "runs": runs, "line": node.line, "attributes": attributes(node),
         "inputs": [{"port": p.port_id,
                     "element_type": _str(p.source.element_type if p.source else None),
-                    "shape": _str(p.source.partial_shape if p.source else None),
+                    "shape": shape_json(p.source.partial_shape if p.source else None),
                     "from": ({"layer": p.source.node.id, "name": p.source.node.name,
                               "port": p.source.port_id} if p.source else None)}
                    for p in node.inputs],
@@ -146,7 +166,8 @@ def edges(model: Model) -> list[dict]:
     """Every connection, in the order of the layers they enter."""
     return [{"from_layer": p.source.node.id, "from_port": p.source.port_id,
              "to_layer": node.id, "to_port": p.port_id,
-             "element_type": _str(p.source.element_type), "shape": _str(p.source.partial_shape)}
+             "element_type": _str(p.source.element_type),
+             "shape": shape_json(p.source.partial_shape)}
             for node in model.nodes for p in node.inputs if p.source is not None]
 
 

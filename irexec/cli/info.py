@@ -1,9 +1,12 @@
-"""``irexec info MODEL``: what a model holds — IR version, opsets, layer counts, inputs, outputs,
-weights, and every layer with its attributes, ports (numbers, types, shapes), edges and, for a
-constant, its shape and first values; text or ``--format json`` (which carries all of it).
+"""``irexec info MODEL``: what a model holds — IR version, opsets, layer counts, the model's
+rt_info, inputs, outputs, weights, and every layer with its attributes, ports (numbers, types,
+shapes), edges and, for a constant, its shape and first values; text or ``--format json`` (which
+carries all of it; shapes as lists, see describe.shape_json).
 
 It needs no kernel: a model whose ops irexec cannot run yet is described all the same, those
-layers marked (their outputs are what their ports declare).
+layers marked (their outputs are what their ports declare). Nor does it need the weights: an
+.xml whose .bin is missing is described with its constants' values unknown, the weights said to
+be missing.
 """
 
 from __future__ import annotations
@@ -13,10 +16,12 @@ import os
 import sys
 from collections import Counter
 
+from irexec.api import check_model
 from irexec.cli import common, describe
 from irexec.cli.columns import aligned
 from irexec.diagnostics import printable
-from irexec.ir.model import Model, OutputPort
+from irexec.errors import IRError
+from irexec.ir.model import Model, OutputPort, RtInfo
 from irexec.availability import not_run_summary
 from irexec.runtime.plan import output_names
 
@@ -38,7 +43,7 @@ def _port(port: OutputPort | None) -> dict:
     if port is None:
         return {"element_type": None, "shape": None}
     return {"element_type": describe._str(port.element_type),
-            "shape": describe._str(port.partial_shape)}
+            "shape": describe.shape_json(port.partial_shape)}
 
 
 def _body_layer_count(model: Model) -> int:
@@ -50,6 +55,31 @@ def _body_layer_count(model: Model) -> int:
                 count += len(body.model.nodes)
                 stack.append(body.model)
     return count
+
+
+def rt_info(entries: list[RtInfo]) -> dict:
+    """A model's (or layer's) ``<rt_info>`` as plain data: each entry by its ``name`` (OpenVINO's
+    ``<info name=... value=...>`` and ``<attribute name=...>``) or its tag, its ``value`` or its
+    nested entries."""
+    out: dict = {}
+    for e in entries:
+        key = e.attrs["name"] if e.tag in ("info", "attribute") and "name" in e.attrs else e.tag
+        if e.children:
+            out[key] = rt_info(e.children)
+        else:
+            out[key] = e.attrs.get("value", {k: v for k, v in e.attrs.items() if k != "name"})
+    return out
+
+
+def _rt_info_lines(entries: dict, prefix: str = "") -> list[str]:
+    lines = []
+    for key, value in entries.items():
+        if isinstance(value, dict) and value:
+            lines += _rt_info_lines(value, f"{prefix}{key}/")
+        else:
+            text = str(value) if not isinstance(value, dict) else ""
+            lines.append(f"{prefix}{key}: {text if len(text) <= 120 else text[:117] + '...'}")
+    return lines
 
 
 def describe_model(model: Model) -> dict:
@@ -71,7 +101,9 @@ def describe_model(model: Model) -> dict:
         "outputs": [{"name": name, "result": r.name,
                      **_port(r.inputs[0].source if r.inputs else None)}
                     for r, name in zip(model.results, output_names(model))],
+        "rt_info": rt_info(model.rt_info),
         "weights": {
+            "missing": getattr(model, "weights_missing", None),
             "file": weights_path,
             "file_bytes": (os.path.getsize(weights_path)
                            if weights_path and os.path.isfile(weights_path) else None),
@@ -155,7 +187,10 @@ def render_text(info: dict) -> list[str]:
     counts = ", ".join(f"{t} {c}" for t, c in info["layer_counts"].items())
     weights = f"{w['constant_bytes']} bytes in {w['constants']} constant" \
               f"{'s' * (w['constants'] != 1)}"
-    if w["file"] and w["file_bytes"] is not None:
+    if w.get("missing"):
+        weights = (f"missing: {w['missing']}; the structure is shown, the constants' values "
+                   f"are not")
+    elif w["file"] and w["file_bytes"] is not None:
         weights += f" ({w['file']}, {w['file_bytes']} bytes)"
     elif w["file"]:
         weights += f" (no file {w['file']})"
@@ -170,14 +205,17 @@ def render_text(info: dict) -> list[str]:
     ]
     if info["not_run"]:
         lines.append(f"not run:    {info['not_run']} (irexec cannot run these yet)")
+    if info["rt_info"]:
+        lines += ["rt_info:", *(f"  {line}" for line in _rt_info_lines(info["rt_info"]))]
     lines += [
         "inputs:",
         *aligned([("name", "type", "shape", "tensor names"),
-                  *((i["name"], str(i["element_type"]), str(i["shape"]),
+                  *((i["name"], str(i["element_type"]), describe.shape_text(i["shape"]),
                      ", ".join(i["tensor_names"])) for i in info["inputs"])]),
         "outputs:",
         *aligned([("name", "type", "shape", "result"),
-                  *((o["name"], str(o["element_type"]), str(o["shape"]), o["result"])
+                  *((o["name"], str(o["element_type"]), describe.shape_text(o["shape"]),
+                     o["result"])
                     for o in info["outputs"])]),
         "layers (id name: type-version; ports as number: type shape, <- from and -> to "
         "layer:port):",
@@ -187,8 +225,21 @@ def render_text(info: dict) -> list[str]:
     return lines
 
 
+def _load(args) -> Model:
+    """The model, read without its weights if they are missing (its structure is what info
+    shows); other errors are errors."""
+    model, diags = check_model(args.model, getattr(args, "weights", None),
+                               weights_optional=True)
+    errors = [d for d in diags if d.is_error]
+    if errors:
+        raise IRError(errors)
+    model.diagnostics = diags
+    common.print_warnings(diags)
+    return model
+
+
 def execute(args) -> int:
-    model = common.load_model(args)
+    model = _load(args)
     info = describe_model(model)
     if args.format == "json":
         print(json.dumps(info, indent=2))

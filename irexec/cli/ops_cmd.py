@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 
+from irexec.cli import common
 from irexec.cli.usage import UsageError
 from irexec.errors import IRError
 from irexec import availability, numerics
@@ -92,7 +93,7 @@ def describe(op) -> str:
     info = op_info(op)
     lines = [f"{info.type}-{info.since} ({info.opsets}): {info.doc}",
              f"  numerics: {info.numerics} ({numerics.FAMILY_DOCS[info.numerics]}; "
-             f"docs/numerics.md)"]
+             f"{common.doc('numerics.md')})"]
     if info.attrs:
         lines.append("  attributes:")
         for a in info.attrs:

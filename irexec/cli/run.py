@@ -34,6 +34,7 @@ def add_parser(sub) -> None:
                                    "generated from --seed, valid for the layers that read them.")
     common.add_model_arguments(p)
     common.add_input_arguments(p)
+    common.add_shape_argument(p)
     p.add_argument("--output", "-o", metavar="OUT.npz",
                    help="also save the outputs to this .npz file, keyed by output name")
     p.add_argument("--trace", metavar="DIR",
@@ -44,7 +45,8 @@ def add_parser(sub) -> None:
                         "bodies, once per iteration, named <layer>/<body>/<iteration>/<layer>")
     p.add_argument("--input-dir", metavar="DIR",
                    help="run once per .npz file in DIR (arrays keyed by input name; inputs a "
-                        "file lacks are generated from --seed) and print one line per file")
+                        "file lacks are generated from --seed), or per .npy file for a model "
+                        "of one input, and print one line per file")
     p.add_argument("--output-dir", metavar="OUT",
                    help="with --input-dir: save each file's outputs as OUT/<file>.npz")
     p.add_argument("--fail-fast", action="store_true",
@@ -52,7 +54,7 @@ def add_parser(sub) -> None:
                         "it, go on with the others, exit 1 at the end)")
     p.add_argument("--precise", action="store_true",
                    help="compute every float layer in float64, rounding once to its output "
-                        "type (docs/numerics.md)")
+                        f"type ({common.doc('numerics.md')})")
     p.add_argument("--memory-budget", metavar="SIZE", type=_size,
                    help="the most memory one tensor may take, e.g. 2G or 25%% (default: "
                         f"${budget.ENV}, else half the machine's memory)")
@@ -142,19 +144,58 @@ def _check_usage(args) -> None:
                          "per input file")
 
 
-def _npz_files(folder: str) -> list[Path]:
+def _input_files(folder: str) -> list[Path]:
+    """The .npz and .npy files of the --input-dir, in name order (a .npy file is an input of
+    a model of one input; for a model of several it fails, named, never skipped)."""
     path = Path(folder)
     if not path.is_dir():
         raise IRError.make("IR001", f"--input-dir: '{folder}' is not a folder", Location(folder))
-    files = sorted(p for p in path.iterdir() if p.suffix.lower() == ".npz" and p.is_file())
+    files = sorted(p for p in path.iterdir()
+                   if p.suffix.lower() in (".npz", ".npy") and p.is_file())
     if not files:
-        raise IRError.make("IR001", f"--input-dir: '{folder}' holds no .npz files",
+        raise IRError.make("IR001", f"--input-dir: '{folder}' holds no .npz or .npy files",
                            Location(folder))
     return files
 
 
+def _load_npy(path: Path, compiled) -> dict[str, np.ndarray]:
+    """A .npy file of the --input-dir: the one input of a model of one input."""
+    names = compiled.input_names()
+    if len(names) != 1:
+        raise IRError.make("IR601", f"a .npy file holds one array, but the model has "
+                                    f"{len(names)} inputs ({', '.join(names)}); give an .npz "
+                                    f"file keyed by input name", Location(str(path)))
+    try:
+        array = npy.load(path)
+    except OSError as e:
+        raise IRError.make("IR606", f"cannot read the file: {e.strerror or e}",
+                           Location(str(path))) from None
+    except npy.NpyError as e:
+        raise IRError.make("IR606", str(e), Location(str(path))) from None
+    if not isinstance(array, np.ndarray):  # an .npz archive under a .npy name
+        raise IRError.make("IR606", "the file is an .npz archive; name it .npz",
+                           Location(str(path)))
+    return _checked(names[0], array, compiled, path)
+
+
+def _checked(key, array, compiled, path: Path, layer=None) -> np.ndarray:
+    """One array of an --input-dir file checked as the input ``key`` names."""
+    layer = layer or compiled.input_name(key)
+    try:
+        return compiled.check_input(layer, from_file(array, compiled.input_element_type(layer)))
+    except ValueError as e:
+        raise IRError.make("IR603", f"array '{key}' {e}", Location(str(path))) from None
+    except IRError as e:  # name the file the array came from, not the model
+        d = e.diagnostics[0]
+        raise IRError.make(d.code, f"array '{key}': {d.message}", Location(str(path))) \
+            from None
+
+
 def _load_npz(path: Path, compiled) -> dict[str, np.ndarray]:
     """One --input-dir file: its arrays, keyed by the Parameter layer names they are for."""
+    if path.suffix.lower() == ".npy":
+        array = _load_npy(path, compiled)
+        return {compiled.input_name(compiled.input_names()[0]): array}
     try:
         arrays = npy.load_npz(path)
     except OSError as e:
@@ -171,15 +212,7 @@ def _load_npz(path: Path, compiled) -> dict[str, np.ndarray]:
                                Location(str(path)))
         if layer in loaded:
             raise IRError.make("IR601", f"input '{layer}' is given twice", Location(str(path)))
-        try:
-            loaded[layer] = compiled.check_input(
-                layer, from_file(array, compiled.input_element_type(layer)))
-        except ValueError as e:
-            raise IRError.make("IR603", f"array '{key}' {e}", Location(str(path))) from None
-        except IRError as e:  # name the file the array came from, not the model
-            d = e.diagnostics[0]
-            raise IRError.make(d.code, f"array '{key}': {d.message}", Location(str(path))) \
-                from None
+        loaded[layer] = _checked(key, array, compiled, path, layer)
     return loaded
 
 
@@ -207,7 +240,7 @@ def _run_file(args, model, compiled, path: Path, names: list[str]) -> list[str]:
 
 
 def _run_dir(args, model, compiled) -> int:
-    files = _npz_files(args.input_dir)
+    files = _input_files(args.input_dir)
     names = compiled.output_names()
     width = max(len("file"), *(len(printable.line(f.name)) for f in files))
     header = "  ".join(["file".ljust(width),
@@ -260,11 +293,13 @@ def execute(args) -> int:
 
 def _execute(args) -> int:
     model = common.load_model(args, runs=True)
+    common.apply_shapes(model, args.shape, args.model)
     compiled = compile_model(model, config={"precision": "f64"} if args.precise else None)
     if args.input_dir is not None:
         return _run_dir(args, model, compiled)
     given = common.load_inputs(args.input, compiled, args.model)
     inputs = common.complete_inputs(model, given, args.seed)
+    common.say_filled_dims(model, inputs, given)
     outputs = compiled(inputs, trace=_trace(args, model, args.trace),
                        trace_bodies=args.trace_bodies)
     if args.output:

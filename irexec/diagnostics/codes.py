@@ -77,6 +77,9 @@ _CODES = (
     Code("IR206", "duplicate-edge", ERROR, "write each edge once"),
     Code("IR207", "duplicate-input-name", ERROR,
          "give every Parameter a layer name and tensor names no other Parameter uses"),
+    Code("IR208", "unpaired-variable", ERROR,
+         "a model's state variable is declared by a ReadValue and written by an Assign of the "
+         "same variable_id: add the missing layer, or correct the variable_id"),
     Code("IR301", "missing-attribute", ERROR, "add the attribute to the layer's <data> element"),
     Code("IR302", "bad-attribute-value", ERROR, "see `irexec ops TYPE` for the allowed values"),
     Code("IR303", "wrong-port-count", ERROR, "give the layer the ports its operation takes"),

@@ -26,7 +26,7 @@ from irexec.io import files, limits
 from irexec.io.columns import Columns
 from irexec.io.weights import Weights, WeightsError
 from irexec.ir import text as ir_text
-from irexec.ir.checks import Wiring, check_graph
+from irexec.ir.checks import Wiring, check_graph, check_variables
 from irexec.ir.element_type import ElementType
 from irexec.ir.model import Body, InputPort, Model, Node, OutputPort, PortMapping, RtInfo
 from irexec.ir.shape import PartialShape
@@ -113,8 +113,13 @@ class _Summarising(Diagnostics):
 
 
 class _Reader:
-    def __init__(self, xml_path: str, bin_path: str | None):
+    def __init__(self, xml_path: str, bin_path: str | None, weights_optional: bool = False):
         self.path = xml_path
+        # Without a weights file, the Consts are read for their type and shape only, their
+        # values unknown (``irexec info`` shows a model's structure so): the reason is kept in
+        # ``weights_missing`` instead of an error.
+        self.weights_optional = weights_optional
+        self.weights_missing: str | None = None
         self.diags = _Summarising()
         self.budget = budget.current()  # bytes one tensor may take (irexec/budget.py)
         self.weights = Weights(bin_path, limit=self.budget)
@@ -663,6 +668,9 @@ class _Reader:
                     node.load_value_later(self.weights.later(et, shape, offset, size,
                                                              where()))
             except WeightsError as e:
+                if self.weights_optional and e.code == "IR501" and e is self.weights.failure:
+                    self.weights_missing = self.weights_missing or str(e)
+                    return
                 node.broken = True
                 if e.code == "IR502":  # several beyond the end: the wrong file, said once
                     self.beyond_end.append((str(e), where(), node.name, offset + size))
@@ -799,8 +807,10 @@ class _Reader:
         root, version = self.parse_xml()
         model = self.read_graph(root, root.get("name", "model"), version)
         model.rt_info = read_rt_info(_child(root, "rt_info"))
+        model.weights_missing = self.weights_missing
         self.weights.close()  # a value asked for later opens it again (irexec/io/weights.py)
         # What is said once for the whole file (bodies included):
+        check_variables(model, self.diags)
         self.report_budget()
         self.report_beyond_end()
         if self.not_implemented:
@@ -839,7 +849,7 @@ class _Reader:
         wiring.finish({int(i) for i in self.broken if ir_text.is_uint(i)}, self.unread_layers)
         model = Model(order, name=name, ir_version=version, path=self.path)
         model.weights = self.weights
-        check_graph(model, self.diags, wiring.sources)
+        check_graph(model, self.diags, wiring.sources, wiring.source_unknown)
         return model
 
 
@@ -866,15 +876,18 @@ def _supported():
     return SUPPORTED
 
 
-def load_ir(xml_path, bin_path=None) -> tuple[Model, Diagnostics]:
+def load_ir(xml_path, bin_path=None, weights_optional: bool = False) \
+        -> tuple[Model, Diagnostics]:
     """Parse an IR file into a Model (no inference yet) and every problem found on the way.
     Only a file that cannot be read as IR at all raises IRError. Layers with problems are kept
-    but marked ``broken``, so that later passes skip them instead of repeating the problem."""
+    but marked ``broken``, so that later passes skip them instead of repeating the problem.
+    ``weights_optional``: a weights file that is missing (or unusable) is no error; the Consts
+    keep their type and shape, not their values, and ``model.weights_missing`` says why."""
     xml_path = os.fspath(xml_path)
     if bin_path is None:
         bin_path = os.path.splitext(xml_path)[0] + ".bin"
     with gc_pause.paused():  # many objects made, few freed: see irexec/gc_pause.py
-        return _Reader(xml_path, os.fspath(bin_path)).read()
+        return _Reader(xml_path, os.fspath(bin_path), weights_optional).read()
 
 
 def read_ir(xml_path, bin_path=None) -> Model:

@@ -312,8 +312,10 @@ class _Reader:
 
 def load_onnx(model, path: str | None = None) -> tuple[Model, Diagnostics]:
     """Turn an ONNX file (a path) or a loaded ``onnx.ModelProto`` into a Model (no inference yet)
-    and every problem found on the way. A file that is not readable ONNX raises IRError."""
-    onnx = _import_onnx()
+    and every problem found on the way. A file that is not readable ONNX raises IRError. The file
+    is read before the onnx package is asked for: a path that is no file (a FIFO, a directory)
+    is that error with or without onnx installed."""
+    data = None
     if isinstance(model, (str, os.PathLike)):
         path = os.fspath(model)
         try:
@@ -324,6 +326,8 @@ def load_onnx(model, path: str | None = None) -> tuple[Model, Diagnostics]:
         if len(data) > MAX_ONNX_BYTES:
             raise IRError.make("IR001", f"the file is larger than {MAX_ONNX_BYTES} bytes, the "
                                         f"most a protobuf message holds", Location(path))
+    onnx = _import_onnx()
+    if data is not None:
         try:
             model = onnx.load_model_from_string(data)
         except Exception as e:  # protobuf's DecodeError and friends

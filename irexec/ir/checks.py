@@ -4,7 +4,8 @@ A reader turns its format's edges into ``(from layer, from port, to layer, to po
 them to :class:`Wiring`, which connects the ports and reports edges that name what does not exist
 (IR201), an input fed twice (IR203) or an edge written twice (IR206), then input ports that no
 edge feeds (IR202). :func:`check_graph` then reports cycles (IR204), input names used twice
-(IR207) and layers no Result needs (IR205).
+(IR207) and layers no Result needs (IR205); :func:`check_variables`, once per file, pairs the
+layers that read and write the model's state (IR208).
 
 One mistake, one diagnostic: an edge that cannot be connected is reported once, as the cause,
 and what it was meant to connect is not reported again: the input port it was meant to feed is
@@ -34,6 +35,9 @@ class Wiring:
         self.locate = locate
         self.unfed: set[tuple[int, int]] = set()  # (layer id, input port id) a lost edge fed
         self.sources: set[int] = set()  # layers a lost edge read from
+        # Input ports (layer id, port id; None where unreadable) of lost edges whose source
+        # names no layer that exists: see source_unknown.
+        self._from_nowhere: set[tuple[int | None, int | None]] = set()
         # Edges naming a layer id no layer has, by that id: reported by finish() unless layers
         # the reader could not read account for them.
         self._dangling: dict[int, list[tuple[str, object]]] = {}
@@ -45,8 +49,26 @@ class Wiring:
         the ends it names that exist are not reported again for lacking it."""
         if to_layer is not None and to_port is not None:
             self.unfed.add((to_layer, to_port))
-        if from_layer is not None:
+        if from_layer is not None and from_layer in self.nodes:
             self.sources.add(from_layer)
+        else:
+            self._from_nowhere.add((to_layer, to_port))
+
+    @property
+    def source_unknown(self) -> bool:
+        """Whether an input port was left unfed by an edge from a layer that does not exist (a
+        missing or unreadable id): the layer it meant is unknown, so check_graph does not call
+        layers unused for want of that edge."""
+        for layer, port_id in self._from_nowhere:
+            node = self.nodes.get(layer) if layer is not None else None
+            if node is None:
+                if layer is None:
+                    return True
+                continue
+            port = _port(node.inputs, port_id, self._ports_by_id) if port_id is not None else None
+            if port_id is None or (port is not None and port.source is None):
+                return True
+        return False
 
     def connect(self, from_layer: int, from_port: int, to_layer: int, to_port: int,
                 ref: object = None) -> None:
@@ -127,10 +149,14 @@ def _port(ports: list, port_id: int, by_id: dict):
     return found[0].get(port_id)
 
 
-def check_graph(model: Model, diags: Diagnostics, also_needed: set[int] = frozenset()) -> None:
+def check_graph(model: Model, diags: Diagnostics, also_needed: set[int] = frozenset(),
+                source_unknown: bool = False) -> None:
     """Cycles (IR204, naming the layers on each), input names two Parameters share (IR207),
-    and layers that no Result (nor sink) needs (IR205, a warning). ``also_needed``: layers that count as
-    needed anyway (a broken edge was meant to take their output somewhere)."""
+    and layers that no Result (nor sink) needs (IR205, a warning). ``also_needed``: layers that
+    count as needed anyway (a broken edge was meant to take their output somewhere).
+    ``source_unknown``: a broken edge came from a layer that does not exist; the layer it meant
+    is likely one whose outputs now go nowhere, so those (and what they read) count as needed:
+    the broken edge is the one problem to report."""
     for cycle in model.cycles():
         names = [model.by_id[i].name for i in cycle]
         first = model.by_id[cycle[0]]
@@ -147,8 +173,44 @@ def check_graph(model: Model, diags: Diagnostics, also_needed: set[int] = frozen
                                    f"name could not reach both", param.location)
     # An op whose role is "sink" (Assign writes a variable) is needed though no Result reads it.
     sinks = {n.id for n in model.nodes if n.op is not None and n.op.spec.role == "sink"}
+    if source_unknown:
+        sinks |= {n.id for n in model.nodes
+                  if n.outputs and not any(p.consumers for p in n.outputs)}
     needed = model.needed_nodes(set(also_needed) | sinks)
     for node in model.nodes:
         if node.id not in needed and not node.broken:  # a broken layer lost its edges
             diags.add("IR205", "no Result depends on this layer; it is not executed",
                       node.location)
+
+
+def _all_nodes(model: Model):
+    for node in model.nodes:
+        yield node
+        for body in node.bodies.values():
+            yield from _all_nodes(body.model)
+
+
+def check_variables(model: Model, diags: Diagnostics) -> None:
+    """Every variable of the model's state (bodies included) is declared by a layer that reads
+    it (ReadValue) and written by one that writes it (Assign), paired by ``variable_id``;
+    OpenVINO refuses an Assign whose variable no ReadValue declares, and a variable that nothing
+    writes is a mistake (IR208, once per unpaired layer)."""
+    by_role: dict[str, dict[str, Node]] = {"reads": {}, "writes": {}}
+    layers: list[tuple[Node, str, str]] = []
+    for node in _all_nodes(model):
+        role = getattr(node.op.spec, "variable", None) if node.op is not None else None
+        variable = node.attrs.get("variable_id")
+        if role in by_role and isinstance(variable, str):
+            by_role[role].setdefault(variable, node)
+            layers.append((node, role, variable))
+    for node, role, variable in layers:
+        other = "writes" if role == "reads" else "reads"
+        if variable in by_role[other]:
+            continue
+        if role == "reads":
+            message = (f"no layer writes the variable '{variable}' this layer reads (an Assign "
+                       f"with variable_id=\"{variable}\")")
+        else:
+            message = (f"no layer declares the variable '{variable}' this layer writes (a "
+                       f"ReadValue with variable_id=\"{variable}\"); OpenVINO refuses the model")
+        diags.add("IR208", message, node.location)

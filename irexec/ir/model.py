@@ -244,6 +244,9 @@ class Model:
         self.path = path
         self.diagnostics: list[Diagnostic] = []  # warnings found while reading and inferring
         self.weights = None  # the io.weights.Weights the Consts view, kept alive with the model
+        # Why the weights could not be read, when the model was read without them on purpose
+        # (structure only: ``check_model(..., weights_optional=True)``); None otherwise.
+        self.weights_missing: str | None = None
         self.by_id = {n.id: n for n in nodes}
         self._graph = None
         self._order: list[Node] | None = None

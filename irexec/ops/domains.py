@@ -33,9 +33,12 @@ def as_int64(values: np.ndarray) -> np.ndarray:
 
 
 class Domain:
-    """Base of value domains. ``of``: the input whose shape the values depend on."""
+    """Base of value domains. ``of``: the input whose shape the values depend on. A domain
+    whose ``own_shape`` is true makes values of the input's own shape (``data_shape`` is then
+    that shape, chosen as for any input), so it depends on no other input."""
 
     of: int = 0
+    own_shape = False
 
     def check(self, values: np.ndarray, data_shape: tuple[int, ...], attrs: dict) -> None:
         """Raise OpError (with a code) when ``values`` are outside the domain."""
@@ -189,6 +192,17 @@ class SmallInts(Domain):
     def generate(self, rng, data_shape, attrs, declared, unsigned):
         low = max(self.low, 0) if unsigned else self.low
         return rng.integers(low, max(self.high, low) + 1, size=_sizes(declared))
+
+
+@dataclass(frozen=True)
+class Weights(Domain):
+    """Non-negative weights of the input's own shape, not necessarily normalised
+    (Multinomial's probabilities): made in [0, 1). Not checked: OpenVINO takes any value."""
+
+    own_shape = True
+
+    def generate(self, rng, data_shape, attrs, declared, unsigned):
+        return rng.random(size=data_shape)
 
 
 @dataclass(frozen=True)

@@ -247,6 +247,9 @@ class OpSpec:
     # "parameter", "constant" or "result" for the IR's three infrastructure ops, "sink" for a
     # layer that runs for its effect though no Result needs it (Assign); None otherwise.
     role: str | None = None
+    # "reads" or "writes" for the ops of a model's state (ReadValue, Assign): the graph check
+    # pairs them by their ``variable_id`` attribute (IR208).
+    variable: str | None = None
     # The sub-graphs the layer holds, by element name: ("body",) for TensorIterator and Loop,
     # ("then_body", "else_body") for If. Their kernels get them as ``bodies={name: run}``.
     bodies: tuple[str, ...] = ()

@@ -58,6 +58,11 @@ def _domain(param: Node, port_of=None):
 
 
 def _concrete(shape: PartialShape) -> tuple[int, ...]:
+    """The shape a generated input takes: each dynamic dim PREFERRED_SIZE, within the dim's
+    interval; a dynamic rank becomes [3, 3]. The same size for every dim (a batch too: which
+    dim is the batch is not known, and a time-major sequence of 1 would test little), so
+    inputs whose dims must agree (input_ids and attention_mask) agree; the command line says
+    what it chose (cli/common.py)."""
     if not shape.rank_is_static:
         return (PREFERRED_SIZE, PREFERRED_SIZE)
     sizes = []
@@ -65,6 +70,20 @@ def _concrete(shape: PartialShape) -> tuple[int, ...]:
         hi = d.max if d.max is not None else max(d.min, PREFERRED_SIZE)
         sizes.append(min(max(d.min, PREFERRED_SIZE), hi))
     return tuple(sizes)
+
+
+def filled_dims(model: Model, inputs: dict, given) -> list[tuple[str, str, list[int]]]:
+    """(input name, declared shape, shape made) of each generated input whose declared shape
+    is not static: the dims irexec chose, which the command line says."""
+    made = []
+    for param in model.parameters:
+        declared = param.attrs.get("shape")
+        if param.name in given or param.name not in inputs or declared is None:
+            continue
+        if not declared.is_static:
+            shape = [int(n) for n in np.shape(inputs[param.name])]
+            made.append((param.name, str(declared), shape))
+    return made
 
 
 def random_values(et: ElementType, shape, rng: np.random.Generator) -> np.ndarray:
@@ -154,11 +173,11 @@ def make_inputs(model: Model, given: dict[str, np.ndarray], seed: int) -> dict[s
         if param.name in given:
             continue
         domain, consumer = _domain(param)
-        if consumer is None:
-            free.append(param)
+        if consumer is None or domain.own_shape:
+            free.append((param, domain, consumer))
         else:
             pending.append((param, domain, consumer))
-    for param in free:
+    for param, domain, consumer in free:
         et = param.attrs["element_type"]
         if not et.is_supported:
             raise _fail(param, f"its element type is {et}")
@@ -169,7 +188,12 @@ def make_inputs(model: Model, given: dict[str, np.ndarray], seed: int) -> dict[s
                                f"than the {limit} irexec generates"
                                f"{' for a string input' if et.kind == 'string' else ''}")
         budget.check_shape(shape, et.dtype.itemsize, f"input '{param.name}'", param.location)
-        made[param.name] = random_values(et, shape, _rng(seed, param))
+        if domain is None:
+            made[param.name] = random_values(et, shape, _rng(seed, param))
+        else:  # a domain of the input's own shape (Multinomial's non-negative weights)
+            values = domain.generate(_rng(seed, param), shape, consumer.attrs, PartialShape(shape),
+                                     et.kind == "uint")
+            made[param.name] = convert(np.asarray(values), et)
     if pending:
         known = {**given, **made}
         overrides = {name: PartialShape(np.shape(v)) for name, v in known.items()}

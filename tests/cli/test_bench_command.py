@@ -11,7 +11,7 @@ from tests.cli.conftest import SAMPLES, one_error, run_cli, run_on_terminal
 from tests.cli.inproc import SAMPLE_MODELS, irexec_cli, sample_ids
 
 CHAIN = SAMPLES / "convert_reverse_chain.xml"
-LINES = ("model:", "read:", "compile:", "call:", "data:", "memory:")
+LINES = ("model:", "read:", "compile:", "call:", "throughput:", "data:", "memory:")
 
 
 @pytest.mark.parametrize("path", SAMPLE_MODELS, ids=sample_ids)
@@ -20,7 +20,9 @@ def test_bench_reports_every_line_on_every_sample(path):
     assert (code, err) == (0, "")
     assert [line.split()[0] for line in out.splitlines()] == list(LINES)
     assert "(3 runs after 1 warm-up)" in out
-    assert re.search(r"median [\d.]+ (s|ms|us), fastest", out)
+    assert re.search(r"median [\d.]+ (s|ms|us), p90 [\d.]+ (s|ms|us), p99 [\d.]+ (s|ms|us), "
+                     r"fastest", out)
+    assert re.search(r"^throughput: [\d.]+(e\+\d+)? inferences/s", out, re.M)
 
 
 def test_bench_with_a_given_input(tmp_path):

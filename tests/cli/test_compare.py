@@ -218,3 +218,54 @@ def test_types_openvino_refuses_or_crashes_on_are_one_line(tmp_path):
               "Input image format u1 is not supported")
     one_error(run_cli("compare", _flip_model(tmp_path, "string")), None, None, None, None,
               "aborts the process")
+
+
+STATEFUL = SAMPLES.parent / "tests" / "data" / "subgraphs" / "stateful.xml"
+
+
+def test_a_stateful_model_is_compared_without_its_sinks():
+    """OpenVINO refused every stateful model ("Incorrect output port number for node
+    Assign_75"): a Result was added after each Assign. The ReadValue and what reads it are
+    compared; the Assign (a sink) is not a row."""
+    pytest.importorskip("openvino")
+    code, out, err = irexec_cli("compare", STATEFUL)
+    assert code == 0, out + err
+    table = rows(out)
+    assert table["ReadValue_73"][3] == "bit-exact" and table["Concat_74"][3] == "bit-exact"
+    assert "Assign_75" not in table
+
+
+def _crash_in_child(*args):
+    """Stands for an OpenVINO that dies of SIGFPE (as its CPU plugin did on a FloorMod of
+    INT64_MIN by -1 on some hosts); run in the command's own process it refuses instead, so
+    that without the child process this test fails rather than kills pytest."""
+    import multiprocessing
+    import os
+    import signal
+
+    if multiprocessing.parent_process() is None:
+        raise AssertionError("OpenVINO ran in the command's own process")
+    os.kill(os.getpid(), signal.SIGFPE)
+
+
+def test_openvino_dying_of_a_signal_is_one_line(monkeypatch):
+    import types
+
+    from irexec.cli import compare
+
+    monkeypatch.setattr(compare, "_openvino", lambda: types.SimpleNamespace(
+        get_version=lambda: "0"))
+    monkeypatch.setattr(compare, "_openvino_job", _crash_in_child)
+    code, out, err = irexec_cli("compare", CHAIN)
+    assert code == 1
+    (line,) = err.splitlines()
+    assert line.startswith(f"error: {CHAIN}: OpenVINO was killed by SIGFPE")
+    assert "floating point exception" in line and "nothing to compare with" in line
+
+
+def test_openvino_failing_in_the_child_keeps_its_message():
+    pytest.importorskip("openvino")
+    from irexec.cli import compare
+
+    with pytest.raises(compare.OracleError, match="OpenVINO cannot read the model"):
+        compare.run_openvino_apart(str(SAMPLES / "no_such_model.xml"), None, {}, [])

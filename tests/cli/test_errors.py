@@ -74,7 +74,7 @@ def test_unsupported_ir_version(edited, version):
 def test_unknown_op(edited):
     path = edited({'type="Reverse"': 'type="Frobnicate"'})
     one_error(run_cli("run", path), path, line_of(path, LAYER["flipped"]), "flipped",
-              "Frobnicate", "Frobnicate", "not registered", "ReverseSequence")
+              "Frobnicate", "'Frobnicate' (opset1) is unknown", "`irexec ops` lists")
 
 
 def test_unknown_op_version(edited):

@@ -192,7 +192,7 @@ def test_input_dir_wrong_dtype_names_the_file(input_dir):
 def test_input_dir_missing_or_empty(tmp_path):
     one_error(run_cli("run", CHAIN, "--input-dir", tmp_path / "none"))
     one_error(run_cli("run", CHAIN, "--input-dir", tmp_path), tmp_path, None, None, None,
-              "no .npz files")
+              "no .npz or .npy files")
 
 
 @pytest.mark.parametrize("extra", [["--input", "data=x.npy"], ["--output", "o.npz"]])
@@ -215,3 +215,45 @@ def test_progress_bar_on_a_terminal_only(input_dir):
     assert text.endswith("\r")  # the bar is wiped when the work is done
     piped = run_cli("run", CHAIN, "--input-dir", input_dir)
     assert proc.stdout.decode() == piped.stdout and piped.stderr == ""
+
+
+def _one_input_model(tmp_path):
+    from irexec.builder import ModelBuilder
+
+    b = ModelBuilder()
+    b.result(b.op("Relu", b.parameter("x", "f32", [2, 3]), name="r"), "out")
+    path = tmp_path / "one.xml"
+    irexec.save_model(b.build(), path)
+    return path
+
+
+def test_npy_files_are_the_input_of_a_model_of_one_input(tmp_path):
+    """.npy files in the folder were skipped without a word."""
+    model = _one_input_model(tmp_path)
+    folder = tmp_path / "in"
+    folder.mkdir()
+    x = np.arange(6, dtype=np.float32).reshape(2, 3) - 2
+    np.save(folder / "a.npy", x)
+    np.savez(folder / "b.npz", x=x + 1)
+    proc = run_cli("run", model, "--input-dir", folder)
+    assert proc.returncode == 0 and proc.stderr == "", proc.stderr
+    rows = {line.split()[0]: line.split()[1:] for line in proc.stdout.splitlines()[2:-1]}
+    assert rows == {"a.npy": [crc(np.maximum(x, 0))], "b.npz": [crc(np.maximum(x + 1, 0))]}
+
+
+def test_npy_files_for_a_model_of_several_inputs_fail_by_name(input_dir):
+    np.save(input_dir / "case9.npy", np.zeros((5, 4, 3), np.int32))
+    proc = run_cli("run", CHAIN, "--input-dir", input_dir)
+    (m,) = parse_errors(proc)
+    assert proc.returncode == 1 and m["file"] == str(input_dir / "case9.npy")
+    assert "the model has 2 inputs" in m["message"] and ".npz" in m["message"]
+    assert "1 failed (case9.npy" in proc.stdout.splitlines()[-1]
+
+
+def test_fail_fast_prints_a_run_time_error_once(input_dir):
+    np.savez(input_dir / "case1a.npz", data=np.zeros((5, 4, 3), np.int32),
+             seq_lengths=np.array([1, 9, 1, 1], np.int64))  # 9 > the 5 steps of the data
+    proc = run_cli("run", CHAIN, "--input-dir", input_dir, "--fail-fast")
+    m = one_error(proc)
+    assert m["layer"] == "reversed_sequences" and "case1a.npz" in m["message"]
+    assert "failed" not in proc.stdout and "case2" not in proc.stdout

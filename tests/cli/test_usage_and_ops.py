@@ -97,3 +97,23 @@ def test_ops_unknown_type_suggests_the_closest():
     m = one_error(run_cli("ops", "Rellu"))
     assert "did you mean 'Relu'?" in m.string
 
+
+
+def test_help_texts_name_docs_where_they_are():
+    """An installed irexec has no docs/ folder: help texts that named "docs/numerics.md" sent
+    users to a file they did not have. They say it is in irexec's source repository."""
+    import re
+
+    from irexec.cli.main import build_parser
+
+    parser = build_parser()
+    sub = next(a for a in parser._actions if a.dest == "command")
+    texts = [parser.description or ""]
+    for command in sub.choices.values():
+        texts += [command.description or "", command.epilog or ""]
+        texts += [a.help or "" for a in command._actions]
+    named = [t for t in texts if "docs/" in t]
+    assert named, "some help text names a document"
+    for text in named:
+        for m in re.finditer(r"docs/[\w./-]+", text):
+            assert text[m.end():].startswith(" in irexec's source repository"), text

@@ -59,12 +59,13 @@ def test_duplicate_layer_id_is_ir102_at_the_second_layer(tmp_path):
     assert "'first'" in diag.message and f"line {first_line}" in diag.message
 
 
-def test_unknown_type_is_ir103_naming_type_version_and_registered(tmp_path):
-    xml, weights = _reverse_model(rev_type="Frobnicate")
+def test_unknown_type_is_ir103_naming_type_version_and_the_closest(tmp_path):
+    xml, weights = _reverse_model(rev_type="Reverze")
     path = write_ir(tmp_path, xml, weights)
     diag = the_diagnostic(read_error(path), "IR103")
-    assert "Frobnicate" in diag.message and "opset1" in diag.message
-    assert "Reverse" in diag.message and "ReverseSequence" in diag.message  # what is registered
+    assert "'Reverze' (opset1)" in diag.message
+    assert "did you mean 'Reverse'" in diag.message  # the closest names, not every one
+    assert "Abs" not in diag.message and len(diag.message) < 200
     assert diag.location.layer_name == "rev"
     assert diag.location.line == line_of(path, 'name="rev"')
 

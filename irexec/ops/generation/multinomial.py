@@ -18,7 +18,7 @@ from irexec.diagnostics.codes import ERROR, Code
 from irexec.errors import OpError
 from irexec.ir.shape import Dimension, PartialShape
 from irexec.kernels import philox
-from irexec.ops.domains import SmallInts, as_int64
+from irexec.ops.domains import SmallInts, Weights, as_int64
 from irexec.ops.generation.random_uniform import draw_seed, seeds_warning
 from irexec.ops.rules import check_output_size
 from irexec.ops.spec import (INTEGER, REAL, SCALAR_OR_VECTOR, Attr, Input, Op, OpSpec, Output,
@@ -140,7 +140,7 @@ class Multinomial(Op):
                Attr("global_seed", "uint", 0, doc="Philox's key; 0 with op_seed 0: a fresh "
                                                   "seed every call"),
                Attr("op_seed", "uint", 0, doc="Philox's counter")),
-        inputs=(Input("probs", REAL, Rank(exact=2),
+        inputs=(Input("probs", REAL, Rank(exact=2), Weights(),
                       doc="[batch, classes] probabilities (f16, bf16, f32 or f64), not "
                           "necessarily normalised; log probabilities with log_probs"),
                 Input("num_samples", INTEGER, SCALAR_OR_VECTOR, SmallInts(low=1, high=1),

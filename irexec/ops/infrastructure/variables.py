@@ -24,7 +24,7 @@ class ReadValue3(Op):
         type="ReadValue", numerics="exact", since=3, until=5, attrs=(VARIABLE_ID,),
         inputs=(Input("init_value", doc="the value before any Assign"),),
         outputs=(Output("output", "the variable's current value"),),
-        doc="Reads a variable of the model's state.",
+        doc="Reads a variable of the model's state.", variable="reads",
         folds=False)  # its value changes between calls: never a constant
 
     @staticmethod
@@ -43,7 +43,7 @@ class ReadValue6(Op):
         inputs=(Input("init_value", optional=True, doc="the value before any Assign; "
                                                         "zeros of variable_shape without it"),),
         outputs=(Output("output", "the variable's current value"),),
-        doc="Reads a variable of the model's state.",
+        doc="Reads a variable of the model's state.", variable="reads",
         folds=False)  # its value changes between calls: never a constant
 
     @staticmethod
@@ -72,7 +72,7 @@ class Assign3(Op):
         type="Assign", numerics="exact", since=3, until=5, attrs=(VARIABLE_ID,),
         inputs=(Input("new_value", doc="the variable's value for the next call"),),
         outputs=(Output("output", "new_value, passed on"),),
-        role="sink",
+        role="sink", variable="writes",
         doc="Sets a variable of the model's state for the next call.")
     kernel = staticmethod(_assign)
 
@@ -83,6 +83,6 @@ class Assign6(Op):
         type="Assign", numerics="exact", since=6, attrs=(VARIABLE_ID,),
         inputs=(Input("new_value", doc="the variable's value for the next call"),),
         outputs=(Output("output", "new_value, passed on"),),
-        role="sink",
+        role="sink", variable="writes",
         doc="Sets a variable of the model's state for the next call.")
     kernel = staticmethod(_assign)

@@ -47,7 +47,8 @@ def check_range(idx: np.ndarray, dim: int, negative: bool, what: str = "indices"
     if bad.any():
         where = np.unravel_index(int(np.flatnonzero(bad.reshape(-1))[0]), idx.shape)
         allowed = f"[{low}, {dim - 1}]" if dim else "nothing (the dim is empty)"
-        raise OpError(f"{what}{list(where)} = {int(idx[where])} is outside {allowed}, the "
+        at = list(map(int, where))  # plain ints, not numpy's reprs (np.int64(0))
+        raise OpError(f"{what}{at} = {int(idx[where])} is outside {allowed}, the "
                       f"indices of a dim of {dim}", code="IR325")
 
 

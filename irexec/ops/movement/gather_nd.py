@@ -35,7 +35,8 @@ def check_tuples(idx: np.ndarray, dims: tuple[int, ...], what: str = "indices") 
     if bad.any():
         where = np.unravel_index(int(np.flatnonzero(bad.reshape(-1))[0]), idx.shape)
         s = dims[where[-1]]
-        raise OpError(f"{what}{list(where)} = {int(idx[where])} is outside [{-s}, {s - 1}], the "
+        at = list(map(int, where))  # plain ints, not numpy's reprs (np.int64(0))
+        raise OpError(f"{what}{at} = {int(idx[where])} is outside [{-s}, {s - 1}], the "
                       f"indices of a dim of {s}", code="IR325")
 
 

@@ -11,7 +11,8 @@ How the values come out, as OpenVINO computes them:
   their own type and wrap. ReduceMean and ReduceL2 of integers truncate toward zero.
 * ReduceMax/ReduceMin skip NaN (NaN only when every value is NaN); a slice whose largest value
   is -inf gives the type's lowest finite value for ReduceMax, and +inf gives the highest finite
-  for ReduceMin (OpenVINO starts from those); an empty slice gives them too.
+  for ReduceMin (OpenVINO's CPU plugin starts from those); an empty slice gives them too, as
+  the plugin does (not ONNX's infinities; docs/compatibility.md).
 * an empty slice sums to 0, multiplies to 1, averages to 0.
 """
 

@@ -194,3 +194,31 @@ def test_precise_mode_draws_the_same():
     precise = irexec.compile_model(model, config={"precision": "f64"})(feed)
     for i in range(2):
         np.testing.assert_array_equal(default[i], precise[i])
+
+
+@pytest.mark.parametrize("type_name", ["f16", "bf16", "f32", "f64"])
+@pytest.mark.parametrize("convert", [False, True])
+def test_generated_probabilities_are_non_negative(type_name, convert):
+    """`irexec run` made probs in [-10, 10): negative probabilities, which the specification
+    does not allow. Made now from the input's weights domain, in [0, 1), whatever the seed,
+    through a Convert too; and they are the input's own shape (a dynamic batch gets a size)."""
+    import irexec
+    from irexec.builder import ModelBuilder
+    from irexec.runtime.inputs import make_inputs
+
+    b = ModelBuilder()
+    probs = b.parameter("probs", "f32" if convert else type_name, [-1, 6])
+    if convert:
+        probs = b.op("Convert", probs, destination_type=type_name)
+    out = b.op("Multinomial", probs, b.constant(np.int64(4)), version="opset13",
+               convert_type="i64", with_replacement=True, log_probs=False, global_seed=3,
+               op_seed=5)
+    b.result(out, "drawn")
+    model = b.build()
+    for seed in range(20):
+        made = make_inputs(model, {}, seed)["probs"]
+        values = made.astype(np.float64)
+        assert values.ndim == 2 and values.shape[1] == 6 and values.shape[0] >= 1
+        assert (values >= 0).all() and (values < 1).all() and values.max() > 0
+    drawn = irexec.compile_model(model)(make_inputs(model, {}, 0))[0]
+    assert ((drawn >= 0) & (drawn < 6)).all()

@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 import irexec
+from irexec.api import validate_file
 from tests.helpers_ir import write_ir
 
 DATA = Path(__file__).resolve().parents[2] / "data" / "subgraphs"
@@ -216,3 +217,33 @@ def test_loop_early_exit_agrees_with_openvino():
     ours = list(irexec.compile_model(_model("loop_early_exit"))(feed).values())
     for a, o in zip(ours, compiled.outputs):
         assert a.tobytes() == result[o].tobytes()
+
+
+@pytest.mark.parametrize("edit, layer, fragment", [
+    # the Assign writes another variable: both layers are unpaired
+    ('<data variable_id="prev" />', None, None),
+    # the Assign removed: the ReadValue's variable is never written
+    ("drop assign", "ReadValue_73", "no layer writes the variable 'prev'"),
+])
+def test_unpaired_variables_are_ir208(tmp_path, edit, layer, fragment):
+    """OpenVINO refuses an Assign whose variable no ReadValue declares ("map::at"); a variable
+    that nothing writes is an error too (tests/validate/fixtures/IR208.xml is the first)."""
+    import re
+
+    text = (DATA / "stateful.xml").read_text()
+    if edit == "drop assign":
+        text = re.sub(r'\s*<layer id="4" name="Assign_75".*?</layer>', "", text, flags=re.S)
+        text = text.replace('<edge from-layer="0" from-port="0" to-layer="4" to-port="0" />', "")
+    else:
+        text = text.replace(edit, '<data variable_id="other" />')
+    (tmp_path / "m.xml").write_text(text)
+    shutil.copy(DATA / "stateful.bin", tmp_path / "m.bin")
+    diags = [d for d in validate_file(tmp_path / "m.xml") if d.is_error]
+    assert {d.code for d in diags} == {"IR208"}
+    if layer is None:
+        assert {d.location.layer_name for d in diags} == {"ReadValue_73", "Assign_75"}
+        (write,) = [d for d in diags if d.location.layer_name == "Assign_75"]
+        assert "'other'" in write.message and "OpenVINO refuses" in write.message
+    else:
+        (d,) = diags
+        assert d.location.layer_name == layer and fragment in d.message

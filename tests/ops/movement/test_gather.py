@@ -314,3 +314,25 @@ def test_property_gather_nd(shape, draw):
         tup = tuple(int(v) for v in idx[where])
         expected[where] = x[where[:b] + tup]
     assert_same_bits(out, expected)
+
+
+# --- where an out-of-range index sits, in plain numbers ------------------------------------------
+
+DATA = np.arange(12, dtype=np.float32).reshape(3, 4)
+BAD = A([[0, 7]], np.int64)  # 7 is outside every dim of DATA
+
+
+@pytest.mark.parametrize("op_type, inputs, attrs", [
+    ("Gather", lambda i: (DATA, i, A(1)), {"batch_dims": 0, "version": "opset7"}),
+    ("GatherElements", lambda i: (DATA, i), {"axis": 1}),
+    ("GatherND", lambda i: (DATA, i), {"batch_dims": 0}),
+    ("ScatterUpdate", lambda i: (DATA, i, np.zeros((1, 2, 4), np.float32), A(0)), {}),
+    ("ScatterElementsUpdate", lambda i: (DATA, i, np.zeros((1, 2), np.float32), A(0)), {}),
+    ("ScatterNDUpdate", lambda i: (DATA, i, np.zeros((1,), np.float32)), {}),
+])
+def test_the_bad_index_is_named_in_plain_numbers(op_type, inputs, attrs):
+    """The six messages said ``indices[np.int64(0), np.int64(1)]``."""
+    bad = np.pad(BAD, ((0, 2), (0, 0))) if op_type == "GatherElements" else BAD
+    const, param = inputs(bad), inputs(Param(bad))
+    message = same_error_both_ways(op_type, const, param, "IR325", **attrs)
+    assert "np." not in message and "indices[0, 1] = 7" in message, message

@@ -124,3 +124,27 @@ def test_bad_inputs(build, code):
         build()
     (d,) = e.value.diagnostics
     assert d.code == code
+
+
+@pytest.mark.parametrize("levels", [2, 256])
+def test_an_empty_input_range_agrees_with_openvinos_reference(levels):
+    """input_low == input_high (docs/compatibility.md): OpenVINO's reference kernel (a node's
+    evaluate) and its CPU plugin given the ranges as inputs agree with irexec; the plugin's
+    constant-range path gives NaN for levels > 2 and is not the oracle here."""
+    ov = pytest.importorskip("openvino")
+    import openvino.opset1 as ops
+
+    x = np.float32([-2, 0, 0.5, 1, 1.5, 5, np.nan])
+    ranges = [np.float32([v]) for v in (1, 1, -3, 7)]
+    b = ModelBuilder()
+    b.result(b.op("FakeQuantize", b.parameter("x", "f32", [7]),
+                  *[b.constant(r) for r in ranges], levels=levels, name="y"))
+    ours = irexec.compile_model(b.build())({"x": x})["y"]
+    params = [ops.parameter([7] if i == 0 else [1], ov.Type.f32) for i in range(5)]
+    node = ops.fake_quantize(*params, levels)
+    out = [ov.Tensor(ov.Type.f32, ov.Shape([7]))]
+    assert node.evaluate(out, [ov.Tensor(a) for a in (x, *ranges)])
+    np.testing.assert_array_equal(ours, out[0].data)
+    compiled = ov.Core().compile_model(ov.Model([node], params), "CPU",
+                                       {"INFERENCE_PRECISION_HINT": "f32"})
+    np.testing.assert_array_equal(ours, compiled([x, *ranges])[0])

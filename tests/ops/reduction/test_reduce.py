@@ -133,6 +133,31 @@ def test_empty_slices():
                       "ReduceL2": [0, 0]}
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.float16, np.int32])
+@pytest.mark.parametrize("op", ["ReduceMin", "ReduceMax"])
+def test_an_empty_set_gives_the_cpu_plugins_extremes(op, dtype):
+    """docs/compatibility.md: the type's finite extremes (f16: the f32 extremes rounded, so
+    inf), as OpenVINO's CPU plugin gives them, not ONNX's infinities for f32."""
+    x = np.zeros((2, 0, 3), dtype)
+    got = run_layer(op, x, np.array([1], np.int64), consts=(1,))
+    if dtype == np.int32:
+        info = np.iinfo(np.int32)
+        want = info.max if op == "ReduceMin" else info.min
+    else:
+        f32 = np.finfo(np.float32)
+        want = np.float32(f32.max if op == "ReduceMin" else f32.min).astype(dtype)
+    assert got.dtype == dtype and got.shape == (2, 3)
+    assert (got == want).all(), got
+    ov = pytest.importorskip("openvino")
+    import openvino.opset1 as ops
+
+    p = ops.parameter([2, 0, 3], ov.Type(np.dtype(dtype)))
+    fn = ops.reduce_min if op == "ReduceMin" else ops.reduce_max
+    model = ov.Model([fn(p, ops.constant(np.array([1], np.int64)), False)], [p])
+    theirs = ov.Core().compile_model(model, "CPU", {"INFERENCE_PRECISION_HINT": "f32"})({0: x})[0]
+    assert got.tobytes() == theirs.tobytes(), theirs
+
+
 @pytest.mark.parametrize("keep", [False, True])
 def test_no_axes_leave_the_data_as_it_is(keep):
     x = np.arange(6, dtype=np.float32).reshape(2, 3)
