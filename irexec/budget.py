@@ -167,6 +167,15 @@ def describe(nbytes: int) -> str:
     return f"{nbytes} bytes"
 
 
+RAISE = f"raise the budget with --memory-budget or {ENV} if the machine has the memory"
+
+
+def describe_bytes(nbytes: int) -> str:
+    """A size as :func:`describe` says it, with the exact count of bytes beside it."""
+    size = describe(nbytes)
+    return size if size.endswith(" bytes") else f"{size} ({nbytes} bytes)"
+
+
 def shape_problem(shape, itemsize: int, budget: int | None = None,
                   element_type=None) -> str | None:
     """Why a tensor of ``shape`` (sizes) and ``itemsize`` bytes per element may not be made, or
@@ -181,23 +190,20 @@ def shape_problem(shape, itemsize: int, budget: int | None = None,
     besides = " besides its 0 dims" if not count else ""
     if span > INT64_MAX:
         return (f"shape {list(shape)} holds {span} elements{besides}, more than a 64-bit size "
-                f"can count (the dims overflow int64 when multiplied)")
+                f"can count (the dims overflow int64 when multiplied); numpy cannot make it")
     if itemsize is None:
         return None
     itemsize = max(int(itemsize), 1)
     if span * itemsize > INT64_MAX:
-        return (f"shape {list(shape)} holds {span} elements{besides} of {itemsize} bytes, more "
-                f"bytes than a 64-bit size can count")
+        return (f"shape {list(shape)} holds {span} elements{besides} of {itemsize} bytes: "
+                f"more bytes than a 64-bit size can count, past the largest array numpy can "
+                f"make (2**63 - 1 bytes, whatever the memory budget)")
     budget = current() if budget is None else budget
     nbytes = count * itemsize
     if nbytes > budget:
-        size = describe(nbytes)
-        if not size.endswith(" bytes"):
-            size += f" ({nbytes} bytes)"
         of = f" of {element_type}" if element_type is not None else ""
-        return (f"shape {list(shape)}{of} needs {size}, more than the memory budget of "
-                f"{describe(budget)}; raise the budget with --memory-budget or {ENV} if the "
-                f"machine has the memory")
+        return (f"shape {list(shape)}{of} needs {describe_bytes(nbytes)}, more than the memory "
+                f"budget of {describe(budget)}; {RAISE}")
     if span * itemsize > budget:
         return (f"shape {list(shape)} holds no element, but its other dims multiply to {span} "
                 f"elements ({describe(span * itemsize)}), more than the memory budget of "
