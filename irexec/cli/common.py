@@ -12,6 +12,7 @@ import sys
 
 import numpy as np
 
+from irexec import budget
 from irexec.api import read_model
 from irexec.cli.usage import UsageError
 from irexec.diagnostics.diagnostic import Location
@@ -42,6 +43,22 @@ def add_input_arguments(p) -> None:
                         "name (repeatable); inputs not given are generated from --seed")
     p.add_argument("--seed", type=seed, default=0,
                    help="seed for generated inputs, 0 to 2**63-1 (default 0)")
+
+
+def add_memory_budget_argument(p) -> None:
+    """``--memory-budget SIZE``: the budget of irexec/budget.py while the command runs
+    (``validate`` and ``run`` refuse the same tensors with it)."""
+    p.add_argument("--memory-budget", metavar="SIZE", type=memory_size,
+                   help="the most memory one tensor may take, e.g. 2G or 25%% (default: "
+                        f"${budget.ENV}, else half the machine's memory)")
+
+
+def memory_size(text: str) -> int:
+    """An argparse type: a size the memory budget takes."""
+    try:
+        return budget.parse_size(text)
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
 
 
 def seed(text: str) -> int:

@@ -379,18 +379,18 @@ def kernel_error(e: BaseException, location, memory: str = "") -> IRError:
 
 
 def memory_error_size(e: MemoryError) -> str:
-    """What a MemoryError says of the allocation that failed (numpy's name the array), and the
+    """What a MemoryError says of the allocation that failed (numpy names the array) and the
     memory budget, for IR605: the machine ran out before the budget did."""
-    limit = budget.describe(budget.current())
+    limit = budget.current()
     shape, dtype = getattr(e, "shape", None), getattr(e, "dtype", None)
-    if shape is not None and dtype is not None:
-        nbytes = int(np.prod(shape, dtype=object)) * np.dtype(dtype).itemsize
-        return (f"the machine could not allocate {budget.describe_bytes(nbytes)} (an array of "
-                f"shape {list(shape)} of {np.dtype(dtype)}), within the memory budget of "
-                f"{limit}; free memory or lower the budget (--memory-budget, "
-                f"{budget.ENV}) to be told before a run starts")
-    return (f"an allocation failed within the memory budget of {limit}; free memory or lower "
-            f"the budget (--memory-budget, {budget.ENV}) to be told before a run starts")
+    advice = (f"; free memory, or lower the budget (--memory-budget, {budget.ENV}) to be told "
+              f"before a run starts")
+    if shape is None or dtype is None:
+        return f"an allocation failed; the memory budget is {budget.describe(limit)}{advice}"
+    nbytes = int(np.prod(shape, dtype=object)) * np.dtype(dtype).itemsize
+    return (f"allocating {budget.describe_bytes(nbytes)} (an array of shape {list(shape)} of "
+            f"{np.dtype(dtype)}) failed; the memory budget is {budget.describe(limit)}"
+            f"{advice if nbytes <= limit else ''}")
 
 
 def _fold(node, kernel, arrays: list[np.ndarray], check) -> list[np.ndarray]:
