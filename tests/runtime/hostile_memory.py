@@ -101,6 +101,27 @@ def conv_pads():
     return _finish(b, y, {"x": np.ones((1, 1, 1, 1), np.float32)})
 
 
+def conv_wide_kernel():
+    """A 1000x1000 kernel (4 MB of weights) with as much padding over a 3x3 input: a 4 MB
+    output, but the columns of its windows would be 3.7 GiB."""
+    b = ModelBuilder("conv_wide")
+    x = b.parameter("x", "f32", [1, 1, 3, 3])
+    w = b.constant(np.ones((1, 1, 1000, 1000), np.float32))
+    y = b.op("Convolution", x, w, strides=[1, 1], pads_begin=[1000, 1000],
+             pads_end=[1000, 1000], dilations=[1, 1])
+    return _finish(b, y, {"x": np.ones((1, 1, 3, 3), np.float32)})
+
+
+def conv_dilated_padding():
+    """Dilations and pads of 1e8 around 3 elements: 3 outputs, a padded copy of 800 MB."""
+    b = ModelBuilder("conv_dilated")
+    x = b.parameter("x", "f32", [1, 1, 3])
+    w = b.constant(np.ones((1, 1, 3), np.float32))
+    y = b.op("Convolution", x, w, strides=[1], pads_begin=[10**8], pads_end=[10**8],
+             dilations=[10**8])
+    return _finish(b, y, {"x": np.ones((1, 1, 3), np.float32)})
+
+
 def pool_pads(op="AvgPool"):
     b = ModelBuilder("pool")
     x = b.parameter("x", "f32", [1, 1, 1, 1])
@@ -192,6 +213,7 @@ ATTRIBUTE_CASES = {
     "conv_backprop_strides": conv_backprop_strides, "conv_pads": conv_pads,
     "avg_pool_pads": lambda: pool_pads("AvgPool"), "max_pool_pads": lambda: pool_pads("MaxPool"),
     "roi_pooling": roi_pooling, "concat_doubling": concat_doubling,
-    "max_pool_big_kernel": max_pool_big_kernel,
+    "max_pool_big_kernel": max_pool_big_kernel, "conv_wide_kernel": conv_wide_kernel,
+    "conv_dilated_padding": conv_dilated_padding,
     "concat_doubling_dynamic": lambda: concat_doubling(dynamic=True),
 }
