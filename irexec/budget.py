@@ -25,6 +25,7 @@ iterations, its nested loops' included (``IREXEC_MAX_ITERATIONS``, default 100,0
 from __future__ import annotations
 
 import contextlib
+import functools
 import math
 import os
 import re
@@ -67,6 +68,7 @@ _lock = threading.Lock()
 _overrides: list[int] = []
 
 
+@functools.lru_cache(maxsize=1)
 def physical_memory() -> int:
     try:
         return os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
@@ -94,16 +96,24 @@ def parse_size(text: str) -> int:
 def current() -> int:
     """The budget in force, in bytes. UsageError (naming the variable) if ``IREXEC_MEMORY_BUDGET``
     holds something that is not a size."""
-    with _lock:
-        if _overrides:
-            return _overrides[-1]
+    overrides = _overrides
+    if overrides:  # no lock: reading a list's last item is atomic (one may go meanwhile)
+        try:
+            return overrides[-1]
+        except IndexError:
+            pass
     text = os.environ.get(ENV)
     if text:
-        try:
-            return parse_size(text)
-        except ValueError as e:
-            raise UsageError(f"{ENV}: {e}") from None
+        return _from_environment(text)
     return int(physical_memory() * DEFAULT_FRACTION)
+
+
+@functools.lru_cache(maxsize=4)
+def _from_environment(text: str) -> int:
+    try:
+        return parse_size(text)
+    except ValueError as e:
+        raise UsageError(f"{ENV}: {e}") from None
 
 
 @contextlib.contextmanager

@@ -188,14 +188,14 @@ def _needs_check(node, limit: int) -> bool:
     return False
 
 
-def _check_memory(node) -> None:
+def _check_memory(node, limit: int) -> None:
     """The memory rule (irexec/infer.py ``memory_problem``) under the budget in force now: the
     model may have been read under a larger one. Static shapes are checked here once, never
     per call."""
     outputs = [TensorType(p.element_type, p.partial_shape) for p in node.outputs]
     inputs = [TensorType(p.source.element_type, p.source.partial_shape) for p in node.inputs
-              if p.source is not None]
-    problem = memory_problem(node, outputs, inputs)
+              if p.source is not None] if node.op.spec.scratch is not None else None
+    problem = memory_problem(node, outputs, inputs, limit)
     if problem is not None:
         raise IRError.make(*problem, node.location)
 
@@ -248,7 +248,7 @@ def _compile_plan(model: Model, precise: bool = False) -> Plan:
         spec = node.op.spec
         role = spec.role
         if role is None:
-            _check_memory(node)
+            _check_memory(node, limit)
         if role == "parameter":
             port = node.outputs[0]
             inputs.append(InputSlot(node.name, node.id, (node.name, *port.names),
