@@ -25,6 +25,7 @@ iterations, its nested loops' included (``IREXEC_MAX_ITERATIONS``, default 100,0
 from __future__ import annotations
 
 import contextlib
+import functools
 import math
 import os
 import re
@@ -67,6 +68,7 @@ _lock = threading.Lock()
 _overrides: list[int] = []
 
 
+@functools.lru_cache(maxsize=1)
 def physical_memory() -> int:
     try:
         return os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
@@ -94,16 +96,24 @@ def parse_size(text: str) -> int:
 def current() -> int:
     """The budget in force, in bytes. UsageError (naming the variable) if ``IREXEC_MEMORY_BUDGET``
     holds something that is not a size."""
-    with _lock:
-        if _overrides:
-            return _overrides[-1]
+    overrides = _overrides
+    if overrides:  # no lock: reading a list's last item is atomic (one may go meanwhile)
+        try:
+            return overrides[-1]
+        except IndexError:
+            pass
     text = os.environ.get(ENV)
     if text:
-        try:
-            return parse_size(text)
-        except ValueError as e:
-            raise UsageError(f"{ENV}: {e}") from None
+        return _from_environment(text)
     return int(physical_memory() * DEFAULT_FRACTION)
+
+
+@functools.lru_cache(maxsize=4)
+def _from_environment(text: str) -> int:
+    try:
+        return parse_size(text)
+    except ValueError as e:
+        raise UsageError(f"{ENV}: {e}") from None
 
 
 @contextlib.contextmanager
@@ -167,6 +177,15 @@ def describe(nbytes: int) -> str:
     return f"{nbytes} bytes"
 
 
+RAISE = f"raise the budget with --memory-budget or {ENV} if the machine has the memory"
+
+
+def describe_bytes(nbytes: int) -> str:
+    """A size as :func:`describe` says it, with the exact count of bytes beside it."""
+    size = describe(nbytes)
+    return size if size.endswith(" bytes") else f"{size} ({nbytes} bytes)"
+
+
 def shape_problem(shape, itemsize: int, budget: int | None = None,
                   element_type=None) -> str | None:
     """Why a tensor of ``shape`` (sizes) and ``itemsize`` bytes per element may not be made, or
@@ -181,23 +200,20 @@ def shape_problem(shape, itemsize: int, budget: int | None = None,
     besides = " besides its 0 dims" if not count else ""
     if span > INT64_MAX:
         return (f"shape {list(shape)} holds {span} elements{besides}, more than a 64-bit size "
-                f"can count (the dims overflow int64 when multiplied)")
+                f"can count (the dims overflow int64 when multiplied); numpy cannot make it")
     if itemsize is None:
         return None
     itemsize = max(int(itemsize), 1)
     if span * itemsize > INT64_MAX:
-        return (f"shape {list(shape)} holds {span} elements{besides} of {itemsize} bytes, more "
-                f"bytes than a 64-bit size can count")
+        return (f"shape {list(shape)} holds {span} elements{besides} of {itemsize} bytes: "
+                f"more bytes than a 64-bit size can count, past the largest array numpy can "
+                f"make (2**63 - 1 bytes, whatever the memory budget)")
     budget = current() if budget is None else budget
     nbytes = count * itemsize
     if nbytes > budget:
-        size = describe(nbytes)
-        if not size.endswith(" bytes"):
-            size += f" ({nbytes} bytes)"
         of = f" of {element_type}" if element_type is not None else ""
-        return (f"shape {list(shape)}{of} needs {size}, more than the memory budget of "
-                f"{describe(budget)}; raise the budget with --memory-budget or {ENV} if the "
-                f"machine has the memory")
+        return (f"shape {list(shape)}{of} needs {describe_bytes(nbytes)}, more than the memory "
+                f"budget of {describe(budget)}; {RAISE}")
     if span * itemsize > budget:
         return (f"shape {list(shape)} holds no element, but its other dims multiply to {span} "
                 f"elements ({describe(span * itemsize)}), more than the memory budget of "

@@ -28,9 +28,11 @@ when the model is compiled (irexec/runtime/plan.py).
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
-from irexec import gc_pause
+from irexec import budget, gc_pause
 from irexec.errors import IRError, OpError
 from irexec.ir import element_type as et_table
 from irexec.ir.element_type import ElementType
@@ -55,8 +57,9 @@ class InferContext:
 
     def __init__(self, node: Node, input_types: list[TensorType],
                  input_values: list[np.ndarray | None], diags: Diagnostics,
-                 read_time: bool = True, input_bounds=None):
+                 read_time: bool = True, input_bounds=None, memory_limit: int | None = None):
         self.node = node
+        self.memory_limit = memory_limit  # the budget of the walk (None: ask irexec.budget)
         self.read_time = read_time  # False while checking one call's inputs
         self.attrs = node.attrs
         self.spec = node.op.spec
@@ -443,12 +446,66 @@ def infer_layer(node: Node, input_types: list[TensorType],
     ctx = ctx or InferContext(node, input_types, input_values, diags, read_time)
     try:
         _check_spec_rules(ctx)
-        return node.op.infer(ctx)
+        outputs = node.op.infer(ctx)
+        if outputs is not None:
+            problem = memory_problem(node, outputs, ctx._types, ctx.memory_limit)
+            if problem is not None:
+                diags.add(*problem, node.location)
+                return None
+        return outputs
     except _LayerFailed:
         return None
     except OpError as e:  # a shared rule or domain check called from an op's infer
         diags.add(e.code or "IR308", str(e), node.location)
         return None
+
+
+def _itemsize(et: ElementType | None) -> int:
+    dtype = getattr(et, "dtype", None)
+    return dtype.itemsize if dtype is not None else 1
+
+
+def memory_problem(node: Node, outputs: list[TensorType],
+                   inputs: list[TensorType] | None = None,
+                   limit: int | None = None) -> tuple[str, str] | None:
+    """The memory rule, the same for every layer: (code, message) when an output of static shape
+    may not be made within the memory budget (irexec/budget.py: IR109, IR114 for more dims
+    than numpy holds), or when the temporaries its op declares (``OpSpec.scratch``, asked only
+    when every shape is static) would take more than the budget; None when the layer fits.
+    Inference applies it to every layer (so ``validate`` refuses what ``run`` would), the plan
+    again under the budget in force when compiling, and the per-call checks to the shapes of
+    each call where the model left them open: no kernel allocates what the budget forbids.
+    ``limit``: the budget (default: the one in force)."""
+    for k, t in enumerate(outputs):
+        shape = t.shape
+        if shape is None or not shape.is_static:
+            continue
+        dims = shape.to_shape()
+        if limit is None:
+            limit = budget.current()
+        et = t.element_type
+        itemsize = _itemsize(et)
+        if 0 not in dims and math.prod(dims) * itemsize <= limit and len(dims) <= budget.MAX_RANK:
+            continue  # the common case, in one product
+        problem = budget.shape_problem(dims, itemsize, limit,
+                                       None if et is None or et.is_dynamic else et)
+        if problem is not None:
+            port = node.outputs[k].port_id if k < len(node.outputs) else k
+            return budget.problem_code(dims), f"output port {port}: {problem}"
+    estimate = node.op.spec.scratch
+    if estimate is None or inputs is None or not all(
+            t.shape is not None and t.shape.is_static for t in (*inputs, *outputs)):
+        return None
+    got = estimate(node, inputs, outputs)
+    if got is None:
+        return None
+    nbytes, what = got
+    limit = budget.current() if limit is None else limit
+    if nbytes <= limit:
+        return None
+    return budget.SIZE_CODE, (f"{what} would take {budget.describe_bytes(nbytes)} besides its "
+                              f"output, more than the memory budget of "
+                              f"{budget.describe(limit)}; {budget.RAISE}")
 
 
 def check_call(node: Node, arrays: list[np.ndarray]) -> None:
@@ -523,6 +580,7 @@ def infer_types(model: Model, diags: Diagnostics,
     values: dict[OutputPort, np.ndarray] = {}  # known values of non-constant ports
     bounds: dict[OutputPort, tuple] = {}  # known bounds of ports whose values are not known
     overrides = parameter_types or {}
+    limit = budget.current()  # the memory rule's, once for the walk
     for node in model.topological_order():
         if node.broken:
             continue  # already reported by the reader
@@ -538,7 +596,7 @@ def infer_types(model: Model, diags: Diagnostics,
         except KeyError:
             continue  # an input failed upstream, or has no edge (already reported)
         ctx = InferContext(node, input_types, _KnownValues(sources, values), diags,
-                           input_bounds=_KnownBounds(sources, bounds))
+                           input_bounds=_KnownBounds(sources, bounds), memory_limit=limit)
         outputs = infer_layer(node, input_types, None, diags, ctx=ctx)
         if outputs is None:
             continue

@@ -13,6 +13,7 @@ import sys
 
 import numpy as np
 
+from irexec import budget
 from irexec.api import read_model
 from irexec.cli.usage import UsageError
 from irexec.diagnostics.diagnostic import Location
@@ -124,6 +125,22 @@ def say_filled_dims(model, inputs: dict, given: dict) -> None:
         dims = ",".join(map(str, shape))
         print(printable.line(f"input '{name}' {declared}: dynamic dims filled as [{dims}]; "
                              f"give --shape {name}[...] to choose"), file=sys.stderr)
+
+
+def add_memory_budget_argument(p) -> None:
+    """``--memory-budget SIZE``: the budget of irexec/budget.py while the command runs
+    (``validate`` and ``run`` refuse the same tensors with it)."""
+    p.add_argument("--memory-budget", metavar="SIZE", type=memory_size,
+                   help="the most memory one tensor may take, e.g. 2G or 25%% (default: "
+                        f"${budget.ENV}, else half the machine's memory)")
+
+
+def memory_size(text: str) -> int:
+    """An argparse type: a size the memory budget takes."""
+    try:
+        return budget.parse_size(text)
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
 
 
 def seed(text: str) -> int:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import argparse
 import dataclasses
 import os
 import stat
@@ -55,16 +54,7 @@ def add_parser(sub) -> None:
     p.add_argument("--precise", action="store_true",
                    help="compute every float layer in float64, rounding once to its output "
                         f"type ({common.doc('numerics.md')})")
-    p.add_argument("--memory-budget", metavar="SIZE", type=_size,
-                   help="the most memory one tensor may take, e.g. 2G or 25%% (default: "
-                        f"${budget.ENV}, else half the machine's memory)")
-
-
-def _size(text: str) -> int:
-    try:
-        return budget.parse_size(text)
-    except ValueError as e:
-        raise argparse.ArgumentTypeError(str(e)) from None
+    common.add_memory_budget_argument(p)
 
 
 def _is_stream(path: str) -> bool:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 import sys
 
+from irexec import budget
 from irexec.api import validate_file
 from irexec.cli import common
 from irexec.cli.usage import UsageError
@@ -43,6 +44,7 @@ def add_parser(sub) -> None:
     p.add_argument("--skip-non-ir", action="store_true",
                    help="silently skip XML files that are not IR (no <net> root), e.g. when a "
                         "pre-commit hook passes every *.xml")
+    common.add_memory_budget_argument(p)
 
 
 def parse_codes(option: str, text: str) -> set[str]:
@@ -85,6 +87,13 @@ def write_report(report: str, args) -> None:
 
 
 def execute(args) -> int:
+    if args.memory_budget is not None:
+        with budget.limit(args.memory_budget):
+            return _execute(args)
+    return _execute(args)
+
+
+def _execute(args) -> int:
     if args.output is not None:
         common.check_output("--output", args.output, args)
     select = parse_codes("--select", args.select) if args.select is not None else None

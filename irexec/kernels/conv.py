@@ -87,6 +87,56 @@ def forward(x: np.ndarray, w: np.ndarray, strides: Sequence[int], dilations: Seq
     return y
 
 
+def _band(rows: int, row_bytes: int) -> int:
+    """The bytes of the columns built at once for ``rows`` output rows (all of them when they
+    fit ``windows.tile_bytes()``, else bands of at least one row)."""
+    whole = rows * row_bytes
+    return whole if whole <= windows.tile_bytes() else max(row_bytes, min(
+        whole, windows.tile_bytes()))
+
+
+def forward_scratch(shape, dtype, w_shape, strides, dilations, pads_begin, out) -> int:
+    """The bytes of the temporaries :func:`forward` makes for data of ``shape`` and ``dtype``
+    and weights of the grouped ``w_shape`` besides its output: the padded data and the columns
+    of a band of output rows (the memory rule holds them to the budget: a wide kernel's
+    columns grow with the output times the kernel)."""
+    dtype = np.dtype(dtype)
+    ct = compute_dtype(dtype)
+    n, c = shape[:2]
+    g, _, ci = w_shape[:3]
+    kernel = tuple(w_shape[3:])
+    if not (math.prod(out) and math.prod(shape) and math.prod(w_shape)):
+        return 0
+    ends = windows.reach(out, kernel, strides, dilations)
+    same = not any(pads_begin) and tuple(ends) == tuple(shape[2:])
+    if ci == 1 and g > 1:  # depthwise: blocks of at least one padded channel
+        return 0 if same else math.prod(ends) * ct.itemsize
+    padded = 0 if same else n * c * math.prod(ends) * dtype.itemsize
+    if all(k == 1 for k in kernel):
+        return padded + n * c * math.prod(out) * ct.itemsize
+    row_bytes = g * ci * math.prod(kernel) * math.prod(out[1:]) * ct.itemsize
+    return padded + (n * out[0] * row_bytes if n * out[0] * row_bytes <= windows.tile_bytes()
+                     else _band(out[0], row_bytes))
+
+
+def backward_scratch(shape, dtype, w_shape, strides, dilations, pads_begin, out) -> int:
+    """The bytes :func:`backward` takes for data of ``shape`` and grouped weights ``w_shape``:
+    the whole transposed result before ``pads_begin`` is cut from it (the output is part of
+    it) and the columns of a band of data rows."""
+    ct = compute_dtype(np.dtype(dtype))
+    n, spatial = shape[0], tuple(shape[2:])
+    g, _, co = w_shape[:3]
+    kernel = tuple(w_shape[3:])
+    full = windows.reach(spatial, kernel, strides, dilations)
+    ends = tuple(max(f, b + o) for f, b, o in zip(full, pads_begin, out))
+    whole = n * g * co * math.prod(ends) * ct.itemsize
+    if not (math.prod(shape) and math.prod(w_shape)):
+        return whole
+    row_bytes = g * co * math.prod(kernel) * math.prod(spatial[1:]) * ct.itemsize
+    return whole + (n * spatial[0] * row_bytes if n * spatial[0] * row_bytes
+                    <= windows.tile_bytes() else _band(spatial[0], row_bytes))
+
+
 def _as(a: np.ndarray, dtype) -> np.ndarray:
     """``a`` as a C-contiguous array of ``dtype`` (one copy at most)."""
     return np.ascontiguousarray(a, dtype=dtype)

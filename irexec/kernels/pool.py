@@ -1,11 +1,18 @@
 """Max and average pooling over the windows of [N, C, *spatial] data (MaxPool, AvgPool).
 
 Both walk the kernel's taps, not the pixels: for each tap, one numpy operation over the whole
-output (the data under that tap of every window is a strided view, kernels/windows.py). The
-padding is one copy of the data into a larger array, also covering the partial windows that
-``ceil`` rounding adds past the end padding. Windows that halve every axis (ResNet's 3x3/2 with
-padding 1, the 2x2/2 ones) take kernels/pool_halving.py instead, without the padded copy,
-MaxPool's indices too.
+output (the data under that tap of every window is a strided view, kernels/windows.py). Where
+padding is a border, it is one copy of a cache-sized block of channels into a larger array,
+also covering the partial windows that ``ceil`` rounding adds past the end. Where a padded copy
+would be larger than the data and the output together, values are computed without one:
+padding and what lies past the data hold the reduction's identity (-inf or the lowest value
+for a max, 0 for a sum), so each axis's pass starts from the identity and each tap reduces only
+the windows whose element under it lies in the data (``_clipped``); taps that reach no data
+cost nothing. A kernel of 1e5 with as much padding over a 3x3 input takes a few taps per axis,
+not a padded copy of 150 GB. MaxPool's indices still compare each tap of a padded block (a channel block at
+a time; the op declares that block as its temporary, so the memory budget refuses what it
+cannot hold). Windows that halve every axis (ResNet's 3x3/2 with padding 1, the 2x2/2 ones)
+take kernels/pool_halving.py instead, MaxPool's indices too.
 
 Max pooling follows OpenVINO: a window's value is the largest of its elements that are greater
 than the type's lowest finite value, NaN never being greater, and the lowest finite value when
@@ -65,6 +72,70 @@ def _separable(block, kernel, strides, dilations, out, combine, dtype, final=Non
     return cur
 
 
+def _tap_runs(n: int, k: int, s: int, d: int, pb: int, out: int) -> list[tuple[int, int]]:
+    """The taps (``[first, last]`` runs, increasing) that put an element of the data under some
+    window of an axis: data index ``o*s + t*d - pb`` in ``[0, n)`` for some output ``o``."""
+    o = np.arange(out, dtype=np.int64)
+    lo = np.maximum(-((o * s - pb) // d), 0)  # ceil((pb - o*s) / d)
+    hi = np.minimum((pb + n - 1 - o * s) // d, k - 1)
+    keep = lo <= hi
+    lo, hi = lo[keep][::-1], hi[keep][::-1]  # increasing o moves the taps down: reversed
+    if not lo.size:
+        return []
+    reach = np.maximum.accumulate(hi)
+    starts = np.flatnonzero(np.concatenate(([True], lo[1:] > reach[:-1] + 1)))
+    ends = np.concatenate((starts[1:], [lo.size])) - 1
+    return [(int(lo[a]), int(reach[b])) for a, b in zip(starts, ends)]
+
+
+def _clipped(cur, kernel, strides, dilations, pads_begin, out, combine, identity, dtype,
+             final, outer_first=False):
+    """Reduce every window of ``cur`` [B, *spatial] (unpadded) with ``combine``, padding and
+    what lies past the data counting as ``identity``: one axis at a time from the last
+    (``outer_first``: from the first, as ``_separable``), each tap over the run of windows
+    whose element under it is in the data. ``final``: where the last pass writes (shape
+    [B, *out])."""
+    nsp = len(kernel)
+    order = list(range(nsp)) if outer_first else list(reversed(range(nsp)))
+    for axis in order:
+        k, s, d, pb, o = kernel[axis], strides[axis], dilations[axis], pads_begin[axis], \
+            out[axis]
+        n = cur.shape[axis + 1]
+        shape = cur.shape[:axis + 1] + (o,) + cur.shape[axis + 2:]
+        acc = final if axis == order[-1] and final is not None else np.empty(shape, dtype)
+        acc[...] = identity
+        lead = (slice(None),) * (axis + 1)
+        for first, last in _tap_runs(n, k, s, d, pb, o):
+            for t in range(first, last + 1):
+                off = t * d - pb  # the data index under tap t of window 0
+                lo = max(0, -(off // s))  # the first window whose element is in the data
+                hi = min(o - 1, (n - 1 - off) // s)
+                if lo > hi:
+                    continue
+                start = lo * s + off
+                into = acc[lead + (slice(lo, hi + 1),)]
+                combine(into, cur[lead + (slice(start, start + (hi - lo) * s + 1, s),)],
+                        out=into)
+        cur = acc
+    return cur
+
+
+def _padding_dominates(spatial, kernel, strides, dilations, pads_begin, out) -> bool:
+    """Whether a padded copy of a channel would be larger than twice the channel and its
+    output together: then the windows are reduced without one (``_clipped``). A padded copy of
+    a cache-sized block is faster where padding is a border (a 3x3 window with padding 1:
+    about twice as fast), and its size is then bounded by the layer's own input and output."""
+    ends = windows.reach(out, kernel, strides, dilations)
+    return math.prod(ends) > 2 * (math.prod(spatial) + math.prod(out))
+
+
+def _blocks(x: np.ndarray):
+    """(start, stop) of blocks of rows of ``x`` [R, *spatial] sized for the caches."""
+    per_row = max(math.prod(x.shape[1:]) * x.dtype.itemsize, 1)
+    count = max(1, windows.BLOCK_BYTES // per_row)
+    return [(r, min(r + count, x.shape[0])) for r in range(0, x.shape[0], count)]
+
+
 def _rows(x: np.ndarray) -> np.ndarray:
     return x.reshape((-1,) + x.shape[2:])
 
@@ -98,6 +169,15 @@ def _max_values(x, kernel, strides, dilations, pads_begin, out, on_block):
         clamp = clamp if floats else None
         pool_halving.pool(_rows(x), halving, out, combine, -np.inf if floats else low, ct,
                           values, clamp)
+        return values.reshape(x.shape[:2] + tuple(out)), low
+    if on_block is None and _padding_dominates(x.shape[2:], kernel, strides, dilations,
+                                               pads_begin, out):
+        rows = _rows(x)
+        for r0, r1 in _blocks(rows):
+            v = _clipped(rows[r0:r1], kernel, strides, dilations, pads_begin, out, combine,
+                         -np.inf if floats else low, ct, values[r0:r1], outer_first=True)
+            if floats:
+                np.fmax(v, low, out=v)
         return values.reshape(x.shape[:2] + tuple(out)), low
     ends = windows.reach(out, kernel, strides, dilations)
     for r0, r1, block in windows.padded_blocks(_rows(x), pads_begin, ends,
@@ -184,6 +264,21 @@ def max_pool_with_indices(x: np.ndarray, kernel: Sequence[int], strides: Sequenc
     return finish(values, x.dtype), index
 
 
+def indices_scratch(shape, dtype, kernel, strides, dilations, pads_begin, out) -> int:
+    """The bytes of the padded block :func:`max_pool_with_indices` makes for data of ``shape``
+    (none where the windows halve each axis or need no padding): at least one padded channel."""
+    if pool_halving.modes(tuple(shape[2:]), kernel, strides, dilations, pads_begin,
+                          out) is not None:
+        return 0
+    ends = windows.reach(out, kernel, strides, dilations)
+    if not any(pads_begin) and all(e <= n for e, n in zip(ends, shape[2:])) \
+            and compute_dtype(dtype) == np.dtype(dtype):
+        return 0
+    per_row = math.prod(ends) * compute_dtype(dtype).itemsize
+    rows = math.prod(shape[:2])
+    return per_row * max(1, min(rows, windows.BLOCK_BYTES // max(per_row, 1)))
+
+
 def _max_offsets(x, halving, out, low, settle):
     """The values [N, C, *out] by pool_halving; each block's offsets of the windows' winners
     go to ``settle``."""
@@ -223,6 +318,11 @@ def avg_pool(x: np.ndarray, kernel: Sequence[int], strides: Sequence[int],
     halving = pool_halving.modes(x.shape[2:], kernel, strides, dilations, pads_begin, out)
     if halving is not None:
         pool_halving.pool(_rows(x), halving, out, np.add, 0, ct, sums, divide)
+    elif _padding_dominates(x.shape[2:], kernel, strides, dilations, pads_begin, out):
+        rows = _rows(x)
+        for r0, r1 in _blocks(rows):
+            divide(_clipped(rows[r0:r1], kernel, strides, dilations, pads_begin, out, np.add,
+                            0, ct, sums[r0:r1]))
     else:
         for r0, r1, block in windows.padded_blocks(_rows(x), pads_begin, ends, 0, ct):
             divide(_separable(block, kernel, strides, dilations, out, np.add, ct, sums[r0:r1]))

@@ -263,6 +263,11 @@ class OpSpec:
     # The outputs depend on the inputs' shapes and element types only, never their values
     # (ShapeOf): what follows is shape arithmetic, run once per distinct input shape.
     reads_shapes_only: bool = False
+    # The kernel's temporaries, where they can be larger than its outputs: ``scratch(node,
+    # input_types, output_types)`` -> (bytes, what they are) or None, asked with static shapes
+    # only; the memory rule (irexec/infer.py ``memory_problem``) holds them to the budget as it
+    # holds every output.
+    scratch: Callable | None = None
 
     def __post_init__(self):
         if self.numerics is not None and self.numerics not in NUMERIC_FAMILIES:

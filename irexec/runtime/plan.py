@@ -24,10 +24,12 @@ import numpy as np
 
 from irexec import gc_pause
 from irexec.errors import InternalError, IRError, OpError
-from irexec.infer import check_call
+from irexec import budget
+from irexec.infer import check_call, memory_problem
 from irexec.ir.element_type import ElementType, from_dtype
 from irexec.ir.model import Model, OutputPort
 from irexec.ir.shape import PartialShape
+from irexec.ops.spec import TensorType
 from irexec.kernels import in_place, skip_unread, state, views
 from irexec.runtime.precise import needs_widening
 from irexec.runtime.precise import wrap as precise_kernel
@@ -149,10 +151,32 @@ def _bind(node, kernel=None, bodies: dict | None = None) -> Callable[..., np.nda
     return functools.partial(kernel, **attrs) if attrs else kernel
 
 
-def _needs_check(node) -> bool:
+def _bounded(port, limit: int) -> bool:
+    """Whether every tensor the output port may hold fits the memory budget, as inference
+    knows its shape: static (checked when the model was read and compiled), or bounded in
+    every dim within the budget."""
+    shape = port.partial_shape
+    if shape is None or not shape.rank_is_static:
+        return False
+    if shape.is_static:
+        return True
+    et = port.element_type
+    size = et.dtype.itemsize if et is not None and et.dtype is not None else 1
+    for d in shape:
+        if d.max is None:
+            return False
+        size *= d.max
+    return size <= limit
+
+
+def _needs_check(node, limit: int) -> bool:
     """Whether the spec's rules could not all be decided when the model was read: an input of
-    dynamic element type or shape, or a value-checked input (one with a value domain) that is
-    not a Constant."""
+    dynamic element type or shape, a value-checked input (one with a value domain) that is
+    not a Constant, or an output whose size inference could not bound within the memory
+    budget (``limit``; its size comes from values, checked per call). A layer with bodies is
+    checked inside them, per iteration (its kernel holds what it gathers to the budget)."""
+    if not node.bodies and not all(_bounded(p, limit) for p in node.outputs):
+        return True
     for i, port in enumerate(node.inputs):
         source = port.source
         et, shape = source.element_type, source.partial_shape
@@ -162,6 +186,18 @@ def _needs_check(node) -> bool:
         if rule is not None and rule.domain is not None and source.node.op.spec.role != "constant":
             return True
     return False
+
+
+def _check_memory(node, limit: int) -> None:
+    """The memory rule (irexec/infer.py ``memory_problem``) under the budget in force now: the
+    model may have been read under a larger one. Static shapes are checked here once, never
+    per call."""
+    outputs = [TensorType(p.element_type, p.partial_shape) for p in node.outputs]
+    inputs = [TensorType(p.source.element_type, p.source.partial_shape) for p in node.inputs
+              if p.source is not None] if node.op.spec.scratch is not None else None
+    problem = memory_problem(node, outputs, inputs, limit)
+    if problem is not None:
+        raise IRError.make(*problem, node.location)
 
 
 def compile_plan(model: Model, precise: bool = False) -> Plan:
@@ -207,9 +243,12 @@ def _compile_plan(model: Model, precise: bool = False) -> Plan:
     # Slots whose array may be (a view of) a Parameter's or a Constant's, or of an array the plan
     # keeps between calls (folded, memoized): the caller gets a copy (kernels/views.py).
     borrowed: set[int] = set()
+    limit = budget.current()
     for node in order:
         spec = node.op.spec
         role = spec.role
+        if role is None:
+            _check_memory(node, limit)
         if role == "parameter":
             port = node.outputs[0]
             inputs.append(InputSlot(node.name, node.id, (node.name, *port.names),
@@ -226,7 +265,7 @@ def _compile_plan(model: Model, precise: bool = False) -> Plan:
                     and (slot(sources[0]) in borrowed or sources[0] in folded
                          or sources[0] in shaped)):
                 borrowed.update(slot(p) for p in node.outputs)
-            check = functools.partial(check_call, node) if _needs_check(node) else None
+            check = functools.partial(check_call, node) if _needs_check(node, limit) else None
             runners = None
             if node.bodies:
                 runners = {}
@@ -334,9 +373,24 @@ def kernel_error(e: BaseException, location, memory: str = "") -> IRError:
     at read time; IR605 without one) or MemoryError (IR605; ``memory`` adds why), at the
     layer's location."""
     if isinstance(e, MemoryError):
-        return IRError.make("IR605", f"not enough memory to compute this layer{memory}",
-                            location)
+        return IRError.make("IR605", f"not enough memory to compute this layer{memory}: "
+                                     f"{memory_error_size(e)}", location)
     return IRError.make(e.code or "IR605", str(e), location)
+
+
+def memory_error_size(e: MemoryError) -> str:
+    """What a MemoryError says of the allocation that failed (numpy names the array) and the
+    memory budget, for IR605: the machine ran out before the budget did."""
+    limit = budget.current()
+    shape, dtype = getattr(e, "shape", None), getattr(e, "dtype", None)
+    advice = (f"; free memory, or lower the budget (--memory-budget, {budget.ENV}) to be told "
+              f"before a run starts")
+    if shape is None or dtype is None:
+        return f"an allocation failed; the memory budget is {budget.describe(limit)}{advice}"
+    nbytes = int(np.prod(shape, dtype=object)) * np.dtype(dtype).itemsize
+    return (f"allocating {budget.describe_bytes(nbytes)} (an array of shape {list(shape)} of "
+            f"{np.dtype(dtype)}) failed; the memory budget is {budget.describe(limit)}"
+            f"{advice if nbytes <= limit else ''}")
 
 
 def _fold(node, kernel, arrays: list[np.ndarray], check) -> list[np.ndarray]:

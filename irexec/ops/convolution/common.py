@@ -100,6 +100,40 @@ def run_forward(data, weights, strides, dilations, pads_begin, pads_end, auto_pa
     return finish(conv.forward(data, weights, strides, dilations, pb, out), data.dtype)
 
 
+def forward_scratch(grouped: bool):
+    """The op spec's ``scratch``: the padded data and a band of columns (kernels/conv.py)."""
+    def scratch(node, inputs, outputs):
+        shape = inputs[0].shape.to_shape()
+        w_shape = inputs[1].shape.to_shape()
+        w_shape = w_shape if grouped else (1,) + w_shape
+        pb, _, out = kwin.geometry(shape[2:], w_shape[3:], node.attrs["strides"],
+                                   node.attrs["dilations"], node.attrs["pads_begin"],
+                                   node.attrs["pads_end"], node.attrs["auto_pad"])
+        dtype = inputs[0].element_type.dtype
+        nbytes = conv.forward_scratch(shape, dtype, w_shape, node.attrs["strides"],
+                                      node.attrs["dilations"], pb, out)
+        return (nbytes, "the padded data and the columns of the windows") if nbytes else None
+    return scratch
+
+
+def backward_scratch(grouped: bool):
+    """The op spec's ``scratch``: the whole transposed result before its padding is cut, and a
+    band of columns (kernels/conv.py)."""
+    def scratch(node, inputs, outputs):
+        shape = inputs[0].shape.to_shape()
+        w_shape = inputs[1].shape.to_shape()
+        w_shape = w_shape if grouped else (1,) + w_shape
+        out = outputs[0].shape.to_shape()[2:]
+        wanted = list(out) if len(inputs) > 2 else None
+        pb, _ = backward_pads(shape[2:], w_shape[3:], wanted, node.attrs)
+        dtype = inputs[0].element_type.dtype
+        nbytes = conv.backward_scratch(shape, dtype, w_shape, node.attrs["strides"],
+                                       node.attrs["dilations"], pb, out)
+        return (nbytes, "the transposed result before its padding is cut, and the columns "
+                        "of the data") if nbytes else None
+    return scratch
+
+
 # --- backward data ------------------------------------------------------------------------------
 
 def backward_pads(sizes, kernel, out_sizes, attrs) -> tuple[list[int], list[int]]:

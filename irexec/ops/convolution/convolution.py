@@ -22,6 +22,7 @@ class Convolution(Op):
             windows.dilations(),
             windows.auto_pad(),
         ),
+        scratch=common.forward_scratch(grouped=False),
         inputs=(
             Input("data", T, Rank(min=3, max=5), doc="[N, C_IN, *spatial]: 1 to 3 spatial axes"),
             Input("filters", T, Rank(min=3, max=5),

@@ -27,6 +27,7 @@ class ConvolutionBackpropData(Op):
             windows.auto_pad(),
             OUTPUT_PADDING,
         ),
+        scratch=common.backward_scratch(grouped=False),
         inputs=(
             Input("data", T, Rank(min=3, max=5), doc="[N, C_IN, *spatial]: 1 to 3 spatial axes"),
             Input("filters", T, Rank(min=3, max=5),

@@ -23,6 +23,7 @@ class GroupConvolution(Op):
             windows.dilations(),
             windows.auto_pad(),
         ),
+        scratch=common.forward_scratch(grouped=True),
         inputs=(
             Input("data", T, Rank(min=3, max=5),
                   doc="[N, G * C_IN, *spatial]: 1 to 3 spatial axes"),

@@ -23,6 +23,7 @@ class GroupConvolutionBackpropData(Op):
             windows.auto_pad(),
             OUTPUT_PADDING,
         ),
+        scratch=common.backward_scratch(grouped=True),
         inputs=(
             Input("data", T, Rank(min=3, max=5),
                   doc="[N, G * C_IN, *spatial]: 1 to 3 spatial axes"),

@@ -53,9 +53,14 @@ def _show(values) -> str:
 
 def geometry(data, attrs):
     """(kernel, strides, dilations, pads_begin, pads_end, out) for this call's data."""
+    return geometry_of(data.shape, attrs)
+
+
+def geometry_of(shape, attrs):
+    """:func:`geometry` for data of this (static) shape."""
     kernel = attrs["kernel"]
     dil = dilations_of(attrs, len(kernel))
-    pb, pe, out = kwin.geometry(data.shape[2:], kernel, attrs["strides"], dil,
+    pb, pe, out = kwin.geometry(tuple(shape)[2:], kernel, attrs["strides"], dil,
                                 attrs["pads_begin"], attrs["pads_end"], attrs["auto_pad"],
                                 attrs.get("rounding_type", "floor"))
     return kernel, attrs["strides"], dil, pb, pe, out

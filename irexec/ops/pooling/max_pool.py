@@ -37,6 +37,20 @@ def _attrs(rounding):
     )
 
 
+def _indices_scratch(node, inputs, outputs):
+    """The padded block the indices are found in, when something reads them (else only the
+    values are computed, without one: kernels/pool.py)."""
+    if len(node.outputs) < 2 or not node.outputs[1].consumers:
+        return None
+    data = inputs[0]
+    shape = data.shape.to_shape()
+    kernel, strides, dil, pb, _, out = common.geometry_of(shape, node.attrs)
+    nbytes = pool.indices_scratch(shape, data.element_type.dtype, kernel, strides, dil, pb,
+                                  out)
+    return (nbytes, "the padded copy of a channel its indices are found in") if nbytes \
+        else None
+
+
 class _WithIndices(Op):
     @staticmethod
     def infer(ctx):
@@ -93,6 +107,7 @@ class MaxPool8(_WithIndices):
         attrs=_attrs(("floor", "ceil")),
         inputs=(DATA,),
         outputs=(VALUES, INDICES),
+        scratch=_indices_scratch,
         doc="The largest value of each window, and where it is.",
     )
 
@@ -107,6 +122,7 @@ class MaxPool14(_WithIndices):
         attrs=_attrs(("floor", "ceil", "ceil_torch")),
         inputs=(DATA,),
         outputs=(VALUES, INDICES),
+        scratch=_indices_scratch,
         doc="The largest value of each window, and where it is (PyTorch's ceil_torch "
             "rounding too).",
     )

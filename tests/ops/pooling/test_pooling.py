@@ -13,6 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from irexec.ir.shape import PartialShape
+from irexec.kernels import pool
 from tests.ops.compute_support import (assert_close, build_layer, layer_error,
                                        openvino_and_irexec, run_layer)
 from tests.ops.convolution.reference import pads_for
@@ -276,6 +277,61 @@ def test_property_avg_pool_equals_the_loop(case, type_name, exclude):
     y = run_layer("AvgPool", x, version="opset16", **{"exclude-pad": exclude}, **at)
     ref, mag = avg_pool_loop(x, at, exclude)
     assert_close(y, ref.astype(x.dtype), mag, f"{at} exclude={exclude}")
+
+
+@st.composite
+def wide_padding_cases(draw):
+    """Windows mostly over padding (wide pads, wide kernels, small data): the kernels reduce
+    them without a padded copy (kernels/pool.py ``_clipped``)."""
+    nsp = draw(st.integers(1, 3))
+    kernel = [draw(st.integers(1, 7)) for _ in range(nsp)]
+    strides = [draw(st.integers(1, 4)) for _ in range(nsp)]
+    dil = [draw(st.integers(1, 3)) for _ in range(nsp)]
+    pb = [draw(st.integers(0, 12)) for _ in range(nsp)]
+    pe = [draw(st.integers(0, 12)) for _ in range(nsp)]
+    spatial = [draw(st.integers(1, 4)) for _ in range(nsp)]
+    for i in range(nsp):  # at least one window
+        pe[i] = max(pe[i], (kernel[i] - 1) * dil[i] + 1 - spatial[i] - pb[i])
+    at = pool_attrs(nsp, kernel, strides, pb, pe, "explicit",
+                    draw(st.sampled_from(("floor", "ceil"))), dilations=dil)
+    shape = (draw(st.integers(1, 2)), draw(st.integers(1, 3)), *spatial)
+    return shape, at, draw(st.integers(0, 2**16))
+
+
+@settings(max_examples=60, deadline=None)
+@given(wide_padding_cases(), st.sampled_from(["f32", "f16", "i32", "u8"]))
+def test_property_pools_over_wide_padding_equal_the_loop(case, type_name):
+    shape, at, seed = case
+    x = _data(shape, type_name, seed)
+    at1 = {k: v for k, v in at.items() if k != "dilations"}
+    ref_values, _ = max_pool_loop(x, at)
+    if set(at["dilations"]) == {1}:
+        np.testing.assert_array_equal(run_layer("MaxPool", x, version="opset1", **at1),
+                                      ref_values)
+    values, _ = run_layer("MaxPool", x, version="opset8", **at)  # with indices: padded
+    np.testing.assert_array_equal(values, ref_values)
+    kernel, strides, dil, pb, _, out = geometry(x, at)  # values only, dilated too
+    np.testing.assert_array_equal(pool.max_pool(x, kernel, strides, dil, pb, out), ref_values)
+    if type_name in ("f32", "f16"):
+        x[np.isinf(x.astype(np.float64))] = 1
+        for exclude in (False, True):
+            y = run_layer("AvgPool", x, version="opset16", **{"exclude-pad": exclude}, **at)
+            ref, mag = avg_pool_loop(x, at, exclude)
+            assert_close(y, ref.astype(x.dtype), mag, f"{at} exclude={exclude}")
+
+
+def test_max_pool_with_a_huge_kernel_over_huge_padding_makes_no_padded_copy():
+    """A 100,000-wide kernel with as much padding over a 3x3 input: four outputs (OpenVINO:
+    0.02 s). A padded copy would be 149 GiB; the memory budget of 1 MiB is never approached."""
+    from irexec import budget
+
+    k = 100_000
+    x = np.arange(9, dtype=np.float32).reshape(1, 1, 3, 3)
+    at = pool_attrs(2, k, k, k - 1, k - 1)
+    with budget.limit(1 << 20):
+        y = run_layer("MaxPool", x, version="opset1", **at)
+    # windows start at -99999 and at 1: the first covers rows/columns 0, the second 1..2
+    assert y.tolist() == [[[[0.0, 2.0], [6.0, 8.0]]]]
 
 
 @settings(max_examples=50, deadline=None)
