@@ -5,7 +5,8 @@ Data [N, C * KH * KW, L] (or without N) holds, for each of the L block positions
 the positions a KH x KW window with the attributes' strides, dilations and pads takes on an
 output_size image), the block's values, channel c * KH * KW + kh * KW + kw. Each value is added
 at its pixel of the padded image; the padding is then cut off. The kernel adds one strided slice
-per kernel tap (KH * KW additions over whole arrays), in the compute type (integers wrap).
+per kernel tap or per block position along each axis, whichever are fewer, in the compute type
+(integers wrap).
 """
 
 from __future__ import annotations
@@ -48,6 +49,30 @@ def blocks(output_size, kernel, attrs) -> list[int]:
     return [(o + b + e - d * (k - 1) - 1) // s + 1 for o, k, s, d, b, e in
             zip(output_size, kernel, attrs["strides"], attrs["dilations"], attrs["pads_begin"],
                 attrs["pads_end"])]
+
+
+def _add_blocks(padded, cols, kernel, counts, strides, dilations) -> None:
+    """Adds cols [N, C, KH, KW, rows, cols of blocks] into the padded image with one strided
+    slice per loop step. Along each axis the loop runs over the kernel's taps or over the
+    block positions, whichever are fewer, the other taken whole by the slice: the Python loop
+    is at most min(KH, rows) * min(KW, cols) steps, never the taps of a huge kernel over a
+    few blocks (a 1e5 x 1e5 kernel was 1e10 steps over empty slices)."""
+    by_tap = [k <= c for k, c in zip(kernel, counts)]
+
+    def spans(axis: int):
+        k, c, s, d = kernel[axis], counts[axis], strides[axis], dilations[axis]
+        if by_tap[axis]:  # tap t: positions t*d, t*d + s, ... (one per block)
+            return [(slice(t * d, t * d + (c - 1) * s + 1, s), t, slice(None))
+                    for t in range(k)]
+        # block b: positions b*s, b*s + d, ... (one per tap)
+        return [(slice(b * s, b * s + (k - 1) * d + 1, d), slice(None), b) for b in range(c)]
+
+    for rows, tap0, block0 in spans(0):
+        for cols_, tap1, block1 in spans(1):
+            part = cols[:, :, tap0, tap1, block0, block1]
+            if by_tap[0] and not by_tap[1]:  # axes left: KW, block rows -> rows first
+                part = part.swapaxes(-1, -2)
+            padded[:, :, rows, cols_] += part
 
 
 @register
@@ -126,11 +151,8 @@ class Col2Im(Op):
         cols = x.astype(ct, copy=False).reshape(n, c, kernel[0], kernel[1], *counts)
         padded = np.zeros((n, c, size[0] + pads_begin[0] + pads_end[0],
                            size[1] + pads_begin[1] + pads_end[1]), ct)
-        for kh in range(kernel[0]):
-            for kw in range(kernel[1]):
-                r0, c0 = kh * dilations[0], kw * dilations[1]
-                padded[:, :, r0:r0 + (counts[0] - 1) * strides[0] + 1:strides[0],
-                       c0:c0 + (counts[1] - 1) * strides[1] + 1:strides[1]] += cols[:, :, kh, kw]
+        if padded.size and cols.size:
+            _add_blocks(padded, cols, kernel, counts, strides, dilations)
         y = padded[:, :, pads_begin[0]:pads_begin[0] + size[0],
                    pads_begin[1]:pads_begin[1] + size[1]]
         y = finish(np.ascontiguousarray(y), data.dtype)
