@@ -39,7 +39,7 @@ def _separable(block, kernel, strides, dilations, out, combine, dtype, final=Non
     """Reduce every window of ``block`` [B, *padded] with ``combine`` (np.fmax, np.add ...),
     one spatial axis at a time from the last (``outer_first``: from the first): each axis is k
     strided views and k-1 operations over an array that is already reduced along the axes
-    done before. ``final``: where the last pass writes (shape [B, *out]). Windows are boxes,
+    done before (or, for a wide kernel, runs of doubling length: ``_doubling``). ``final``: where the last pass writes (shape [B, *out]). Windows are boxes,
     so the result is the same as over all taps at once, for any reduction that is associative
     and commutative; for a max the order changes nothing, and outer axes first keeps the
     first passes' inner loops contiguous (a strided last axis then runs over a reduced array:
@@ -49,6 +49,14 @@ def _separable(block, kernel, strides, dilations, out, combine, dtype, final=Non
     order = list(range(nsp)) if outer_first else list(reversed(range(nsp)))
     for axis in order:
         k, s, d, o = kernel[axis], strides[axis], dilations[axis], out[axis]
+
+        if _doubling_pays(cur, axis, k, o):
+            acc = _doubling(cur, axis + 1, k, s, d, o, combine, dtype)
+            if axis == order[-1] and final is not None:
+                np.copyto(final, acc)
+                acc = final
+            cur = acc
+            continue
 
         def view(t, cur=cur, axis=axis, s=s, d=d, o=o):
             index = [slice(None)] * cur.ndim
@@ -63,6 +71,47 @@ def _separable(block, kernel, strides, dilations, out, combine, dtype, final=Non
             combine(acc, view(t), out=acc)
         cur = acc
     return cur
+
+
+_CALL = 4096  # a numpy call's overhead, in elements it could have processed meanwhile
+
+
+def _doubling_pays(cur, axis: int, k: int, out: int) -> bool:
+    """Whether a window axis costs less by doubling (about 2 log2(k) passes over the whole
+    axis) than tap by tap (k passes over the output): a kernel of 4e6 taps over one output
+    element was 4e6 numpy calls."""
+    if k < 8:
+        return False
+    rest = cur.size // max(cur.shape[axis + 1], 1)
+    by_tap = k * (_CALL + out * rest)
+    by_doubling = 2 * k.bit_length() * (_CALL + cur.size)
+    return by_doubling < by_tap
+
+
+def _doubling(cur, dim: int, k: int, s: int, d: int, out: int, combine, dtype):
+    """Each window's reduction along ``dim`` (k taps d apart, windows s apart, ``out`` of
+    them) from runs of 1, 2, 4 ... taps, each run from two of half its length, every window
+    the runs its tap count's binary digits name. An element meets only elements of its own
+    window (no prefix-sum differences, which would cancel), the sums pairwise."""
+    lead = (slice(None),) * dim
+    last = (out - 1) * s + (k - 1) * d + 1  # the axis elements any window reads
+    runs = cur[lead + (slice(0, last),)]  # runs[i]: taps i, i + d, ... (`length` of them)
+    length, offset, acc = 1, 0, None
+    while True:
+        if k & length:
+            part = runs[lead + (slice(offset * d, offset * d + (out - 1) * s + 1, s),)]
+            if acc is None:
+                acc = np.array(part, dtype=dtype)
+            else:
+                combine(acc, part, out=acc)
+            offset += length
+        if length * 2 > k:
+            return acc
+        m = runs.shape[dim] - length * d
+        runs = combine(runs[lead + (slice(0, m),)],
+                       runs[lead + (slice(length * d, length * d + m),)]).astype(dtype,
+                                                                                 copy=False)
+        length *= 2
 
 
 def _rows(x: np.ndarray) -> np.ndarray:
@@ -242,12 +291,15 @@ def _counts(spatial, kernel, strides, dilations, pads_begin, pads_end, out, excl
         # window that reaches past the end padding.
         return count * math.prod(kernel)
     for i in range(nsp):
-        pos = (np.arange(out[i])[:, None] * strides[i]
-               + np.arange(kernel[i])[None, :] * dilations[i])
-        if exclude_pad:
-            inside = (pos >= pads_begin[i]) & (pos < pads_begin[i] + spatial[i])
-        else:
-            inside = pos < spatial[i] + pads_begin[i] + pads_end[i]
-        n = inside.sum(axis=1).reshape((1, 1) + tuple(-1 if j == i else 1 for j in range(nsp)))
+        # taps t in [0, k) with lo <= start + t * d < hi, counted without listing them (a
+        # kernel of 4e6 taps over many windows would be a table of billions)
+        start = np.arange(out[i], dtype=np.int64) * strides[i]
+        lo = pads_begin[i] if exclude_pad else 0
+        hi = pads_begin[i] + spatial[i] + (0 if exclude_pad else pads_end[i])
+        d = dilations[i]
+        first = np.maximum(0, -((start - lo) // d))  # ceil((lo - start) / d)
+        last = np.minimum(kernel[i] - 1, (hi - 1 - start) // d)
+        n = np.maximum(last - first + 1, 0)
+        n = n.reshape((1, 1) + tuple(-1 if j == i else 1 for j in range(nsp)))
         count = count * n
     return count
