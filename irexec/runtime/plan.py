@@ -151,8 +151,10 @@ def _bind(node, kernel=None, bodies: dict | None = None) -> Callable[..., np.nda
 
 def _needs_check(node) -> bool:
     """Whether the spec's rules could not all be decided when the model was read: an input of
-    dynamic element type or shape, or a value-checked input (one with a value domain) that is
-    not a Constant."""
+    dynamic element type or shape, a value-checked input (one with a value domain) that is
+    not a Constant, or an input whose values the op's rules asked for and did not get."""
+    if node.values_unknown:
+        return True
     for i, port in enumerate(node.inputs):
         source = port.source
         et, shape = source.element_type, source.partial_shape

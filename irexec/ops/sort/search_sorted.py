@@ -73,7 +73,7 @@ class SearchSorted(Op):
             return np.asarray(np.searchsorted(seq, v, side=side)).astype(output_type.dtype)
         # Rows apart: offset each row past the previous one's values, as one sorted 1-D array.
         rows = seq.reshape(-1, seq.shape[-1])
-        vals = v.reshape(rows.shape[0], -1)
+        vals = v.reshape(rows.shape[0], v.size // max(rows.shape[0], 1))
         out = np.empty(vals.shape, np.int64)
         for r in range(rows.shape[0]):  # one binary search per row (rows, not elements)
             out[r] = np.searchsorted(rows[r], vals[r], side=side)
