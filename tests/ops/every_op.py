@@ -140,7 +140,8 @@ INPUTS = {
 
 def _window(rank: int) -> dict:
     n = max(rank - 2, 1)
-    return {"kernel": [1] * n, "strides": [1] * n, "pads_begin": [0] * n, "pads_end": [0] * n}
+    return {"kernel": [1] * n, "strides": [1] * n, "pads_begin": [0] * n, "pads_end": [0] * n,
+            "dilations": [1] * n}  # (the plugin needs dilations of pooling 8 and later)
 
 
 def _rng(*key) -> np.random.Generator:
@@ -206,7 +207,9 @@ def cases(op) -> list[Case]:
     for scenario in SCENARIOS:
         rank = len(SCENARIOS[scenario][0])
         attrs = {a.name: _generic_attr(a, rank) for a in spec.attrs if a.required}
-        attrs.update(ATTRS.get(spec.type, lambda r: {})(rank))
+        names = {a.name for a in spec.attrs}
+        attrs.update({k: v for k, v in ATTRS.get(spec.type, lambda r: {})(rank).items()
+                      if k in names})
         first_rule = spec.input_rule(0)
         allowed = _allowed_types(first_rule.types, attrs) if first_rule is not None else TYPES
         if not allowed:
@@ -256,6 +259,7 @@ def build(case: Case):
     out = b.op(spec.type, *ports, version=version(spec), outputs=case.outputs, name="layer",
                **case.attrs)
     for i, port in enumerate(out if isinstance(out, tuple) else (out,)):
+        port.names = [f"out{i}"]  # one tensor name per output (the builder gives the layer's)
         b.result(port, f"out{i}")
     return b.build()
 
