@@ -139,22 +139,37 @@ def test_col2im_with_a_huge_kernel(tmp_path, data_shape, size, kernel, pads):
 
 # --- pooling: wide windows by doubling runs ------------------------------------------------------
 
-@pytest.mark.parametrize("op", ["AvgPool", "MaxPool"])
+@pytest.mark.parametrize("op", ["AvgPool", "MaxPool", "MaxPool-8"])
 @pytest.mark.parametrize("width", [4_000_000, 4_000_100])
 def test_pooling_with_a_kernel_of_four_million(tmp_path, op, width):
-    """A [1, 4e6] window: 4e6 numpy calls, one per tap (17 s); 1 or 101 windows."""
+    """A [1, 4e6] window: 4e6 numpy calls, one per tap (AvgPool 17 s; MaxPool-8's indices
+    took about 55 s per million taps); 1 or 101 windows."""
     k = 4_000_000
     x = np.random.default_rng(3).standard_normal((1, 2, 1, width)).astype(np.float32)
     attrs = dict(kernel=[1, k], strides=[1, 1], pads_begin=[0, 0], pads_end=[0, 0],
                  rounding_type="floor", auto_pad="explicit")
     if op == "AvgPool":
         attrs["exclude-pad"] = False
+    version = "opset8" if op == "MaxPool-8" else "opset1"
+    if version == "opset8":
+        attrs["dilations"] = [1, 1]
+    n = width - k + 1
 
     def build(b):
-        b.result(b.op(op, b.parameter("x", "f32", list(x.shape)), version="opset1", **attrs),
-                 "out")
+        outs = b.op(op.split("-")[0], b.parameter("x", "f32", list(x.shape)), version=version,
+                    **attrs)
+        if version == "opset8":  # the indices, flat over the whole tensor (axis 0)
+            outs[1].names = ["indices"]
+            b.result(outs[1], "indices")
+        else:
+            b.result(outs, "out")
     out = run_model(tmp_path, build, {"x": x})
-    n = width - k + 1
+    if op == "MaxPool-8":
+        rows = x.astype(np.float64)[0, :, 0]
+        want = np.stack([[c * width + i + int(np.argmax(row[i:i + k])) for i in range(n)]
+                         for c, row in enumerate(rows)])
+        assert np.array_equal(out[0, :, 0], want)
+        return
     assert out.shape == (1, 2, 1, n)
     x64 = x.astype(np.float64)[0, :, 0]
     if op == "MaxPool":

@@ -173,8 +173,9 @@ def max_pool_with_indices(x: np.ndarray, kernel: Sequence[int], strides: Sequenc
     channel). Masked writes would say the same with fewer operations, but run several times
     slower on random masks. The index is made block by block while the block is in cache.
     Windows that halve each axis take pool_halving.max_with_offsets instead (same result)."""
-    taps = list(windows.taps(kernel))
-    count = len(taps)
+    count = math.prod(kernel)
+    wide = count > _WIDE_INDEX
+    taps = [] if wide else list(windows.taps(kernel))
     score_type = np.uint8 if count < 255 else np.uint32
     low = lowest(x.dtype)
     nsp = len(kernel)
@@ -194,6 +195,10 @@ def max_pool_with_indices(x: np.ndarray, kernel: Sequence[int], strides: Sequenc
     scratch = {}
 
     def on_block(r0, r1, block, v):
+        if wide:  # the first maximum by axis, not tap by tap
+            offsets = _first_max_offsets(block, kernel, strides, dilations, out, elem, low)
+            settle(r0, r1, offsets < 0, offsets.astype(index_dtype))
+            return
         if scratch.get("shape") != v.shape:
             scratch.update(shape=v.shape, mask=np.empty(v.shape, bool),
                            tmp=np.empty(v.shape, score_type), score=np.empty(v.shape,
@@ -231,6 +236,59 @@ def max_pool_with_indices(x: np.ndarray, kernel: Sequence[int], strides: Sequenc
     if axis > 2:
         index %= math.prod(x.shape[axis:])
     return finish(values, x.dtype), index
+
+
+_WIDE_INDEX = 64  # taps above which MaxPool's indices are found axis by axis
+
+
+def _first_max_offsets(block, kernel, strides, dilations, out, elem, low) -> np.ndarray:
+    """Each window's offset in the data of its first largest element above ``low`` (row-major
+    order over the window), -1 where no element is above it. One axis at a time from the
+    last: each position keeps its best (value, offset) along the axes done, and along the
+    next axis a later candidate wins only when strictly greater, so among equal maxima the
+    one of the smallest outer position, then of the smallest inner one, wins -- the first in
+    row-major order. Wide axes by doubling runs (``_doubling_pays``), as the values."""
+    value = np.where(block > low, block, low)  # NaN, -inf, padding and the lowest: no winner
+    offset = np.zeros(value.shape, np.int64)
+    for axis in reversed(range(len(kernel))):
+        k, s, d, o = kernel[axis], strides[axis], dilations[axis], out[axis]
+        value, offset = _first_max_along(value, offset, axis + 1, k, s, d, o,
+                                         d * int(elem[axis]))
+    return np.where(value > low, offset, -1)
+
+
+def _first_max_along(value, offset, dim, k, s, d, o, step):
+    """(value, offset) of each window along ``dim``; a tap t further adds t * step."""
+    lead = (slice(None),) * dim
+
+    def at(a, start, count, stride):
+        return a[lead + (slice(start, start + (count - 1) * stride + 1, stride),)]
+
+    def merge(best, later):  # best: the earlier taps' pair; later wins when strictly greater
+        take = later[0] > best[0]
+        return np.where(take, later[0], best[0]), np.where(take, later[1], best[1])
+
+    if not _doubling_pays(value, dim - 1, k, o):
+        best = (at(value, 0, o, s), at(offset, 0, o, s))
+        for t in range(1, k):
+            best = merge(best, (at(value, t * d, o, s), at(offset, t * d, o, s) + t * step))
+        return np.array(best[0]), np.array(best[1])
+    last = (o - 1) * s + (k - 1) * d + 1
+    runs = (value[lead + (slice(0, last),)], offset[lead + (slice(0, last),)])
+    length, start, best = 1, 0, None
+    while True:
+        if k & length:
+            part = (at(runs[0], start * d, o, s), at(runs[1], start * d, o, s) + start * step)
+            best = part if best is None else merge(best, part)
+            start += length
+        if length * 2 > k:
+            return np.array(best[0]), np.array(best[1])
+        m = runs[0].shape[dim] - length * d
+        head = (runs[0][lead + (slice(0, m),)], runs[1][lead + (slice(0, m),)])
+        tail = (runs[0][lead + (slice(length * d, length * d + m),)],
+                runs[1][lead + (slice(length * d, length * d + m),)] + length * step)
+        runs = merge(head, tail)
+        length *= 2
 
 
 def _max_offsets(x, halving, out, low, settle):
