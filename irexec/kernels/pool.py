@@ -249,7 +249,8 @@ def _first_max_offsets(block, kernel, strides, dilations, out, elem, low) -> np.
     one of the smallest outer position, then of the smallest inner one, wins -- the first in
     row-major order. Wide axes by doubling runs (``_doubling_pays``), as the values."""
     value = np.where(block > low, block, low)  # NaN, -inf, padding and the lowest: no winner
-    offset = np.zeros(value.shape, np.int64)
+    reach = sum((k - 1) * d * int(e) for k, d, e in zip(kernel, dilations, elem))
+    offset = np.zeros(value.shape, np.int32 if reach < 2**31 else np.int64)
     for axis in reversed(range(len(kernel))):
         k, s, d, o = kernel[axis], strides[axis], dilations[axis], out[axis]
         value, offset = _first_max_along(value, offset, axis + 1, k, s, d, o,
