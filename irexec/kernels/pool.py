@@ -39,11 +39,12 @@ def _separable(block, kernel, strides, dilations, out, combine, dtype, final=Non
     """Reduce every window of ``block`` [B, *padded] with ``combine`` (np.fmax, np.add ...),
     one spatial axis at a time from the last (``outer_first``: from the first): each axis is k
     strided views and k-1 operations over an array that is already reduced along the axes
-    done before (or, for a wide kernel, runs of doubling length: ``_doubling``). ``final``: where the last pass writes (shape [B, *out]). Windows are boxes,
-    so the result is the same as over all taps at once, for any reduction that is associative
-    and commutative; for a max the order changes nothing, and outer axes first keeps the
-    first passes' inner loops contiguous (a strided last axis then runs over a reduced array:
-    half the time of a 3x3/2 MaxPool)."""
+    done before (or, for a wide kernel, runs of doubling length: ``_doubling``). ``final``:
+    where the last pass writes (shape [B, *out]). Windows are boxes, so the result is the
+    same as over all taps at once, for any reduction that is associative and commutative; for
+    a max the order changes nothing, and outer axes first keeps the first passes' inner loops
+    contiguous (a strided last axis then runs over a reduced array: half the time of a 3x3/2
+    MaxPool)."""
     cur = block
     nsp = len(kernel)
     order = list(range(nsp)) if outer_first else list(reversed(range(nsp)))

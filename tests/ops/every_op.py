@@ -277,3 +277,14 @@ def run_case(case: Case, precise: bool = False):
     except IRError as e:
         return ("refused", [d.code for d in e.diagnostics])
     return ("ran", outputs, model, inputs)
+
+
+def magnitude(inputs) -> float:
+    """A bound on the terms an accumulating op adds (the inputs are in [-10, 10))."""
+    floats = [np.abs(v.astype(np.float64)) for v in inputs.values()
+              if np.asarray(v).dtype.kind == "f" or str(np.asarray(v).dtype) == "bfloat16"]
+    if not floats:
+        return 1.0
+    total = sum(float(f.sum()) for f in floats) + 1
+    top = max((float(f.max()) for f in floats if f.size), default=0.0) + 1
+    return total * top

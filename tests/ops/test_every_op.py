@@ -67,17 +67,6 @@ def _check_types(case, outputs, model) -> None:
         assert shape.contains(np.shape(array)), (case.id, np.shape(array), shape)
 
 
-def _magnitude(inputs) -> float:
-    """A bound on the terms an accumulating op adds (the inputs are in [-10, 10))."""
-    floats = [np.abs(v.astype(np.float64)) for v in inputs.values()
-              if np.asarray(v).dtype.kind == "f" or str(np.asarray(v).dtype) == "bfloat16"]
-    if not floats:
-        return 1.0
-    total = sum(float(f.sum()) for f in floats) + 1
-    top = max((float(f.max()) for f in floats if f.size), default=0.0) + 1
-    return total * top
-
-
 def _compare(case, ours, reference, inputs, family: str, against_openvino: bool) -> None:
     for i, (a, b) in enumerate(zip(ours, reference)):
         a, b = np.asarray(a), np.asarray(b)
@@ -88,7 +77,7 @@ def _compare(case, ours, reference, inputs, family: str, against_openvino: bool)
                 a, b, equal_nan=True)), (case.id, i, a.ravel()[:5], b.ravel()[:5])
             continue
         tol = numerics.tolerance(family, et, against_openvino)
-        bad = tol.outside(a, b, _magnitude(inputs))
+        bad = tol.outside(a, b, every_op.magnitude(inputs))
         assert not bad.any(), (case.id, i, family, a[bad][:5], b[bad][:5])
 
 
