@@ -137,6 +137,30 @@ def test_col2im_with_a_huge_kernel(tmp_path, data_shape, size, kernel, pads):
                      "Col2Im")
 
 
+def test_transposed_convolution_with_a_huge_kernel(tmp_path):
+    """ConvolutionBackpropData scattered its columns back one kernel tap at a time: a [1, 4e6]
+    kernel over 2 input positions was 4e6 numpy calls; now 2 (windows.add_taps)."""
+    k = 4_000_000
+    rng = np.random.default_rng(4)
+    x = rng.standard_normal((1, 1, 1, 2)).astype(np.float32)
+    w = rng.standard_normal((1, 1, 1, k)).astype(np.float32)
+
+    def build(b):
+        b.result(b.op("ConvolutionBackpropData", b.parameter("x", "f32", [1, 1, 1, 2]),
+                      b.parameter("w", "f32", [1, 1, 1, k]), version="opset1",
+                      strides=[1, 1], pads_begin=[0, 0], pads_end=[0, 0], dilations=[1, 1]),
+                 "out")
+    out = run_model(tmp_path, build, {"x": x, "w": w})
+    w64, x64 = w[0, 0, 0].astype(np.float64), x[0, 0, 0].astype(np.float64)
+    want = np.zeros(k + 1)
+    want[:k] += x64[0] * w64
+    want[1:] += x64[1] * w64
+    magnitude = np.zeros(k + 1)
+    magnitude[:k] += abs(x64[0] * w64)
+    magnitude[1:] += abs(x64[1] * w64)
+    assert_close(out[0, 0, 0], want.astype(np.float32), magnitude, "ConvolutionBackpropData")
+
+
 # --- pooling: wide windows by doubling runs ------------------------------------------------------
 
 @pytest.mark.parametrize("op", ["AvgPool", "MaxPool", "MaxPool-8"])

@@ -384,10 +384,7 @@ def backward(x: np.ndarray, w: np.ndarray, strides: Sequence[int], dilations: Se
                                                                      (r1 - r0) * rest))
         cols = cols.reshape((-1, g, co) + tuple(kernel) + (r1 - r0,) + spatial[1:])
         rows = (r1 - r0,) + spatial[1:]
-        for tap in windows.taps(kernel):
-            start = (r0 * strides[0],) + (0,) * (nsp - 1)
-            index = tuple(slice(b + t * d, b + t * d + (r - 1) * s + 1, s)
-                          for b, t, d, r, s in zip(start, tap, dilations, rows, strides))
-            buf[(batch, slice(None), slice(None), *index)] += cols[(slice(None),) * 3 + tap]
+        windows.add_taps(buf[batch], cols, kernel, rows, strides, dilations,
+                         (r0 * strides[0],) + (0,) * (nsp - 1))
     y = buf[(Ellipsis, *(slice(b, b + o) for b, o in zip(pads_begin, out)))]
     return y.reshape((n, g * co) + tuple(out))

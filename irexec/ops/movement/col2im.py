@@ -18,6 +18,7 @@ import numpy as np
 from irexec.errors import OpError
 from irexec.ir.shape import Dimension, PartialShape
 from irexec.kernels.numeric import compute_dtype, finish
+from irexec.kernels.windows import add_taps
 from irexec.ops import windows
 from irexec.ops.domains import as_int64
 from irexec.ops.spec import register
@@ -49,30 +50,6 @@ def blocks(output_size, kernel, attrs) -> list[int]:
     return [(o + b + e - d * (k - 1) - 1) // s + 1 for o, k, s, d, b, e in
             zip(output_size, kernel, attrs["strides"], attrs["dilations"], attrs["pads_begin"],
                 attrs["pads_end"])]
-
-
-def _add_blocks(padded, cols, kernel, counts, strides, dilations) -> None:
-    """Adds cols [N, C, KH, KW, rows, cols of blocks] into the padded image with one strided
-    slice per loop step. Along each axis the loop runs over the kernel's taps or over the
-    block positions, whichever are fewer, the other taken whole by the slice: the Python loop
-    is at most min(KH, rows) * min(KW, cols) steps, never the taps of a huge kernel over a
-    few blocks (a 1e5 x 1e5 kernel was 1e10 steps over empty slices)."""
-    by_tap = [k <= c for k, c in zip(kernel, counts)]
-
-    def spans(axis: int):
-        k, c, s, d = kernel[axis], counts[axis], strides[axis], dilations[axis]
-        if by_tap[axis]:  # tap t: positions t*d, t*d + s, ... (one per block)
-            return [(slice(t * d, t * d + (c - 1) * s + 1, s), t, slice(None))
-                    for t in range(k)]
-        # block b: positions b*s, b*s + d, ... (one per tap)
-        return [(slice(b * s, b * s + (k - 1) * d + 1, d), slice(None), b) for b in range(c)]
-
-    for rows, tap0, block0 in spans(0):
-        for cols_, tap1, block1 in spans(1):
-            part = cols[:, :, tap0, tap1, block0, block1]
-            if by_tap[0] and not by_tap[1]:  # axes left: KW, block rows -> rows first
-                part = part.swapaxes(-1, -2)
-            padded[:, :, rows, cols_] += part
 
 
 @register
@@ -151,8 +128,7 @@ class Col2Im(Op):
         cols = x.astype(ct, copy=False).reshape(n, c, kernel[0], kernel[1], *counts)
         padded = np.zeros((n, c, size[0] + pads_begin[0] + pads_end[0],
                            size[1] + pads_begin[1] + pads_end[1]), ct)
-        if padded.size and cols.size:
-            _add_blocks(padded, cols, kernel, counts, strides, dilations)
+        add_taps(padded, cols, kernel, counts, strides, dilations)
         y = padded[:, :, pads_begin[0]:pads_begin[0] + size[0],
                    pads_begin[1]:pads_begin[1] + size[1]]
         y = finish(np.ascontiguousarray(y), data.dtype)
