@@ -161,6 +161,28 @@ def test_transposed_convolution_with_a_huge_kernel(tmp_path):
     assert_close(out[0, 0, 0], want.astype(np.float32), magnitude, "ConvolutionBackpropData")
 
 
+def test_depthwise_convolution_with_a_huge_kernel(tmp_path):
+    """GroupConvolution with one input channel per group took its depthwise path, a few
+    numpy passes per tap: a [1, 4e6] kernel over two outputs took 43 s and 690 MB; such a
+    kernel now takes one row of columns and one product."""
+    k = 4_000_000
+    rng = np.random.default_rng(6)
+    x = rng.standard_normal((1, 2, 1, k + 1)).astype(np.float32)
+    w = rng.standard_normal((2, 1, 1, 1, k)).astype(np.float32)
+
+    def build(b):
+        b.result(b.op("GroupConvolution", b.parameter("x", "f32", list(x.shape)),
+                      b.parameter("w", "f32", list(w.shape)), version="opset1",
+                      strides=[1, 1], pads_begin=[0, 0], pads_end=[0, 0], dilations=[1, 1]),
+                 "out")
+    out = run_model(tmp_path, build, {"x": x, "w": w})
+    x64, w64 = x[0, :, 0].astype(np.float64), w[:, 0, 0, 0].astype(np.float64)
+    want = np.array([[x64[c, j:j + k] @ w64[c] for j in range(2)] for c in range(2)])
+    magnitude = np.array([[np.abs(x64[c, j:j + k]) @ np.abs(w64[c]) for j in range(2)]
+                          for c in range(2)])
+    assert_close(out[0, :, 0], want.astype(np.float32), magnitude, "GroupConvolution")
+
+
 # --- pooling: wide windows by doubling runs ------------------------------------------------------
 
 @pytest.mark.parametrize("op", ["AvgPool", "MaxPool", "MaxPool-8"])

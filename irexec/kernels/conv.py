@@ -73,7 +73,7 @@ def forward(x: np.ndarray, w: np.ndarray, strides: Sequence[int], dilations: Seq
     if y.size == 0 or x.size == 0 or wc.size == 0:  # an empty output, or sums of no terms
         y[...] = 0
         return y
-    if ci == 1 and g > 1:
+    if ci == 1 and g > 1 and not _wide_depthwise(kernel, out, ct):
         _depthwise(x, wc, out, strides, dilations, pads_begin, ct,
                    y.reshape((n * g, co) + tuple(out)))
     elif all(k == 1 for k in kernel):
@@ -85,6 +85,18 @@ def forward(x: np.ndarray, w: np.ndarray, strides: Sequence[int], dilations: Seq
         xp = windows.pad(x, pads_begin, ends)
         _im2col(xp, wc, out, strides, dilations, ct, y.reshape((n, g, co, out[0], -1)))
     return y
+
+
+_DEPTHWISE_TAPS = 256  # kernels of more taps may take the column matrix instead
+
+
+def _wide_depthwise(kernel, out, ct) -> bool:
+    """A depthwise kernel of so many taps that the depthwise path's passes, a few per tap,
+    cost more than one row of columns, when that row fits a tile (a [1, 4e6] kernel over two
+    outputs: 4e6 x 2 columns, one product, instead of passes per tap: 43 s)."""
+    taps = math.prod(kernel)
+    return taps > _DEPTHWISE_TAPS and \
+        taps * math.prod(out[1:]) * np.dtype(ct).itemsize <= windows.tile_bytes()
 
 
 def _as(a: np.ndarray, dtype) -> np.ndarray:
