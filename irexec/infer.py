@@ -86,7 +86,10 @@ class InferContext:
         """The input's values when they are known before running (a Constant, or computed from
         constants and shapes: see the module's docstring), else None. Ask only for the inputs
         the rule needs (at run time every input is known)."""
-        return self._values[i] if i < len(self._values) else None
+        value = self._values[i] if i < len(self._values) else None
+        if value is None and self.read_time and i < len(self._types):
+            self.node.values_unknown = True  # the rule's value checks wait for the call
+        return value
 
     def input_bounds(self, i: int) -> tuple[np.ndarray, np.ndarray] | None:
         """A lower and an upper bound of each element of the input (float64 arrays of its
@@ -515,10 +518,18 @@ def check_call(node: Node, arrays: list[np.ndarray]) -> None:
     types = [TensorType(et_table.from_dtype(a.dtype), PartialShape._of(tuple(
         Dimension.static(d) for d in a.shape))) for a in arrays]
     diags = Diagnostics()
-    infer_layer(node, types, arrays, diags, read_time=False)
+    outputs = infer_layer(node, types, arrays, diags, read_time=False)
+    if outputs is not None and len(outputs) != len(node.outputs):  # split lengths at run time
+        _output_count(node, outputs, diags)
     errors = diags.errors
     if errors:
         raise IRError(errors)
+
+
+def _output_count(node: Node, outputs: list, diags: Diagnostics) -> None:
+    diags.add("IR303", f"the layer has {len(node.outputs)} output port"
+                       f"{'s' * (len(node.outputs) != 1)}; {node.type} gives {len(outputs)}",
+              node.location)
 
 
 def _declared_matches(declared: PartialShape, inferred: PartialShape) -> bool:
@@ -605,9 +616,7 @@ def infer_types(model: Model, diags: Diagnostics,
             outputs = [given if isinstance(given, TensorType)
                        else TensorType(outputs[0].element_type, given)]
         if len(outputs) != len(node.outputs):
-            diags.add("IR303", f"the layer has {len(node.outputs)} output port"
-                               f"{'s' * (len(node.outputs) != 1)}; {node.type} gives "
-                               f"{len(outputs)}", node.location)
+            _output_count(node, outputs, diags)
             continue
         outputs = _propagate(node, ctx, outputs, values, bounds, diags)
         for port, t in zip(node.outputs, outputs):

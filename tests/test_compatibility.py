@@ -1366,3 +1366,17 @@ def test_a_loop_without_trip_count_runs_one_iteration_per_slice():
     np.testing.assert_array_equal(iterations, np.arange(6, dtype=np.float32))
     np.testing.assert_allclose(sums, expected, rtol=1e-6)
     np.testing.assert_allclose(last, y, rtol=1e-6)
+
+
+def test_ctc_greedy_decoder_seq_len_with_no_time_steps_decodes_nothing():
+    """Data [N, 0, C]: the decoded lengths are 0 (OpenVINO's CPU plugin leaves them
+    uninitialised; tests/ops/test_every_op.py meets it against the plugin)."""
+    b = ModelBuilder()
+    x = b.parameter("x", "f32", [2, 0, 3])
+    outs = b.op("CTCGreedyDecoderSeqLen", x, b.constant(np.array([0, 0], np.int32)),
+                version="opset6")
+    for i, port in enumerate(outs):
+        b.result(port, f"r{i}")
+    got = irexec.compile_model(b.build())({"x": np.zeros((2, 0, 3), np.float32)})
+    decoded, lengths = list(got.values())
+    assert decoded.shape == (2, 0) and lengths.tolist() == [0, 0]

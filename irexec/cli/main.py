@@ -2,18 +2,21 @@
 
 Exit codes: 0 success, 1 a problem with the model or inputs (one line per problem on stderr),
 2 a usage error (argparse), 3 an internal error (a bug in irexec; IREXEC_DEBUG=1 shows the
-traceback), 130 after Ctrl-C, 128 + the signal's number after SIGTERM or SIGHUP. However a
-command ends, no temporary file it was writing survives (irexec/io/safe_write.py).
+traceback), 130 after Ctrl-C, 128 + the signal's number after SIGTERM or SIGHUP, within a
+fraction of a second even inside a long kernel (cli/interruptible.py). However a command ends,
+no temporary file it was writing survives (irexec/io/safe_write.py).
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import sys
 import traceback
 
-from irexec.cli import bench, compare, convert, graph, info, ops_cmd, run, validate
+from irexec.cli import (bench, compare, convert, graph, info, interruptible, ops_cmd, run,
+                        validate)
 from irexec.cli.usage import UsageError
 from irexec.errors import IRError
 from irexec.diagnostics import printable
@@ -42,7 +45,15 @@ def main(argv=None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     with safe_write.signals_as_exceptions():
-        return _execute(parser, args)
+        code = _execute(parser, args)
+    if argv is None and interruptible.abandoned():
+        # A signal stopped the command while a worker thread computes (cli/interruptible.py):
+        # leave now rather than wait for the interpreter's shutdown beside a running kernel.
+        for stream in (sys.stdout, sys.stderr):
+            with contextlib.suppress(Exception):
+                stream.flush()
+        os._exit(code)
+    return code
 
 
 def _execute(parser, args) -> int:

@@ -14,7 +14,7 @@ import numpy as np
 
 from irexec import budget
 from irexec.api import compile_model
-from irexec.cli import common, describe
+from irexec.cli import common, describe, interruptible
 from irexec.cli.progress import Progress
 from irexec.cli.usage import UsageError
 from irexec.diagnostics.diagnostic import Location
@@ -219,7 +219,8 @@ def _run_file(args, model, compiled, path: Path, names: list[str]) -> list[str]:
     inputs = common.complete_inputs(model, given, args.seed)
     trace = _trace(args, model, os.path.join(args.trace, path.stem) if args.trace else None)
     try:
-        outputs = compiled(inputs, trace=trace, trace_bodies=args.trace_bodies)
+        outputs = interruptible.call(compiled, inputs, trace=trace,
+                                     trace_bodies=args.trace_bodies)
     except IRError as e:  # say which file's inputs the layer refused
         raise IRError([dataclasses.replace(d, message=f"{d.message} (inputs from '{path}')")
                        for d in e.diagnostics]) from None
@@ -281,17 +282,22 @@ def execute(args) -> int:
     return _execute(args)
 
 
-def _execute(args) -> int:
+def _compile(args):
+    """The model read and compiled (constant layers are computed here, which may take long)."""
     model = common.load_model(args, runs=True)
     common.apply_shapes(model, args.shape, args.model)
-    compiled = compile_model(model, config={"precision": "f64"} if args.precise else None)
+    return model, compile_model(model, config={"precision": "f64"} if args.precise else None)
+
+
+def _execute(args) -> int:
+    model, compiled = interruptible.call(_compile, args)
     if args.input_dir is not None:
         return _run_dir(args, model, compiled)
     given = common.load_inputs(args.input, compiled, args.model)
     inputs = common.complete_inputs(model, given, args.seed)
     common.say_filled_dims(model, inputs, given)
-    outputs = compiled(inputs, trace=_trace(args, model, args.trace),
-                       trace_bodies=args.trace_bodies)
+    outputs = interruptible.call(compiled, inputs, trace=_trace(args, model, args.trace),
+                                 trace_bodies=args.trace_bodies)
     if args.output:
         save_npz(args.output, outputs, args)
     generated = [n for n in inputs if n not in given]

@@ -33,6 +33,7 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import BinaryIO, Union
 
 _temporaries: set[str] = set()
+_cancelled: set[threading.Thread] = set()  # threads whose writes must not land (cancel())
 _lock = threading.Lock()
 PREFIX = ".irexec-"
 Protected = Union["Guard", Mapping, Iterable]  # paths, or {path: what it is} for the refusal
@@ -50,6 +51,24 @@ class Terminated(BaseException):
     def __init__(self, signum: int):
         super().__init__(signal.Signals(signum).name)
         self.signum = signum
+
+
+class Cancelled(BaseException):
+    """A write from a thread the command line abandoned after a signal (:func:`cancel`)."""
+
+
+def cancel(thread: threading.Thread) -> None:
+    """From now on ``thread`` creates no temporary and renames none over its target: the
+    command line calls this when a signal stops it while a worker thread still computes, so
+    that nothing the worker finishes afterwards appears (its temporaries are removed with the
+    others)."""
+    with _lock:
+        _cancelled.add(thread)
+
+
+def _refuse_if_cancelled() -> None:  # call with _lock held
+    if threading.current_thread() in _cancelled:
+        raise Cancelled("the command was stopped by a signal")
 
 
 def same_file(a, b) -> bool:
@@ -127,6 +146,7 @@ def _create_temporary(folder: str, target: str) -> tuple[int, str]:
     while True:
         tmp = _temporary_name(folder, target)
         with _lock:
+            _refuse_if_cancelled()
             _temporaries.add(tmp)  # recorded first: a signal after this line cannot leak it
         try:
             return os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0),
@@ -196,6 +216,8 @@ def write_file(path, write: Callable[[BinaryIO], None], protected: Protected = (
     except OSError:
         mode = None
     if mode is not None and (stat.S_ISFIFO(mode) or stat.S_ISCHR(mode)):
+        with _lock:
+            _refuse_if_cancelled()
         with open(path, "wb") as f:  # a pipe or a device takes the bytes as they come
             write(_Stream(f))
         return
@@ -208,8 +230,10 @@ def write_file(path, write: Callable[[BinaryIO], None], protected: Protected = (
         with os.fdopen(fd, "wb") as f:
             write(f)
         os.chmod(tmp, stat.S_IMODE(mode) if mode is not None else 0o666 & ~_umask())
-        os.replace(tmp, target)
-        _forget(tmp)
+        with _lock:  # a cancelled thread renames nothing, even a file it finished
+            _refuse_if_cancelled()
+            os.replace(tmp, target)
+            _temporaries.discard(tmp)
     finally:
         if tmp in _temporaries:
             _remove(tmp)
@@ -242,5 +266,5 @@ def signals_as_exceptions(signums=(signal.SIGTERM, signal.SIGHUP)):
                 signal.signal(s, old if old is not None else signal.SIG_DFL)
 
 
-__all__ = ["Guard", "Terminated", "WriteRefused", "check_target", "remove_temporaries",
-           "same_file", "signals_as_exceptions", "write_bytes", "write_file"]
+__all__ = ["Cancelled", "Guard", "Terminated", "WriteRefused", "cancel", "check_target",
+           "remove_temporaries", "same_file", "signals_as_exceptions", "write_bytes", "write_file"]

@@ -179,6 +179,9 @@ class Node:
     broken: bool = False  # the reader reported a problem that leaves this layer unusable
     bodies: dict[str, Body] = field(default_factory=dict)  # sub-graphs (Loop, If ...)
     scope: str = ""  # the enclosing layers of a body's layer: "loop/body/"
+    # Inference asked for an input's values that were not known before running (a Parameter's
+    # axes, sizes ...): its checks of those values must run on each call's (runtime/plan.py).
+    values_unknown: bool = False
     _value: np.ndarray | None = field(default=None, repr=False)
     _load: Callable[[], np.ndarray] | None = field(default=None, repr=False)
 

@@ -73,7 +73,7 @@ def forward(x: np.ndarray, w: np.ndarray, strides: Sequence[int], dilations: Seq
     if y.size == 0 or x.size == 0 or wc.size == 0:  # an empty output, or sums of no terms
         y[...] = 0
         return y
-    if ci == 1 and g > 1:
+    if ci == 1 and g > 1 and not _wide_depthwise(kernel, out, ct):
         _depthwise(x, wc, out, strides, dilations, pads_begin, ct,
                    y.reshape((n * g, co) + tuple(out)))
     elif all(k == 1 for k in kernel):
@@ -135,6 +135,18 @@ def backward_scratch(shape, dtype, w_shape, strides, dilations, pads_begin, out)
     row_bytes = g * co * math.prod(kernel) * math.prod(spatial[1:]) * ct.itemsize
     return whole + (n * spatial[0] * row_bytes if n * spatial[0] * row_bytes
                     <= windows.tile_bytes() else _band(spatial[0], row_bytes))
+
+
+_DEPTHWISE_TAPS = 256  # kernels of more taps may take the column matrix instead
+
+
+def _wide_depthwise(kernel, out, ct) -> bool:
+    """A depthwise kernel of so many taps that the depthwise path's passes, a few per tap,
+    cost more than one row of columns, when that row fits a tile (a [1, 4e6] kernel over two
+    outputs: 4e6 x 2 columns, one product, instead of passes per tap: 43 s)."""
+    taps = math.prod(kernel)
+    return taps > _DEPTHWISE_TAPS and \
+        taps * math.prod(out[1:]) * np.dtype(ct).itemsize <= windows.tile_bytes()
 
 
 def _as(a: np.ndarray, dtype) -> np.ndarray:
@@ -434,10 +446,7 @@ def backward(x: np.ndarray, w: np.ndarray, strides: Sequence[int], dilations: Se
                                                                      (r1 - r0) * rest))
         cols = cols.reshape((-1, g, co) + tuple(kernel) + (r1 - r0,) + spatial[1:])
         rows = (r1 - r0,) + spatial[1:]
-        for tap in windows.taps(kernel):
-            start = (r0 * strides[0],) + (0,) * (nsp - 1)
-            index = tuple(slice(b + t * d, b + t * d + (r - 1) * s + 1, s)
-                          for b, t, d, r, s in zip(start, tap, dilations, rows, strides))
-            buf[(batch, slice(None), slice(None), *index)] += cols[(slice(None),) * 3 + tap]
+        windows.add_taps(buf[batch], cols, kernel, rows, strides, dilations,
+                         (r0 * strides[0],) + (0,) * (nsp - 1))
     y = buf[(Ellipsis, *(slice(b, b + o) for b, o in zip(pads_begin, out)))]
     return y.reshape((n, g * co) + tuple(out))

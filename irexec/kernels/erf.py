@@ -70,6 +70,8 @@ def erf32(x: np.ndarray) -> np.ndarray:
 
 
 def _erf(x: np.ndarray, s, r) -> np.ndarray:
+    if x.ndim == 0:  # numpy's arithmetic on a 0-d array gives scalars, which take no writes
+        return _erf(x.reshape(1), s, r).reshape(())
     t = x.dtype.type
     scale_s, scale_r = t(2 / _SPLIT ** 2), t(2 / (_TOP - _SPLIT))
     one, split = t(1), t(_SPLIT)

@@ -46,16 +46,25 @@ def _separable(block, kernel, strides, dilations, out, combine, dtype, final=Non
     """Reduce every window of ``block`` [B, *padded] with ``combine`` (np.fmax, np.add ...),
     one spatial axis at a time from the last (``outer_first``: from the first): each axis is k
     strided views and k-1 operations over an array that is already reduced along the axes
-    done before. ``final``: where the last pass writes (shape [B, *out]). Windows are boxes,
-    so the result is the same as over all taps at once, for any reduction that is associative
-    and commutative; for a max the order changes nothing, and outer axes first keeps the
-    first passes' inner loops contiguous (a strided last axis then runs over a reduced array:
-    half the time of a 3x3/2 MaxPool)."""
+    done before (or, for a wide kernel, runs of doubling length: ``_doubling``). ``final``:
+    where the last pass writes (shape [B, *out]). Windows are boxes, so the result is the
+    same as over all taps at once, for any reduction that is associative and commutative; for
+    a max the order changes nothing, and outer axes first keeps the first passes' inner loops
+    contiguous (a strided last axis then runs over a reduced array: half the time of a 3x3/2
+    MaxPool)."""
     cur = block
     nsp = len(kernel)
     order = list(range(nsp)) if outer_first else list(reversed(range(nsp)))
     for axis in order:
         k, s, d, o = kernel[axis], strides[axis], dilations[axis], out[axis]
+
+        if _doubling_pays(cur, axis, k, o):
+            acc = _doubling(cur, axis + 1, k, s, d, o, combine, dtype)
+            if axis == order[-1] and final is not None:
+                np.copyto(final, acc)
+                acc = final
+            cur = acc
+            continue
 
         def view(t, cur=cur, axis=axis, s=s, d=d, o=o):
             index = [slice(None)] * cur.ndim
@@ -136,6 +145,47 @@ def _blocks(x: np.ndarray):
     return [(r, min(r + count, x.shape[0])) for r in range(0, x.shape[0], count)]
 
 
+_CALL = 4096  # a numpy call's overhead, in elements it could have processed meanwhile
+
+
+def _doubling_pays(cur, axis: int, k: int, out: int) -> bool:
+    """Whether a window axis costs less by doubling (about 2 log2(k) passes over the whole
+    axis) than tap by tap (k passes over the output): a kernel of 4e6 taps over one output
+    element was 4e6 numpy calls."""
+    if k < 8:
+        return False
+    rest = cur.size // max(cur.shape[axis + 1], 1)
+    by_tap = k * (_CALL + out * rest)
+    by_doubling = 2 * k.bit_length() * (_CALL + cur.size)
+    return by_doubling < by_tap
+
+
+def _doubling(cur, dim: int, k: int, s: int, d: int, out: int, combine, dtype):
+    """Each window's reduction along ``dim`` (k taps d apart, windows s apart, ``out`` of
+    them) from runs of 1, 2, 4 ... taps, each run from two of half its length, every window
+    the runs its tap count's binary digits name. An element meets only elements of its own
+    window (no prefix-sum differences, which would cancel), the sums pairwise."""
+    lead = (slice(None),) * dim
+    last = (out - 1) * s + (k - 1) * d + 1  # the axis elements any window reads
+    runs = cur[lead + (slice(0, last),)]  # runs[i]: taps i, i + d, ... (`length` of them)
+    length, offset, acc = 1, 0, None
+    while True:
+        if k & length:
+            part = runs[lead + (slice(offset * d, offset * d + (out - 1) * s + 1, s),)]
+            if acc is None:
+                acc = np.array(part, dtype=dtype)
+            else:
+                combine(acc, part, out=acc)
+            offset += length
+        if length * 2 > k:
+            return acc
+        m = runs.shape[dim] - length * d
+        runs = combine(runs[lead + (slice(0, m),)],
+                       runs[lead + (slice(length * d, length * d + m),)]).astype(dtype,
+                                                                                 copy=False)
+        length *= 2
+
+
 def _rows(x: np.ndarray) -> np.ndarray:
     return x.reshape((-1,) + x.shape[2:])
 
@@ -204,8 +254,9 @@ def max_pool_with_indices(x: np.ndarray, kernel: Sequence[int], strides: Sequenc
     channel). Masked writes would say the same with fewer operations, but run several times
     slower on random masks. The index is made block by block while the block is in cache.
     Windows that halve each axis take pool_halving.max_with_offsets instead (same result)."""
-    taps = list(windows.taps(kernel))
-    count = len(taps)
+    count = math.prod(kernel)
+    wide = count > _WIDE_INDEX
+    taps = [] if wide else list(windows.taps(kernel))
     score_type = np.uint8 if count < 255 else np.uint32
     low = lowest(x.dtype)
     nsp = len(kernel)
@@ -225,6 +276,10 @@ def max_pool_with_indices(x: np.ndarray, kernel: Sequence[int], strides: Sequenc
     scratch = {}
 
     def on_block(r0, r1, block, v):
+        if wide:  # the first maximum by axis, not tap by tap
+            offsets = _first_max_offsets(block, kernel, strides, dilations, out, elem, low)
+            settle(r0, r1, offsets < 0, offsets.astype(index_dtype))
+            return
         if scratch.get("shape") != v.shape:
             scratch.update(shape=v.shape, mask=np.empty(v.shape, bool),
                            tmp=np.empty(v.shape, score_type), score=np.empty(v.shape,
@@ -277,6 +332,60 @@ def indices_scratch(shape, dtype, kernel, strides, dilations, pads_begin, out) -
     per_row = math.prod(ends) * compute_dtype(dtype).itemsize
     rows = math.prod(shape[:2])
     return per_row * max(1, min(rows, windows.BLOCK_BYTES // max(per_row, 1)))
+
+
+_WIDE_INDEX = 64  # taps above which MaxPool's indices are found axis by axis
+
+
+def _first_max_offsets(block, kernel, strides, dilations, out, elem, low) -> np.ndarray:
+    """Each window's offset in the data of its first largest element above ``low`` (row-major
+    order over the window), -1 where no element is above it. One axis at a time from the
+    last: each position keeps its best (value, offset) along the axes done, and along the
+    next axis a later candidate wins only when strictly greater, so among equal maxima the
+    one of the smallest outer position, then of the smallest inner one, wins -- the first in
+    row-major order. Wide axes by doubling runs (``_doubling_pays``), as the values."""
+    value = np.where(block > low, block, low)  # NaN, -inf, padding and the lowest: no winner
+    reach = sum((k - 1) * d * int(e) for k, d, e in zip(kernel, dilations, elem))
+    offset = np.zeros(value.shape, np.int32 if reach < 2**31 else np.int64)
+    for axis in reversed(range(len(kernel))):
+        k, s, d, o = kernel[axis], strides[axis], dilations[axis], out[axis]
+        value, offset = _first_max_along(value, offset, axis + 1, k, s, d, o,
+                                         d * int(elem[axis]))
+    return np.where(value > low, offset, -1)
+
+
+def _first_max_along(value, offset, dim, k, s, d, o, step):
+    """(value, offset) of each window along ``dim``; a tap t further adds t * step."""
+    lead = (slice(None),) * dim
+
+    def at(a, start, count, stride):
+        return a[lead + (slice(start, start + (count - 1) * stride + 1, stride),)]
+
+    def merge(best, later):  # best: the earlier taps' pair; later wins when strictly greater
+        take = later[0] > best[0]
+        return np.where(take, later[0], best[0]), np.where(take, later[1], best[1])
+
+    if not _doubling_pays(value, dim - 1, k, o):
+        best = (at(value, 0, o, s), at(offset, 0, o, s))
+        for t in range(1, k):
+            best = merge(best, (at(value, t * d, o, s), at(offset, t * d, o, s) + t * step))
+        return np.array(best[0]), np.array(best[1])
+    last = (o - 1) * s + (k - 1) * d + 1
+    runs = (value[lead + (slice(0, last),)], offset[lead + (slice(0, last),)])
+    length, start, best = 1, 0, None
+    while True:
+        if k & length:
+            part = (at(runs[0], start * d, o, s), at(runs[1], start * d, o, s) + start * step)
+            best = part if best is None else merge(best, part)
+            start += length
+        if length * 2 > k:
+            return np.array(best[0]), np.array(best[1])
+        m = runs[0].shape[dim] - length * d
+        head = (runs[0][lead + (slice(0, m),)], runs[1][lead + (slice(0, m),)])
+        tail = (runs[0][lead + (slice(length * d, length * d + m),)],
+                runs[1][lead + (slice(length * d, length * d + m),)] + length * step)
+        runs = merge(head, tail)
+        length *= 2
 
 
 def _max_offsets(x, halving, out, low, settle):
@@ -342,12 +451,15 @@ def _counts(spatial, kernel, strides, dilations, pads_begin, pads_end, out, excl
         # window that reaches past the end padding.
         return count * math.prod(kernel)
     for i in range(nsp):
-        pos = (np.arange(out[i])[:, None] * strides[i]
-               + np.arange(kernel[i])[None, :] * dilations[i])
-        if exclude_pad:
-            inside = (pos >= pads_begin[i]) & (pos < pads_begin[i] + spatial[i])
-        else:
-            inside = pos < spatial[i] + pads_begin[i] + pads_end[i]
-        n = inside.sum(axis=1).reshape((1, 1) + tuple(-1 if j == i else 1 for j in range(nsp)))
+        # taps t in [0, k) with lo <= start + t * d < hi, counted without listing them (a
+        # kernel of 4e6 taps over many windows would be a table of billions)
+        start = np.arange(out[i], dtype=np.int64) * strides[i]
+        lo = pads_begin[i] if exclude_pad else 0
+        hi = pads_begin[i] + spatial[i] + (0 if exclude_pad else pads_end[i])
+        d = dilations[i]
+        first = np.maximum(0, -((start - lo) // d))  # ceil((lo - start) / d)
+        last = np.minimum(kernel[i] - 1, (hi - 1 - start) // d)
+        n = np.maximum(last - first + 1, 0)
+        n = n.reshape((1, 1) + tuple(-1 if j == i else 1 for j in range(nsp)))
         count = count * n
     return count

@@ -180,8 +180,8 @@ def roi_pooling(data, rois, *, pooled_h: int, pooled_w: int, spatial_scale: floa
     r = rois.astype(ct, copy=False)
     count = r.shape[0]
     out = np.zeros((count, c, pooled_h, pooled_w), ct)
-    if count == 0 or c == 0 or pooled_h == 0 or pooled_w == 0:
-        return finish(out, data.dtype)
+    if count == 0 or c == 0 or pooled_h == 0 or pooled_w == 0 or h == 0 or w == 0:
+        return finish(out, data.dtype)  # an empty map: every bin covers nothing and gives 0
     batch = _as_int(r[:, 0])
     table = x.transpose(0, 2, 3, 1).reshape(n * h * w, c)
     if method == "max":
@@ -289,7 +289,7 @@ def psroi_pooling(data, rois, *, output_dim: int, group_size: int, spatial_scale
     x, out, r, batch = _ps_start(data, rois, output_dim, g, ct)
     n, c_in, h, w = x.shape
     real = r.shape[0]
-    if real == 0:
+    if real == 0 or x.shape[2] == 0 or x.shape[3] == 0:  # an empty map: every bin gives 0
         return finish(out, data.dtype)
     scale = np.float32(spatial_scale).astype(ct)
     if mode == "average":
@@ -388,7 +388,7 @@ def deformable_psroi_pooling(data, rois, offsets=None, *, output_dim: int, group
     x, out, r, batch = _ps_start(data, rois, output_dim, g, ct)
     n, c_in, h, w = x.shape
     real = r.shape[0]
-    if real == 0:
+    if real == 0 or x.shape[2] == 0 or x.shape[3] == 0:  # an empty map: every bin gives 0
         return finish(out, data.dtype)
     scale = np.float32(spatial_scale).astype(ct)
     half = ct.type(0.5)

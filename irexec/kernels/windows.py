@@ -14,6 +14,7 @@ budget is small).
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Iterator, Sequence
 
@@ -95,6 +96,40 @@ def tap_view(xp: np.ndarray, tap: Sequence[int], out: Sequence[int], strides: Se
     index = tuple(slice(t * d, t * d + (o - 1) * s + 1, s)
                   for t, o, s, d in zip(tap, out, strides, dilations))
     return xp[(Ellipsis, *index)]
+
+
+def add_taps(target: np.ndarray, cols: np.ndarray, kernel: Sequence[int],
+             counts: Sequence[int], strides: Sequence[int], dilations: Sequence[int],
+             starts: Sequence[int] | None = None) -> None:
+    """The scatter of sliding windows back onto their positions (a transposed convolution's
+    columns, Col2Im's blocks): ``target[..., *spatial] +=`` each ``cols[..., *tap, *block]``
+    at position ``start + block * stride + tap * dilation`` on every axis. One strided slice
+    per loop step; along each axis the loop runs over the kernel's taps or over the block
+    positions, whichever are fewer, the other taken whole by the slice -- so a huge kernel
+    over a few blocks costs a few steps, not one per tap. Nothing is done when there is no
+    data."""
+    nsp = len(kernel)
+    if target.size == 0 or cols.size == 0:
+        return
+    starts = starts or (0,) * nsp
+    by_tap = [k <= c for k, c in zip(kernel, counts)]
+    steps = []
+    for k, c, s, d, b, tap in zip(kernel, counts, strides, dilations, starts, by_tap):
+        if tap:  # tap t: one element per block, `stride` apart
+            steps.append([(slice(b + t * d, b + t * d + (c - 1) * s + 1, s), t, slice(None))
+                          for t in range(k)])
+        else:  # block p: one element per tap, `dilation` apart
+            steps.append([(slice(b + p * s, b + p * s + (k - 1) * d + 1, d), slice(None), p)
+                          for p in range(c)])
+    # after indexing, cols keeps its kernel axes looped by block, then its block axes looped
+    # by tap: put each back on its spatial axis
+    kept = [a for a in range(nsp) if not by_tap[a]] + [a for a in range(nsp) if by_tap[a]]
+    lead = cols.ndim - 2 * nsp
+    order = list(range(lead)) + [lead + kept.index(a) for a in range(nsp)]
+    same = order == list(range(len(order)))
+    for combo in itertools.product(*steps):
+        part = cols[(Ellipsis, *(c[1] for c in combo), *(c[2] for c in combo))]
+        target[(Ellipsis, *(c[0] for c in combo))] += part if same else part.transpose(order)
 
 
 def bands(rows: int, bytes_per_row: int, limit: int | None = None) -> list[tuple[int, int]]:

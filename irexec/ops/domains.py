@@ -205,6 +205,20 @@ class Weights(Domain):
         return rng.random(size=data_shape)
 
 
+class SortedRows(Domain):
+    """Values sorted ascending along the last axis (SearchSorted's sequence, Bucketize's
+    boundaries), of their own declared shape; ``of``: another input of the layer (the values
+    depend on no shape but their own, and the generator needs one it knows first). Made
+    sorted, never checked (OpenVINO does not check either: unsorted rows give whatever its
+    binary search finds)."""
+
+    of: int = 0
+
+    def generate(self, rng, data_shape, attrs, declared, unsigned):
+        values = rng.uniform(0 if unsigned else -10, 10, size=_sizes(declared))
+        return np.sort(values, axis=-1) if values.ndim else values
+
+
 @dataclass(frozen=True)
 class PadSizes(Domain):
     """Pads every mode accepts for input ``of``: in [0, smallest dim - 1]."""

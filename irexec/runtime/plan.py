@@ -172,10 +172,12 @@ def _bounded(port, limit: int) -> bool:
 def _needs_check(node, limit: int) -> bool:
     """Whether the spec's rules could not all be decided when the model was read: an input of
     dynamic element type or shape, a value-checked input (one with a value domain) that is
-    not a Constant, or an output whose size inference could not bound within the memory
-    budget (``limit``; its size comes from values, checked per call). A layer with bodies is
-    checked inside them, per iteration (its kernel holds what it gathers to the budget)."""
-    if not node.bodies and not all(_bounded(p, limit) for p in node.outputs):
+    not a Constant, an input whose values the op's rules asked for and did not get, or an
+    output whose size inference could not bound within the memory budget (``limit``; its size
+    comes from values, checked per call). A layer with bodies is checked inside them, per
+    iteration (its kernel holds what it gathers to the budget)."""
+    if node.values_unknown or (not node.bodies and not all(_bounded(p, limit)
+                                                           for p in node.outputs)):
         return True
     for i, port in enumerate(node.inputs):
         source = port.source

@@ -89,3 +89,18 @@ def test_missing_shape_is_a_scalar_and_missing_type_is_dynamic(tmp_path):
     port = model.nodes[0].outputs[0]
     assert port.partial_shape == PartialShape([])
     assert port.element_type == ElementType.dynamic
+
+
+@pytest.mark.parametrize("shape", [PartialShape.dynamic(), PartialShape([])])
+def test_writing_a_dynamic_rank_or_a_scalar_port(tmp_path, shape):
+    """The writer took a port's inferred shape `or` its declared dims: a dynamic rank raised
+    ValueError (it has no length) and a scalar's empty shape fell through to the declared dims."""
+    import irexec
+    from irexec.builder import ModelBuilder
+
+    b = ModelBuilder()
+    b.result(b.op("Relu", b.parameter("x", "f32", shape)), "out")
+    xml = tmp_path / "m.xml"
+    irexec.save_model(b.build(), xml)
+    back = irexec.read_model(xml)
+    assert str(back.results[0].inputs[0].source.partial_shape) == str(shape)

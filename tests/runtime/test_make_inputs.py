@@ -307,3 +307,21 @@ def test_a_domain_that_only_checks_asks_for_the_input(registry_sandbox):
     assert d.message.startswith("cannot make a value for input 'index': IrxTestChecked ")
     assert d.message.endswith(": CheckedOnly values cannot be generated; give it with --input "
                               "index=FILE.npy")
+
+
+@pytest.mark.parametrize("element_type", ["f32", "i32", "u8", "f16"])
+def test_sorted_inputs_are_made_sorted(element_type):
+    """SearchSorted's sequence and Bucketize's boundaries are made sorted (they were random:
+    the binary search then finds whatever it finds, and OpenVINO's answer differs)."""
+    from irexec.builder import ModelBuilder
+
+    b = ModelBuilder()
+    seq = b.parameter("seq", element_type, [3, 6])
+    b.result(b.op("SearchSorted", seq, b.parameter("v", element_type, [3, 2]),
+                  version="opset15"), "a")
+    b.result(b.op("Bucketize", b.parameter("d", element_type, [4]),
+                  b.parameter("edges", element_type, [-1]), version="opset3"), "b")
+    made = make_inputs(b.build(), {}, 7)
+    for name in ("seq", "edges"):
+        values = made[name].astype(np.float64)
+        assert values.shape[-1] > 1 and (np.diff(values, axis=-1) >= 0).all(), (name, values)

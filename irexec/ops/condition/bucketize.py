@@ -3,6 +3,7 @@
 import numpy as np
 
 from irexec.ir.element_type import from_name
+from irexec.ops.domains import SortedRows
 from irexec.ops.spec import register
 from irexec.ops.shape.shape_of import check_index_type
 from irexec.ops.spec import NUMERIC, VECTOR, Attr, Input, Op, OpSpec, Output, TensorType
@@ -29,7 +30,7 @@ class Bucketize(Op):
                Attr("with_right_bound", "bool", default=True,
                     doc="a bucket holds its right boundary (true) or its left one (false)")),
         inputs=(Input("data", NUMERIC, doc="the values to place"),
-                Input("buckets", NUMERIC, VECTOR,
+                Input("buckets", NUMERIC, VECTOR, domain=SortedRows(0),
                       doc="the boundaries, sorted ascending (not checked, as in OpenVINO)")),
         outputs=(Output("output", "each value's bucket: 0 before the first boundary, "
                                   "len(buckets) after the last", type="@output_type"),),

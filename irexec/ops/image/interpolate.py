@@ -82,6 +82,9 @@ def _sizes_from(axes, values, how: str, padded) -> list:
     scales = [float(v) for v in np.asarray(values, dtype=np.float64).reshape(-1)]
     if any(not s > 0 for s in scales):
         raise OpError(f"scales {scales} has a value that is not positive", code="IR308")
+    if any(not np.isfinite(s) for s in scales):
+        raise OpError(f"scales {scales} has a value that is not finite; give a finite scale "
+                      f"per axis", code="IR308")
     return [Dimension(_scaled(d.min, s), None if d.max is None else _scaled(d.max, s))
             for s, d in zip(scales, (padded[a] for a in axes))]
 
@@ -91,8 +94,13 @@ def _scaled(size: int, scale: float) -> int:
     truncated (so 3 * 0.333333 gives 1)."""
     if scale == 1.0:
         return size
-    multiplier = np.float32(scale) + np.float32(1e-6)
-    return int(np.float32(size) * multiplier)
+    with np.errstate(over="ignore"):
+        product = np.float32(size) * (np.float32(scale) + np.float32(1e-6))
+    if not np.isfinite(product):
+        raise OpError(f"a size of {size} times the scale {scale} is past float32's range, "
+                      f"where OpenVINO computes the output size; give a smaller scale",
+                      code="IR308")
+    return int(product)
 
 
 def infer_shape(ctx, how: str, values_index: int, axes_index: int | None, fixed_axes=None,

@@ -5,7 +5,8 @@ Data [N, C * KH * KW, L] (or without N) holds, for each of the L block positions
 the positions a KH x KW window with the attributes' strides, dilations and pads takes on an
 output_size image), the block's values, channel c * KH * KW + kh * KW + kw. Each value is added
 at its pixel of the padded image; the padding is then cut off. The kernel adds one strided slice
-per kernel tap (KH * KW additions over whole arrays), in the compute type (integers wrap).
+per kernel tap or per block position along each axis, whichever are fewer, in the compute type
+(integers wrap).
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ import numpy as np
 from irexec.errors import OpError
 from irexec.ir.shape import Dimension, PartialShape
 from irexec.kernels.numeric import compute_dtype, finish
+from irexec.kernels.windows import add_taps
 from irexec.ops import windows
 from irexec.ops.domains import as_int64
 from irexec.ops.spec import register
@@ -126,11 +128,7 @@ class Col2Im(Op):
         cols = x.astype(ct, copy=False).reshape(n, c, kernel[0], kernel[1], *counts)
         padded = np.zeros((n, c, size[0] + pads_begin[0] + pads_end[0],
                            size[1] + pads_begin[1] + pads_end[1]), ct)
-        for kh in range(kernel[0]):
-            for kw in range(kernel[1]):
-                r0, c0 = kh * dilations[0], kw * dilations[1]
-                padded[:, :, r0:r0 + (counts[0] - 1) * strides[0] + 1:strides[0],
-                       c0:c0 + (counts[1] - 1) * strides[1] + 1:strides[1]] += cols[:, :, kh, kw]
+        add_taps(padded, cols, kernel, counts, strides, dilations)
         y = padded[:, :, pads_begin[0]:pads_begin[0] + size[0],
                    pads_begin[1]:pads_begin[1] + size[1]]
         y = finish(np.ascontiguousarray(y), data.dtype)

@@ -16,20 +16,56 @@ T = TypeVar("T", windows.REAL)
 def window_sums(squares: np.ndarray, axes, size: int) -> np.ndarray:
     """The sum of each element's window along each axis: (size-1)//2 elements before it and as
     many after, cut at the edges -- so an even size spans size-1 elements, as in OpenVINO
-    (the scale still divides by size). One axis at a time, one shifted add per position."""
-    half = (size - 1) // 2
+    (the scale still divides by size). One axis at a time; a window never reaches further than
+    the axis is long, so the work is bounded by the data, not by ``size`` (2**40 is a valid
+    attribute)."""
     total = squares
     for axis in axes:
         n = total.shape[axis]
-        acc = total.copy()
-        for shift in range(1, half + 1):
-            if shift < n:  # element i + shift adds to i, and i - shift too
-                acc[(slice(None),) * axis + (slice(0, n - shift),)] += \
-                    total[(slice(None),) * axis + (slice(shift, n),)]
-                acc[(slice(None),) * axis + (slice(shift, n),)] += \
-                    total[(slice(None),) * axis + (slice(0, n - shift),)]
-        total = acc
+        half = min((size - 1) // 2, max(n - 1, 0))
+        if half <= _SHIFTED_ADDS:
+            total = _shifted_adds(total, axis, half)
+        else:
+            total = _doubling_sums(total, axis, half)
     return total
+
+
+_SHIFTED_ADDS = 16  # half-widths up to this: one shifted add per position; above: doubling
+
+
+def _shifted_adds(total: np.ndarray, axis: int, half: int) -> np.ndarray:
+    """Element i + shift adds to i, and i - shift too, for each shift up to ``half``."""
+    n = total.shape[axis]
+    lead = (slice(None),) * axis
+    acc = total.copy()
+    for shift in range(1, half + 1):
+        acc[lead + (slice(0, n - shift),)] += total[lead + (slice(shift, n),)]
+        acc[lead + (slice(shift, n),)] += total[lead + (slice(0, n - shift),)]
+    return acc
+
+
+def _doubling_sums(total: np.ndarray, axis: int, half: int) -> np.ndarray:
+    """Window sums of width 2 * half + 1 in O(n log width) array additions: sums of 1, 2, 4 ...
+    consecutive elements, each from two of the previous length, and every window made of the
+    blocks its width's binary digits name. Every addition adds non-negative partial sums of the
+    same window (no prefix-sum differences, which would cancel)."""
+    n = total.shape[axis]
+    lead = (slice(None),) * axis
+    pad = [(0, 0)] * total.ndim
+    pad[axis] = (half, half)
+    blocks = np.pad(total, pad)  # blocks[i] = sum of `length` elements from i
+    width, length, offset = 2 * half + 1, 1, 0
+    result = None
+    while True:
+        if width & length:
+            part = blocks[lead + (slice(offset, offset + n),)]
+            result = part.copy() if result is None else result + part
+            offset += length
+        if length * 2 > width:
+            return result
+        m = blocks.shape[axis] - length
+        blocks = blocks[lead + (slice(0, m),)] + blocks[lead + (slice(length, length + m),)]
+        length *= 2
 
 
 @register

@@ -36,7 +36,16 @@ def fake_quantize(x, input_low, input_high, output_low, output_high, *, levels, 
 def _fq_rule(ctx):
     if ctx.attrs["levels"] < 2:
         ctx.error("IR302", f"levels is {ctx.attrs['levels']}; FakeQuantize needs at least 2")
-    return rules.broadcast()(ctx)
+    (out,) = rules.broadcast()(ctx)
+    x = ctx.input_shape(0)
+    if x.rank_is_static and out.rank_is_static and (
+            len(out) != len(x) or any(o.is_static and d.is_static and o.min != d.min
+                                      for o, d in zip(out, x))):
+        # The limits broadcast onto X, never X onto them (OpenVINO passes X's shape through,
+        # leaving the values of a larger broadcast undefined).
+        ctx.error("IR307", f"the limits broadcast X {x} to {out}; they must broadcast onto X "
+                           f"(each limit's dims 1 or X's)")
+    return [out]
 
 
 @register

@@ -87,7 +87,8 @@ class ScaledDotProductAttention(Op):
                 scores = np.where(attention_mask, scores, ct.type(-np.inf))
             else:
                 scores = scores + attention_mask.astype(ct, copy=False)
-        top = np.max(scores, axis=-1, keepdims=True)
+        # no key (source length 0): each row's weights are empty and its output 0
+        top = np.max(scores, axis=-1, keepdims=True, initial=-np.inf)
         with np.errstate(invalid="ignore"):
             weights = np.exp(scores - top)
             weights /= np.sum(weights, axis=-1, keepdims=True)

@@ -6,6 +6,7 @@ from irexec.errors import OpError
 from irexec.ir.element_type import from_name
 from irexec.ir.shape import PartialShape
 from irexec.ops.condition.bucketize import compare_pair
+from irexec.ops.domains import SortedRows
 from irexec.ops.spec import register
 from irexec.ops.shape.shape_of import check_index_type
 from irexec.ops.spec import NUMERIC, Attr, Input, Op, OpSpec, Output, TensorType, TypeVar
@@ -42,8 +43,8 @@ class SearchSorted(Op):
                         "true: the last (seq[i-1] <= v < seq[i])"),
                Attr("output_type", "element_type", default=from_name("i64"),
                     doc="the indices' element type: i32 or i64")),
-        inputs=(Input("sorted_sequence", T, doc="rows sorted ascending along the last axis "
-                                                "(not checked)"),
+        inputs=(Input("sorted_sequence", T, domain=SortedRows(1),
+                      doc="rows sorted ascending along the last axis (not checked)"),
                 Input("values", T, doc="the values to place; leading dims as the sequence's "
                                        "(any shape for a 1-D sequence)")),
         outputs=(Output("output", "the insertion index of each value in its row",
@@ -73,7 +74,7 @@ class SearchSorted(Op):
             return np.asarray(np.searchsorted(seq, v, side=side)).astype(output_type.dtype)
         # Rows apart: offset each row past the previous one's values, as one sorted 1-D array.
         rows = seq.reshape(-1, seq.shape[-1])
-        vals = v.reshape(rows.shape[0], -1)
+        vals = v.reshape(rows.shape[0], v.size // max(rows.shape[0], 1))
         out = np.empty(vals.shape, np.int64)
         for r in range(rows.shape[0]):  # one binary search per row (rows, not elements)
             out[r] = np.searchsorted(rows[r], vals[r], side=side)

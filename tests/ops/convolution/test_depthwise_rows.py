@@ -155,3 +155,29 @@ def test_precise_mode_computes_the_rows_path_in_float64(rows_calls):
     want, _ = reference(x, w, (1, 1), (1, 1), (1, 1), (1, 1))
     # float64 sums of f32 products rounded once: within an f32 rounding of the exact value
     np.testing.assert_allclose(y, want, rtol=2**-23, atol=1e-30)
+
+
+def test_a_wide_depthwise_kernel_by_columns_equals_the_depthwise_path(monkeypatch):
+    """Depthwise kernels of more than _DEPTHWISE_TAPS taps whose row of columns fits a tile
+    take the column matrix; on random layers both paths agree."""
+    from irexec.kernels import conv
+
+    rng = np.random.default_rng(11)
+    for _ in range(30):
+        g = int(rng.integers(2, 4))
+        kernel = [int(rng.integers(1, 4)), int(rng.integers(1, 6))]
+        strides = [int(rng.integers(1, 3)) for _ in range(2)]
+        dilations = [int(rng.integers(1, 3)) for _ in range(2)]
+        pads = [int(rng.integers(0, 2)) for _ in range(2)]
+        spatial = [int(rng.integers(5, 12)) for _ in range(2)]
+        out = [(n + 2 * p - (k - 1) * d - 1) // s + 1
+               for n, p, k, d, s in zip(spatial, pads, kernel, dilations, strides)]
+        if min(out) < 1:
+            continue
+        x = rng.standard_normal([1, g] + spatial).astype(np.float32)
+        w = rng.standard_normal([g, 2, 1] + kernel).astype(np.float32)
+        got = []
+        for taps in (10 ** 9, 0):
+            monkeypatch.setattr(conv, "_DEPTHWISE_TAPS", taps)
+            got.append(conv.forward(x, w, strides, dilations, pads, out).copy())
+        np.testing.assert_allclose(got[0], got[1], rtol=1e-5, atol=1e-5)

@@ -343,6 +343,9 @@ F = np.zeros(1, np.float32)
     ([4], [2, 3], "sizes", "IR307"),
     ([-1, 4], [2, 3], "sizes", "IR308"),
     ([0.5, -2.0], [2, 3], "scales", "IR308"),
+    ([np.inf, 1.0], [2, 3], "scales", "IR308"),
+    ([np.nan, 1.0], [2, 3], "scales", "IR308"),
+    ([3e38, 1.0], [2, 3], "scales", "IR308"),
 ])
 def test_bad_axes_sizes_scales(values, axes, how, code):
     dtype = np.int64 if how == "sizes" else np.float32
@@ -357,3 +360,32 @@ def test_pillow_modes_are_interpolate_11_only():
                     np.array([2]), consts=(1, 2, 3), shapes=[[1, 2, 5], None, None, None],
                     version="opset4", **attrs_of("bilinear_pillow"))
     assert e.code == "IR302"
+
+
+@pytest.mark.parametrize("scale", [np.inf, 3e38])
+@pytest.mark.parametrize("command", ["validate", "info", "run"])
+def test_an_infinite_or_overflowing_scale_is_one_clean_line(tmp_path, command, scale):
+    """scales [inf, 1] (or a scale whose product with the size passes float32's range) was an
+    OverflowError in the shape rule: exit 3 in all three commands."""
+    from irexec.builder import ModelBuilder
+    from irexec.io.ir_writer import write_ir
+    from tests.cli.inproc import irexec_cli
+
+    b = ModelBuilder()
+    x = b.parameter("x", "f32", [2, 3])
+    placeholder = np.float32(1.75)
+    y = b.op("Interpolate", x, b.constant(np.array([1, 1], np.int64)),
+             b.constant(np.array([placeholder, 1], np.float32)),
+             b.constant(np.array([0, 1], np.int64)), version="opset4",
+             **attrs_of("nearest", "scales"))
+    b.result(y, "out")
+    xml = tmp_path / "model.xml"
+    write_ir(b.build(), xml)
+    weights = xml.with_suffix(".bin")
+    data = weights.read_bytes()
+    assert data.count(placeholder.tobytes()) == 1
+    weights.write_bytes(data.replace(placeholder.tobytes(), np.float32(scale).tobytes()))
+    code, out, err = irexec_cli(command, xml)
+    assert code == 1, (out, err)
+    text = out + err
+    assert "IR308" in text if command == "validate" else "scale" in err, text

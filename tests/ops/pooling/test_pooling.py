@@ -572,3 +572,38 @@ def test_property_max_pool_with_unread_indices_skips_them(case, type_name):
             pool.max_pool_with_indices = original
         assert calls == []
         np.testing.assert_array_equal(got, max_pool_loop(x, at, 2)[0])
+
+
+def test_wide_window_indices_equal_the_tap_by_tap_ones(monkeypatch):
+    """MaxPool's indices of windows over 64 taps are found axis by axis (doubling runs on a
+    wide axis); on random windows with NaN, -inf and ties (small integers), padding, strides
+    and dilations they equal the tap-by-tap scores', value for value and index for index."""
+    from irexec.kernels import pool
+
+    rng = np.random.default_rng(5)
+    checked = 0
+    while checked < 150:
+        nsp = int(rng.integers(1, 3))
+        kernel = [int(rng.integers(1, 20)) for _ in range(nsp)]
+        strides = [int(rng.integers(1, 3)) for _ in range(nsp)]
+        dilations = [int(rng.integers(1, 3)) for _ in range(nsp)]
+        pads = [int(rng.integers(0, 2)) for _ in range(nsp)]
+        spatial = [int(rng.integers(1, 45)) for _ in range(nsp)]
+        out = [(n + 2 * p - (k - 1) * d - 1) // s + 1
+               for n, p, k, d, s in zip(spatial, pads, kernel, dilations, strides)]
+        if min(out) < 1:
+            continue
+        dtype = [np.float32, np.int32, np.float16][checked % 3]
+        x = rng.integers(-3, 3, size=[2, 3] + spatial).astype(dtype)
+        if dtype != np.int32:
+            mark = rng.random(x.shape)
+            x[mark < 0.1], x[(mark > 0.1) & (mark < 0.15)] = np.nan, -np.inf
+        axis = int(rng.integers(0, 3))
+        got = []
+        for wide in (10 ** 9, 0):
+            monkeypatch.setattr(pool, "_WIDE_INDEX", wide)
+            got.append(pool.max_pool_with_indices(x, kernel, strides, dilations, pads, out,
+                                                  axis, np.int64))
+        assert np.array_equal(got[0][0], got[1][0], equal_nan=True)
+        assert np.array_equal(got[0][1], got[1][1]), (kernel, strides, dilations, pads)
+        checked += 1

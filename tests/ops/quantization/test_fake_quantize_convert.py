@@ -148,3 +148,19 @@ def test_an_empty_input_range_agrees_with_openvinos_reference(levels):
     compiled = ov.Core().compile_model(ov.Model([node], params), "CPU",
                                        {"INFERENCE_PRECISION_HINT": "f32"})
     np.testing.assert_array_equal(ours, compiled([x, *ranges])[0])
+
+
+@pytest.mark.parametrize("x_shape, limit_shape", [([], [2, 3, 4]), ([1, 3, 1], [1, 3, 5])])
+def test_limits_broadcast_onto_x_only(x_shape, limit_shape):
+    """The limits broadcast onto X, never X onto them: a limit with more or larger dims is
+    IR307 (it was an output of the broadcast shape; OpenVINO keeps X's shape)."""
+    from irexec.builder import ModelBuilder
+    from irexec.errors import IRError
+
+    b = ModelBuilder()
+    x = b.parameter("x", "f32", x_shape)
+    limits = [b.parameter(f"l{i}", "f32", limit_shape) for i in range(4)]
+    b.result(b.op("FakeQuantize", x, *limits, levels=256), "out")
+    with pytest.raises(IRError) as info:
+        b.build()
+    assert [d.code for d in info.value.diagnostics] == ["IR307"]
