@@ -14,6 +14,7 @@ from irexec.ir.model import Model, OutputPort
 from irexec.ir.shape import PartialShape
 from irexec.kernels import buffers, scratch, state
 from irexec.kernels import elementwise as ew
+from irexec.runtime import fusion
 from irexec.runtime.plan import InputSlot, Plan, compile_plan, kernel_error, memoized
 from irexec.runtime.precise import precision_of
 from irexec.runtime.results import Results, Tensor, port_names
@@ -104,7 +105,10 @@ class CompiledModel:
         self.model = model
         # config {"precision": "f64"}: precise mode (irexec/runtime/precise.py)
         self.precision = precision_of(config)
-        self.plan: Plan = compile_plan(model, precise=self.precision == "f64")
+        # config {"decompression": "fused" | "per-call" | "ir"}: irexec/runtime/fusion.py
+        self.decompression = fusion.mode_of(config)
+        self.plan: Plan = compile_plan(model, precise=self.precision == "f64",
+                                       decompression=self.decompression)
         self._by_name: dict[str, InputSlot] = {}
         self._plain = {slot.slot: _plain_form(slot) for slot in self.plan.inputs}
         # how Results maps the model's output ports to names, made once

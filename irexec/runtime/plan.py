@@ -22,13 +22,14 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from irexec import gc_pause
+from irexec import budget, gc_pause
 from irexec.errors import InternalError, IRError, OpError
 from irexec.infer import check_call
 from irexec.ir.element_type import ElementType, from_dtype
 from irexec.ir.model import Model, OutputPort
 from irexec.ir.shape import PartialShape
 from irexec.kernels import in_place, skip_unread, state, views
+from irexec.runtime import fusion
 from irexec.runtime.precise import needs_widening
 from irexec.runtime.precise import wrap as precise_kernel
 from irexec.diagnostics.diagnostic import Location
@@ -164,10 +165,11 @@ def _needs_check(node) -> bool:
     return False
 
 
-def compile_plan(model: Model, precise: bool = False) -> Plan:
-    """``precise``: float layers compute in float64 (irexec/runtime/precise.py)."""
+def compile_plan(model: Model, precise: bool = False, decompression: str = "fused") -> Plan:
+    """``precise``: float layers compute in float64 (irexec/runtime/precise.py).
+    ``decompression``: how weight-decompression patterns compute (irexec/runtime/fusion.py)."""
     with gc_pause.paused():  # planning frees nothing: see irexec/gc_pause.py
-        return _compile_plan(model, precise)
+        return _compile_plan(model, precise, decompression)
 
 
 def output_names(model: Model) -> list[str]:
@@ -187,10 +189,18 @@ def output_names(model: Model) -> list[str]:
     return names
 
 
-def _compile_plan(model: Model, precise: bool = False) -> Plan:
+def _compile_plan(model: Model, precise: bool = False, decompression: str = "fused") -> Plan:
     needed = model.needed_nodes([n.id for n in model.nodes
                                  if n.op is not None and n.op.spec.role == "sink"])
     order = [n for n in model.topological_order() if n.id in needed]
+    # Weight decompressions computed as OpenVINO's plugins compute them (runtime/fusion.py):
+    # by the pattern's last layer, from its Consts; the layers inside are not computed.
+    patterns = {} if decompression == "ir" else fusion.decompressions(order)
+    if decompression == "fused" and \
+            sum(d.nbytes for d in patterns.values()) > budget.current():
+        decompression = "per-call"  # the f32 weights would not fit: keep the compressed ones
+    fused = {d.root.node.id: d for d in patterns.values()}
+    skipped = fusion.inside(patterns.values())
     slot_of: dict[OutputPort, int] = {}
 
     def slot(port: OutputPort) -> int:
@@ -222,6 +232,26 @@ def _compile_plan(model: Model, precise: bool = False) -> Plan:
             folded.add(node.outputs[0])
         elif role != "result":
             sources = [p.source for p in node.inputs]
+            if node.id in skipped:  # computed by its pattern's last layer; traces only
+                folded_steps.append((len(steps), Step(
+                    node.name, node.type, _bind(node), tuple(slot(s) for s in sources),
+                    tuple(slot(p) for p in node.outputs), (), node.location)))
+                continue
+            pattern = fused.get(node.id)
+            if pattern is not None:
+                leaves = tuple(slot(c.outputs[0]) for c in pattern.leaves)
+                if decompression == "per-call":
+                    steps.append(Step(node.name, node.type, pattern, leaves,
+                                      (slot(pattern.root),), (), node.location))
+                    writers.append(None)
+                    continue
+                constants[slot(pattern.root)] = pattern.compute(
+                    *[c.value for c in pattern.leaves])
+                folded.add(pattern.root)
+                folded_steps.append((len(steps), Step(node.name, node.type, pattern, leaves,
+                                                      (slot(pattern.root),), (),
+                                                      node.location)))
+                continue
             if (views.returns_view(node.op.kernel) and sources
                     and (slot(sources[0]) in borrowed or sources[0] in folded
                          or sources[0] in shaped)):
