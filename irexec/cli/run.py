@@ -53,6 +53,7 @@ def add_parser(sub) -> None:
     p.add_argument("--precise", action="store_true",
                    help="compute every float layer in float64, rounding once to its output "
                         "type (docs/numerics.md)")
+    common.add_decompression_argument(p)
     p.add_argument("--memory-budget", metavar="SIZE", type=_size,
                    help="the most memory one tensor may take, e.g. 2G or 25%% (default: "
                         f"${budget.ENV}, else half the machine's memory)")
@@ -260,7 +261,7 @@ def execute(args) -> int:
 
 def _execute(args) -> int:
     model = common.load_model(args, runs=True)
-    compiled = compile_model(model, config={"precision": "f64"} if args.precise else None)
+    compiled = compile_model(model, config=common.compile_config(args))
     if args.input_dir is not None:
         return _run_dir(args, model, compiled)
     given = common.load_inputs(args.input, compiled, args.model)

@@ -308,3 +308,26 @@ def test_convolution_agrees_with_openvino(storage, asymmetric, tmp_path):
     tol = numerics.tolerance("accumulating", F32)
     assert not tol.outside(ours, theirs, magnitude * 27).any(), \
         float(np.abs(ours - theirs).max())
+
+
+def test_run_command_takes_the_ir_reading_as_an_option(tmp_path):
+    from tests.cli.inproc import irexec_cli
+
+    model, expected = _matmul_model("u4", True, True, "f16")
+    xml = tmp_path / "m.xml"
+    irexec.save_model(model, xml)
+    np.save(tmp_path / "x.npy", _x())
+    outs = {}
+    for mode in ("fused", "ir"):
+        out = tmp_path / f"{mode}.npz"
+        code, _, err = irexec_cli("run", xml, "--input", f"x={tmp_path / 'x.npy'}",
+                                  "--decompression", mode, "--output", out)
+        assert code == 0, err
+        outs[mode] = np.load(out)["y"]
+    ir = irexec.compile_model(model, config={"decompression": "ir"})({"x": _x()})[0]
+    assert np.array_equal(outs["ir"], ir)
+    assert np.array_equal(outs["fused"], irexec.compile_model(model)({"x": _x()})[0])
+    assert not np.array_equal(outs["fused"], outs["ir"])
+    with pytest.raises(SystemExit) as exit_:
+        irexec_cli("run", xml, "--decompression", "sometimes")
+    assert exit_.value.code == 2
