@@ -71,7 +71,15 @@ LLMS = [
     LLM("gpt2_tiny", "gpt2", dict(n_embd=64, n_layer=2, n_head=4, n_positions=128),
         about="GPT-2 (learned positions, no position_ids)"),
 ]
-BY_NAME = {m.name: m for m in LLMS}
+# For tools/bench.py only (not in the tests): a larger Llama, int4, as the speed target names it.
+BENCH = [
+    LLM("llama_1024_int4", "llama",
+        dict(hidden_size=1024, num_hidden_layers=8, num_attention_heads=16,
+             num_key_value_heads=8, intermediate_size=2816, vocab_size=32000),
+        weights="int4", about="a random-config Llama: hidden 1024, 8 layers, int4 (bench)"),
+]
+BY_NAME = {m.name: m for m in LLMS + BENCH}
+TESTED = [m.name for m in LLMS]
 
 
 def default_out() -> Path:
@@ -115,8 +123,8 @@ def _torch_model(entry: LLM, folder: Path):
     from transformers import AutoConfig, AutoModelForCausalLM
 
     torch.manual_seed(0)
-    config = AutoConfig.for_model(entry.family, vocab_size=VOCAB, bos_token_id=1,
-                                  eos_token_id=2, **entry.config)
+    config = AutoConfig.for_model(entry.family, **{"vocab_size": VOCAB, "bos_token_id": 1,
+                                                   "eos_token_id": 2, **entry.config})
     model = AutoModelForCausalLM.from_config(config).eval()
     with torch.no_grad():  # larger weights than the init's: logits with clear winners
         for p in model.parameters():
@@ -163,13 +171,13 @@ def build(entry: LLM, out: Path) -> Path:
 
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("names", nargs="*", help=f"models to build (default all: "
-                                            f"{', '.join(BY_NAME)})")
+    p.add_argument("names", nargs="*", help=f"models to build (default the tested ones: "
+                                            f"{', '.join(TESTED)}; also {', '.join(m.name for m in BENCH)})")
     p.add_argument("--out", type=Path, default=None)
     args = p.parse_args(argv)
     out = args.out or default_out()
     failed = 0
-    for name in args.names or list(BY_NAME):
+    for name in args.names or TESTED:
         if name not in BY_NAME:
             print(f"unknown model {name!r} (known: {', '.join(BY_NAME)})", file=sys.stderr)
             return 2

@@ -16,6 +16,7 @@ from irexec.kernels import buffers, scratch, state
 from irexec.kernels import elementwise as ew
 from irexec.runtime import fusion
 from irexec.runtime.plan import InputSlot, Plan, compile_plan, kernel_error, memoized
+from irexec.runtime.plan import check as check_step
 from irexec.runtime.precise import precision_of
 from irexec.runtime.results import Results, Tensor, port_names
 from irexec.runtime.loop_code import LoopCode
@@ -266,8 +267,8 @@ class CompiledModel:
                 for s in step.free:
                     values[s] = None
                 continue
-            if step.check is not None:
-                step.check(args)  # rules that could not be decided when the model was read
+            if step.check is not None:  # rules that could not be decided at read time
+                check_step(step, args)
             kernel = step.kernel
             if step.in_place is not None:
                 # The first input dies here: write over it if nothing else can see it.
@@ -281,6 +282,10 @@ class CompiledModel:
                 args = None  # the free below proves arrays unreachable by their counts
             except (OpError, MemoryError) as e:
                 raise kernel_error(e, step.location) from None
+            except Exception:
+                if step.checked is not None:  # a check skipped for a like signature: say why
+                    step.check(args)
+                raise
             if len(step.outputs) == 1:
                 values[step.outputs[0]] = result
             else:

@@ -55,6 +55,11 @@ class Step:
     memo: dict | None = None
     memo_by_shape: bool = False
     memo_args: tuple[int, ...] = ()  # the inputs the key reads (constants never change)
+    # The signatures (see ``signature``) whose check has passed; None: checked on every call.
+    checked: set | None = None
+    # Inputs whose values the check reads (a value domain): part of the key by their exact
+    # values when small, else the check runs on every call.
+    valued: tuple[int, ...] = ()
 
     def memo_key(self, args: list) -> tuple:
         if self.memo_by_shape:
@@ -148,6 +153,17 @@ def _bind(node, kernel=None, bodies: dict | None = None) -> Callable[..., np.nda
     if node.op.spec.keeps_state:
         attrs["state"] = state.LayerState()
     return functools.partial(kernel, **attrs) if attrs else kernel
+
+
+def _checked_values(node) -> tuple[int, ...]:
+    """The inputs, not Constants, whose values the per-call check reads (a value domain)."""
+    found = []
+    for i, port in enumerate(node.inputs):
+        rule = node.op.spec.input_rule(i)
+        if rule is not None and rule.domain is not None \
+                and port.source.node.op.spec.role != "constant":
+            found.append(i)
+    return tuple(found)
 
 
 def _needs_check(node) -> bool:
@@ -287,7 +303,9 @@ def _compile_plan(model: Model, precise: bool = False, decompression: str = "fus
                               check=check, memo={} if memo else None,
                               memo_by_shape=spec.reads_shapes_only,
                               memo_args=tuple(i for i, s in enumerate(sources)
-                                              if s not in folded)))
+                                              if s not in folded),
+                              checked=set() if check is not None and not memo else None,
+                              valued=_checked_values(node)))
             writer = None if widened else in_place.variant(node.op.kernel)
             writers.append(_bind(node, writer) if writer is not None and node.inputs else None)
     # Constants only folded layers read are not needed any more.
@@ -321,10 +339,54 @@ def _compile_plan(model: Model, precise: bool = False, decompression: str = "fus
                   writer if (writer is not None and st.inputs[0] in frees.get(i, ())
                              and st.inputs.count(st.inputs[0]) == 1
                              and st.memo is None) else None, st.check, st.memo,
-                  st.memo_by_shape, st.memo_args)
+                  st.memo_by_shape, st.memo_args, st.checked, st.valued)
              for i, (st, writer) in enumerate(zip(steps, writers))]
     return Plan(len(slot_of), inputs, constants, steps, outputs, bodies, folded_steps,
                 constant_nodes)
+
+
+CHECKED_ENTRIES = 256  # signatures remembered per checked step
+SMALL_VALUES = 64  # integer inputs up to this size are part of a signature by their values
+
+
+def _like(n: int) -> int:
+    """A dim or a shape value as a signature sees it: 0, 1, negative ones as they are (they
+    change what a rule means: empty, broadcast, counted from the end), every other size alike."""
+    return n if n < 2 else 2
+
+
+def signature(args: list) -> tuple:
+    """What a step's per-call check depends on, up to the sizes: each input's element type,
+    rank and dims, and the values of small integer inputs (shapes, axes, lengths computed at
+    run time), with every size of 2 or more alike. A model whose KV cache grows by one position
+    per call keeps its signatures: its layers are inferred on the first calls only."""
+    return tuple([(a.dtype.str, tuple([_like(d) for d in a.shape]),
+                   tuple([_like(v) for v in a.reshape(-1).tolist()])
+                   if a.size <= SMALL_VALUES and a.dtype.kind in "iub" else None)
+                  for a in args])
+
+
+def check(step: Step, args: list) -> None:
+    """Run a step's per-call check, unless it passed before on a like signature (above). The
+    rules a skipped check would have refused make the kernel fail (a shape mismatch numpy
+    refuses); the run loop then runs the check to give the rule's own error."""
+    seen = step.checked
+    if seen is None:
+        step.check(args)
+        return
+    key = signature(args)
+    if step.valued:
+        exact = [args[i] for i in step.valued]
+        if any(a.size > SMALL_VALUES or a.dtype.kind not in "iub" for a in exact):
+            step.check(args)  # a large input's values: checked every time
+            return
+        key = (key, tuple([a.tobytes() for a in exact]))
+    if key in seen:
+        return
+    step.check(args)
+    if len(seen) >= CHECKED_ENTRIES:
+        seen.clear()
+    seen.add(key)
 
 
 MEMO_ENTRIES = 16  # distinct inputs remembered per shape-arithmetic step

@@ -56,7 +56,7 @@ def _folder(name: str, here):
     pytest.skip(f"{name}: not in the zoo (python tools/llm_zoo.py)")
 
 
-NAMES = list(llm_zoo.BY_NAME)
+NAMES = llm_zoo.TESTED
 
 
 @pytest.mark.parametrize("name", NAMES)
