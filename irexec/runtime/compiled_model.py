@@ -16,7 +16,9 @@ from irexec.kernels import buffers, scratch, state
 from irexec.kernels import elementwise as ew
 from irexec.runtime import fusion
 from irexec.runtime.plan import InputSlot, Plan, compile_plan, kernel_error, memoized
+from irexec.runtime.plan import call_signature, remember_call
 from irexec.runtime.plan import check as check_step
+from irexec.runtime.plan import check_known
 from irexec.runtime.precise import precision_of
 from irexec.runtime.results import Results, Tensor, port_names
 from irexec.runtime.loop_code import LoopCode
@@ -248,6 +250,10 @@ class CompiledModel:
             values[s] = array
         if tracer is not None:
             tracer.inputs(plan, values)
+        # A call like one before (runtime/plan.py): the steps whose checks read no values skip
+        # them, so an LLM's decode step does no shape inference.
+        call = call_signature(bound.values(), state.current())
+        known = call in plan.seen_calls
         clock = time.perf_counter if profile is not None else None
         for step in plan.steps:
             if clock is not None:
@@ -255,7 +261,7 @@ class CompiledModel:
             args = [values[i] for i in step.inputs]
             memo = step.memo
             if memo is not None:  # shape arithmetic: once per distinct input
-                result = memoized(step, args)
+                result = memoized(step, args, known)
                 args = None
                 self._store(step, values, result)
                 result = None
@@ -268,7 +274,10 @@ class CompiledModel:
                     values[s] = None
                 continue
             if step.check is not None:  # rules that could not be decided at read time
-                check_step(step, args)
+                if not known or step.checked is None:
+                    check_step(step, args)
+                elif step.check_values is not None:
+                    check_known(step, args)  # value domains only
             kernel = step.kernel
             if step.in_place is not None:
                 # The first input dies here: write over it if nothing else can see it.
@@ -306,6 +315,8 @@ class CompiledModel:
                 del value
         if tracer is not None:
             tracer.finish()
+        if not known:
+            remember_call(plan, call)
         return {o.name: (np.array(values[o.slot]) if o.copy else values[o.slot])
                 for o in plan.outputs}
 

@@ -29,6 +29,7 @@ from irexec.ir.element_type import ElementType, from_dtype
 from irexec.ir.model import Model, OutputPort
 from irexec.ir.shape import PartialShape
 from irexec.kernels import in_place, skip_unread, state, views
+from irexec.ops.spec import resolve
 from irexec.runtime import fusion
 from irexec.runtime.precise import needs_widening
 from irexec.runtime.precise import wrap as precise_kernel
@@ -60,6 +61,9 @@ class Step:
     # Inputs whose values the check reads (a value domain): part of the key by their exact
     # values when small, else the check runs on every call.
     valued: tuple[int, ...] = ()
+    # ``check_values(args)``: those inputs' domain checks alone (OpError), for a call like one
+    # before (see ``call_signature``).
+    check_values: Callable[[list], None] | None = None
 
     def memo_key(self, args: list) -> tuple:
         if self.memo_by_shape:
@@ -113,6 +117,9 @@ class Plan:
     # rather than the plan keeping every intermediate value).
     folded: list[tuple[int, Step]] = field(default_factory=list)
     constant_nodes: dict[int, object] = field(default_factory=dict)
+    # The call signatures (``call_signature``) of calls that ran to the end: a call with one of
+    # them skips the per-call checks of steps whose rules read no values (bounded).
+    seen_calls: set = field(default_factory=set)
 
     @functools.cached_property
     def initial_values(self) -> list:
@@ -164,6 +171,21 @@ def _checked_values(node) -> tuple[int, ...]:
                 and port.source.node.op.spec.role != "constant":
             found.append(i)
     return tuple(found)
+
+
+def _value_checker(node, valued: tuple[int, ...]):
+    """The domain checks of the inputs ``valued`` of a layer, as one function of the call's
+    arrays (raises OpError)."""
+    if not valued:
+        return None
+    attrs = node.attrs
+    domains = [(i, resolve(node.op.spec.input_rule(i).domain, attrs)) for i in valued]
+    domains = [(i, d) for i, d in domains if d is not None]
+
+    def check_values(args: list) -> None:
+        for i, domain in domains:
+            domain.check(args[i], args[domain.of].shape, attrs)
+    return check_values
 
 
 def _needs_check(node) -> bool:
@@ -305,7 +327,8 @@ def _compile_plan(model: Model, precise: bool = False, decompression: str = "fus
                               memo_args=tuple(i for i, s in enumerate(sources)
                                               if s not in folded),
                               checked=set() if check is not None and not memo else None,
-                              valued=_checked_values(node)))
+                              valued=_checked_values(node),
+                              check_values=_value_checker(node, _checked_values(node))))
             writer = None if widened else in_place.variant(node.op.kernel)
             writers.append(_bind(node, writer) if writer is not None and node.inputs else None)
     # Constants only folded layers read are not needed any more.
@@ -339,7 +362,7 @@ def _compile_plan(model: Model, precise: bool = False, decompression: str = "fus
                   writer if (writer is not None and st.inputs[0] in frees.get(i, ())
                              and st.inputs.count(st.inputs[0]) == 1
                              and st.memo is None) else None, st.check, st.memo,
-                  st.memo_by_shape, st.memo_args, st.checked, st.valued)
+                  st.memo_by_shape, st.memo_args, st.checked, st.valued, st.check_values)
              for i, (st, writer) in enumerate(zip(steps, writers))]
     return Plan(len(slot_of), inputs, constants, steps, outputs, bodies, folded_steps,
                 constant_nodes)
@@ -349,21 +372,41 @@ CHECKED_ENTRIES = 256  # signatures remembered per checked step
 SMALL_VALUES = 64  # integer inputs up to this size are part of a signature by their values
 
 
-def _like(n: int) -> int:
-    """A dim or a shape value as a signature sees it: 0, 1, negative ones as they are (they
-    change what a rule means: empty, broadcast, counted from the end), every other size alike."""
-    return n if n < 2 else 2
-
-
 def signature(args: list) -> tuple:
     """What a step's per-call check depends on, up to the sizes: each input's element type,
     rank and dims, and the values of small integer inputs (shapes, axes, lengths computed at
-    run time), with every size of 2 or more alike. A model whose KV cache grows by one position
+    run time), with every size of 2 or more alike (0, 1 and negative values as they are: they
+    change what a rule means: empty, broadcast, counted from the end). A model whose KV cache grows by one position
     per call keeps its signatures: its layers are inferred on the first calls only."""
-    return tuple([(a.dtype.str, tuple([_like(d) for d in a.shape]),
-                   tuple([_like(v) for v in a.reshape(-1).tolist()])
+    return tuple([(a.dtype.str, tuple([d if d < 2 else 2 for d in a.shape]),
+                   tuple([v if v < 2 else 2 for v in a.reshape(-1).tolist()])
                    if a.size <= SMALL_VALUES and a.dtype.kind in "iub" else None)
                   for a in args])
+
+
+def call_signature(inputs, variables: dict) -> tuple:
+    """A call's signature, up to the sizes (as ``signature``): its inputs' and its variables'
+    element types and dims, and the values of small integer inputs. An LLM's decode steps all
+    have one: the KV cache and the attention mask grow, their classes do not."""
+    return signature(list(inputs)), tuple(sorted(
+        (name, a.dtype.str, tuple([d if d < 2 else 2 for d in a.shape]))
+        for name, a in variables.items()))
+
+
+def remember_call(plan: Plan, key: tuple) -> None:
+    if len(plan.seen_calls) >= CHECKED_ENTRIES:
+        plan.seen_calls.clear()
+    plan.seen_calls.add(key)
+
+
+def check_known(step: Step, args: list) -> None:
+    """A step's check in a call like one before: only the domains of the inputs whose values it
+    reads; the full check (for its own error) when one refuses."""
+    try:
+        step.check_values(args)
+    except OpError:
+        step.check(args)
+        raise
 
 
 def check(step: Step, args: list) -> None:
@@ -393,18 +436,25 @@ MEMO_ENTRIES = 16  # distinct inputs remembered per shape-arithmetic step
 MEMO_ELEMENTS = 1 << 16  # larger results are computed each call, not remembered
 
 
-def memoized(step: Step, args: list):
+def memoized(step: Step, args: list, known: bool = False):
     """A shape-arithmetic step's result for these inputs: remembered, or computed (its check
-    first) and remembered."""
+    first; in a call like one before, only its value domains) and remembered."""
     key = step.memo_key(args)
     result = step.memo.get(key)
     if result is None:
         if step.check is not None:
-            step.check(args)
+            if not known:
+                step.check(args)
+            elif step.check_values is not None:
+                check_known(step, args)
         try:
             result = step.kernel(*args)
         except OpError as e:
             raise kernel_error(e, step.location) from None
+        except Exception:
+            if known and step.check is not None:  # a skipped check: its own error
+                step.check(args)
+            raise
         remember(step, key, result)
     return result
 
