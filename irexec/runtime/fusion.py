@@ -9,13 +9,17 @@ Weight decompression
 A compressed model (NNCF's ``compress_weights``, optimum-intel's int4/int8 exports, an f8 or f16
 model) keeps a weight as a narrow constant and writes its decompression as layers::
 
-    Const(u8|i8|u4|i4|nf4|f4e2m1|f8e4m3|f8e5m2|f16)
-      -> Convert(to f16|bf16|f32)
-      -> [Subtract a zero point: a Const, or a Const -> Convert]
-      -> Multiply by a scale (a Const, or a Const -> Convert; either operand)
+    Const(u8|i8|u4|i4|u3|u2|nf4|f4e2m1|f8e4m3|f8e5m2|f16) -> Convert(to f16|bf16|f32)
+        (or a codebook: Gather(Convert(Const f8 values), Const indices), NNCF's CB4)
+      -> [Subtract a zero point: any constant subgraph, e.g. Const -> Convert]
+      -> Multiply by a scale (any constant subgraph: a Const, Const -> Convert, or NVFP4's
+         f8 scale times an f32 one; either operand)
       -> [Reshape of the groups to the weight's shape]
       -> [Convert to the consumer's type]
       -> MatMul | Gather | Convolution | GroupConvolution
+
+The scale's and the zero point's own subgraphs are folded as the IR says (OpenVINO folds them
+as constants too); what changes is the Subtract and the Multiply.
 
 Read literally, with an f16 scale, the Subtract and the Multiply are f16 layers and their results
 are rounded to f16. OpenVINO's plugins do not run them so: they fuse the pattern into the
@@ -54,10 +58,11 @@ CONVERT = "Convert"
 SUBTRACT = "Subtract"
 MULTIPLY = "Multiply"
 RESHAPE = "Reshape"
+CODEBOOK = "Gather"  # a codebook's values read by the codes (NNCF's CB4)
 CONSUMERS = frozenset({"MatMul", "Gather", "Convolution", "GroupConvolution"})
 # The element types a compressed weight is stored in, and the float types it is widened to.
-COMPRESSED = frozenset({"u8", "i8", "u4", "i4", "nf4", "f4e2m1", "f8e4m3", "f8e5m2", "f16",
-                        "bf16"})
+COMPRESSED = frozenset({"u8", "i8", "u4", "i4", "u3", "u2", "u1", "u6", "nf4", "f4e2m1",
+                        "f8e4m3", "f8e5m2", "f16", "bf16"})
 WIDENED = frozenset({"f16", "bf16", "f32"})
 # Codes the CPU plugin rounds to the first Convert's type when only these layers read the weight.
 ROUNDED_FOR_GATHER = frozenset({"nf4"})
@@ -77,19 +82,21 @@ def mode_of(config) -> str:
 
 @dataclass(frozen=True)
 class Decompression:
-    """One weight-decompression pattern found in a model."""
+    """One weight-decompression pattern found in a model. Its inputs are ports whose values
+    the plan knows when compiling: the compressed Const (or a codebook's Gather), the scale and
+    the zero point (each a Const or a constant subgraph, folded as the IR says)."""
 
     root: OutputPort  # the port its consumers read: the pattern's last layer's output
-    weights: Node  # the compressed Const
-    zero_point: Node | None  # a Const (its Convert, if any, is inside the pattern)
-    scale: Node  # a Const
-    layers: tuple[Node, ...]  # the pattern's layers other than its Consts, producers first
+    weights: OutputPort
+    zero_point: OutputPort | None
+    scale: OutputPort
+    layers: tuple[Node, ...]  # the pattern's own layers (not its inputs'), producers first
     # The type the codes are rounded to first (the first Convert's), or None: kept exact in f32.
     codes_type: object = None
 
     @property
-    def leaves(self) -> tuple[Node, ...]:
-        """The Consts the value is computed from, in the order ``compute`` takes them."""
+    def leaves(self) -> tuple[OutputPort, ...]:
+        """The ports the value is computed from, in the order ``compute`` takes them."""
         return (self.weights, self.scale) if self.zero_point is None else \
             (self.weights, self.scale, self.zero_point)
 
@@ -162,28 +169,35 @@ def _static(port: OutputPort) -> bool:
     return port.partial_shape is not None and port.partial_shape.is_static
 
 
-def _constant(port: OutputPort) -> tuple[Node, list[Node]] | None:
-    """A Const, or a Const through a Convert: the Const and the layers in between."""
+def _constant(port: OutputPort, depth: int = 0) -> bool:
+    """Whether the plan folds this port into a constant: a Const, or a layer that folds whose
+    inputs are all constant (as runtime/plan.py decides)."""
     node = port.node
-    if node.type == CONSTANT:
-        return node, []
-    if node.type == CONVERT and node.inputs[0].source is not None \
-            and node.inputs[0].source.node.type == CONSTANT:
-        return node.inputs[0].source.node, [node]
+    if node.op is None:
+        return False
+    spec = node.op.spec
+    if spec.role == "constant":
+        return True
+    if depth > 16 or spec.role is not None or not spec.folds or node.bodies \
+            or node.op.kernel is None or not node.inputs:
+        return False
+    return all(p.source is not None and _constant(p.source, depth + 1) for p in node.inputs)
+
+
+def _compressed(port: OutputPort):
+    """The codes of a weight: Convert(compressed Const) to a float type (the Const's port and
+    the Convert), or a codebook read by indices (Gather of constants, NNCF's CB4: the Gather's
+    port, folded as the IR says)."""
+    node = port.node
+    if node.type == CONVERT and _type(port) in WIDENED:
+        source = node.inputs[0].source
+        if source is not None and source.node.type == CONSTANT \
+                and _type(source) in COMPRESSED and _type(source) != _type(port):
+            return source, [node]
+        return None
+    if node.type == CODEBOOK and _type(port) in WIDENED and _constant(port):
+        return port, []
     return None
-
-
-def _compressed(port: OutputPort) -> tuple[Node, list[Node]] | None:
-    """Convert(compressed Const) to a float type."""
-    node = port.node
-    if node.type != CONVERT or _type(port) not in WIDENED:
-        return None
-    source = node.inputs[0].source
-    if source is None or source.node.type != CONSTANT or _type(source) not in COMPRESSED:
-        return None
-    if _type(source) == _type(port):
-        return None
-    return source.node, [node]
 
 
 def _numpy_broadcast(node: Node) -> bool:
@@ -191,19 +205,17 @@ def _numpy_broadcast(node: Node) -> bool:
 
 
 def _weights_side(port: OutputPort):
-    """The codes (and zero point) of a Multiply's weight operand: Convert(compressed Const),
-    possibly minus a zero point."""
+    """The codes (and zero point) of a Multiply's weight operand: the codes, possibly minus a
+    zero point (a constant of a float type)."""
     node = port.node
     if node.type == SUBTRACT and _numpy_broadcast(node):
-        codes = node.inputs[0].source
-        zp = node.inputs[1].source
+        codes, zp = node.inputs[0].source, node.inputs[1].source
         if codes is None or zp is None or codes.partial_shape != port.partial_shape:
             return None
         w = _compressed(codes)
-        z = _constant(zp)
-        if w is None or z is None or _type(zp) not in WIDENED:
+        if w is None or _type(zp) not in WIDENED or not _constant(zp):
             return None
-        return w[0], z[0], w[1] + z[1] + [node]
+        return w[0], zp, w[1] + [node]
     w = _compressed(port)
     return None if w is None else (w[0], None, w[1])
 
@@ -217,7 +229,7 @@ def _match(root: OutputPort) -> Decompression | None:
         port = port.node.inputs[0].source
     if port is not None and port.node.type == RESHAPE:  # groups back to the weight's shape
         shape = port.node.inputs[1].source if len(port.node.inputs) > 1 else None
-        if shape is None or shape.node.type != CONSTANT:
+        if shape is None or not _constant(shape):
             return None
         tail.insert(0, port.node)
         port = port.node.inputs[0].source
@@ -232,14 +244,13 @@ def _match(root: OutputPort) -> Decompression | None:
         if weight_port.partial_shape != port.partial_shape:
             continue  # the scale broadcasts onto the weight, never the other way
         side = _weights_side(weight_port)
-        scale = _constant(scale_port)
-        if side is None or scale is None or _type(scale_port) not in WIDENED:
+        if side is None or _type(scale_port) not in WIDENED or not _constant(scale_port):
             continue
         weights, zero_point, layers = side
         codes_type = None
-        if _type(weights.outputs[0]) in ROUNDED_FOR_GATHER and root.consumers and all(
+        if _type(weights) in ROUNDED_FOR_GATHER and root.consumers and all(
                 c.node.type in GATHER_ONLY for c in root.consumers):
             codes_type = layers[0].outputs[0].element_type
-        return Decompression(root, weights, zero_point, scale[0],
-                             tuple(layers + scale[1] + [multiply] + tail), codes_type)
+        return Decompression(root, weights, zero_point, scale_port,
+                             tuple(layers + [multiply] + tail), codes_type)
     return None

@@ -277,14 +277,14 @@ def _compile_plan(model: Model, precise: bool = False, decompression: str = "fus
                 continue
             pattern = fused.get(node.id)
             if pattern is not None:
-                leaves = tuple(slot(c.outputs[0]) for c in pattern.leaves)
+                leaves = tuple(slot(p) for p in pattern.leaves)
                 if decompression == "per-call":
                     steps.append(Step(node.name, node.type, pattern, leaves,
                                       (slot(pattern.root),), (), node.location))
                     writers.append(None)
                     continue
                 constants[slot(pattern.root)] = pattern.compute(
-                    *[c.value for c in pattern.leaves])
+                    *[constants[slot(p)] for p in pattern.leaves])
                 folded.add(pattern.root)
                 folded_steps.append((len(steps), Step(node.name, node.type, pattern, leaves,
                                                       (slot(pattern.root),), (),

@@ -331,3 +331,70 @@ def test_run_command_takes_the_ir_reading_as_an_option(tmp_path):
     with pytest.raises(SystemExit) as exit_:
         irexec_cli("run", xml, "--decompression", "sometimes")
     assert exit_.value.code == 2
+
+
+# --- every NNCF compression mode, as NNCF writes it ------------------------------------------
+
+NNCF_MODES = [("INT8_ASYM", None), ("INT8_SYM", None), ("INT4_SYM", 16), ("INT4_ASYM", 32),
+              ("INT4_ASYM", -1), ("NF4", 16), ("FP4", 16), ("MXFP4", 32), ("FP8_E4M3", 16),
+              ("MXFP8_E4M3", 32), ("CB4", 16), ("INT3_SYM", 16), ("INT2_SYM", 16),
+              ("NVFP4", 16)]
+
+
+@pytest.mark.parametrize("mode,group", NNCF_MODES, ids=[f"{m}-{g}" for m, g in NNCF_MODES])
+def test_every_nncf_mode_agrees_with_openvino(mode, group, tmp_path):
+    ov = pytest.importorskip("openvino")
+    nncf = pytest.importorskip("nncf")
+    import openvino.opset13 as ops
+
+    rng = np.random.default_rng(11)
+    x = ops.parameter([3, 64], np.float32, name="x")
+    h = ops.matmul(x, ops.constant(rng.normal(size=(64, 64)).astype(np.float32)), False, True)
+    y = ops.matmul(ops.relu(h), ops.constant(rng.normal(size=(32, 64)).astype(np.float32)),
+                   False, True)
+    model = ov.Model([ops.result(y)], [x])
+    options = {"mode": getattr(nncf.CompressWeightsMode, mode)}
+    if group is not None:
+        options.update(group_size=group, ratio=1.0, all_layers=True)
+    compressed = nncf.compress_weights(model, **options)
+    xml = tmp_path / "m.xml"
+    ov.save_model(compressed, str(xml), compress_to_fp16=False)
+    ours_model = irexec.read_model(xml)
+    assert len(fusion.decompressions(ours_model.nodes)) == 2, mode
+    feed = rng.normal(size=(3, 64)).astype(np.float32)
+    core = ov.Core()
+    theirs = np.asarray(core.compile_model(core.read_model(str(xml)), "CPU", OV_CONFIG)(
+        {"x": feed})[0])
+    ours = irexec.compile_model(ours_model)({"x": feed})[0]
+    tol = numerics.tolerance("accumulating", F32)
+    magnitude = float(np.abs(theirs).max()) * 64
+    assert not tol.outside(ours, theirs, magnitude).any(), float(np.abs(ours - theirs).max())
+
+
+def test_a_codebook_and_a_computed_scale():
+    """NNCF's CB4 (codes index an f8 codebook through a Gather) and NVFP4 (the scale is an f8
+    scale times an f32 one, rounded to f16 as the IR says): the codebook and the scale are
+    folded as the IR says, the Multiply computed in f32."""
+    rng = np.random.default_rng(2)
+    book = rng.normal(size=16).astype(_dtype("f8e4m3"))
+    idx = rng.integers(0, 16, (N, K // GROUP, GROUP)).astype(np.uint8)
+    small = rng.uniform(0.5, 2, (N, K // GROUP, 1)).astype(_dtype("f8e4m3"))
+    big = np.array([[[0.0123]]], np.float32)
+    b = ModelBuilder("cb4")
+    x = b.parameter("x", "f32", [3, K])
+    codes = b.op("Gather", b.op("Convert", b.constant(book, "f8e4m3"), destination_type="f16"),
+                 b.op("Convert", b.constant(idx, "u4"), destination_type="u8"),
+                 b.constant(np.array(0, np.int64)), version="opset8", batch_dims=0)
+    scale = b.op("Convert", b.op("Multiply", b.op("Convert", b.constant(small, "f8e4m3"),
+                                                  destination_type="f32"), b.constant(big)),
+                 destination_type="f16")
+    w = b.op("Reshape", b.op("Multiply", codes, scale), b.constant(np.array([N, K], np.int64)),
+             special_zero=False)
+    w = b.op("Convert", w, destination_type="f32", name="weight")
+    b.result(b.op("MatMul", x, w, transpose_a=False, transpose_b=True, name="y"))
+    model = b.build()
+    assert len(fusion.decompressions(model.nodes)) == 1
+    f16_scale = (small.astype(np.float32) * big).astype(np.float16).astype(np.float32)
+    expected = (book.astype(np.float32)[idx] * f16_scale).reshape(N, K)
+    weight = _root_value(irexec.compile_model(model), {"x": _x()}, "weight")
+    assert np.array_equal(weight, expected)
