@@ -230,12 +230,98 @@ def decode(runner, prompts, max_new_tokens: int = 16, pad_token_id: int = 0,
     return made
 
 
+ENCODER_STATES, ENCODER_MASK, ENCODER_OUTPUT = ("encoder_hidden_states", "encoder_attention_mask",
+                                               "last_hidden_state")
+
+
+def right_padded(prompts: Sequence[Sequence[int]], pad: int) -> tuple[np.ndarray, np.ndarray]:
+    """The prompts padded on the right (an encoder's batch, as its tokenizer pads it)."""
+    longest = max(len(p) for p in prompts)
+    ids = np.full((len(prompts), longest), pad, np.int64)
+    mask = np.zeros((len(prompts), longest), np.int64)
+    for row, prompt in enumerate(prompts):
+        ids[row, :len(prompt)] = prompt
+        mask[row, :len(prompt)] = 1
+    return ids, mask
+
+
+def decode_seq2seq(encoder, decoder, prompts, max_new_tokens: int = 16, pad_token_id: int = 0,
+                   eos_token_id: int | Sequence[int] | None = None,
+                   decoder_start_token_id: int = 0, keep_logits: bool = False) -> Generation:
+    """Greedy generation with an encoder-decoder as optimum-intel exports it (T5, BART,
+    Whisper's text side ...): the encoder runs once on the prompts (padded on the right, with
+    their attention mask); the stateful decoder (inputs ``input_ids``,
+    ``encoder_hidden_states``, ``encoder_attention_mask``, ``beam_idx``; its self- and
+    cross-attention caches in its state) starts from ``decoder_start_token_id`` and is fed one
+    token a step."""
+    location = getattr(decoder, "location", None) or Location()
+    names = {p.name: p for p in encoder.inputs}
+    if IDS not in names or ENCODER_OUTPUT not in encoder.outputs:
+        raise _error(f"the encoder needs an input '{IDS}' and an output '{ENCODER_OUTPUT}' "
+                     f"(optimum-intel's encoder model)", getattr(encoder, "location", location))
+    ports = {p.name: p for p in decoder.inputs}
+    known = {IDS, ENCODER_STATES, ENCODER_MASK, BEAMS, MASK}
+    if IDS not in ports or ENCODER_STATES not in ports or LOGITS not in decoder.outputs \
+            or set(ports) - known:
+        raise _error(f"the decoder needs inputs '{IDS}' and '{ENCODER_STATES}' (and may take "
+                     f"'{ENCODER_MASK}', '{BEAMS}'), its cache in its state, and an output "
+                     f"'{LOGITS}'; it has inputs {', '.join(sorted(ports))}", location)
+    prompts = check_prompts(prompts, getattr(decoder, "vocabulary", None), location)
+    if max_new_tokens < 0:
+        raise ValueError("max_new_tokens must be 0 or more")
+    eos = set() if eos_token_id is None else (
+        {int(eos_token_id)} if np.ndim(eos_token_id) == 0 else {int(e) for e in eos_token_id})
+    batch = len(prompts)
+    ids, mask = right_padded(prompts, pad_token_id)
+    feed = {IDS: ids.astype(names[IDS].dtype)}
+    if MASK in names:
+        feed[MASK] = mask.astype(names[MASK].dtype)
+    encoder.reset()
+    states = encoder(feed, [ENCODER_OUTPUT])[ENCODER_OUTPUT]
+    decoder.reset()
+    made = Generation([[] for _ in prompts])
+    finished = np.zeros(batch, bool)
+    step_ids = np.full((batch, 1), decoder_start_token_id, np.int64)
+    decoded = 1
+    for _ in range(max_new_tokens):
+        feed = {IDS: step_ids.astype(ports[IDS].dtype), ENCODER_STATES: states}
+        if ENCODER_MASK in ports:
+            feed[ENCODER_MASK] = mask.astype(ports[ENCODER_MASK].dtype)
+        if MASK in ports:
+            feed[MASK] = np.ones((batch, decoded), ports[MASK].dtype)
+        if BEAMS in ports:
+            feed[BEAMS] = np.arange(batch, dtype=ports[BEAMS].dtype)
+        logits = decoder(feed, [LOGITS])[LOGITS]
+        last = np.asarray(logits[:, -1, :], np.float32)
+        if keep_logits:
+            made.logits.append(last.copy())
+        chosen = np.where(finished, pad_token_id, np.argmax(last, axis=-1))
+        for row in np.flatnonzero(~finished):
+            made.tokens[row].append(int(chosen[row]))
+        if eos:
+            finished |= np.isin(chosen, list(eos))
+        if finished.all():
+            break
+        step_ids = chosen.reshape(batch, 1).astype(np.int64)
+        decoded += 1
+    return made
+
+
 def generate(compiled_model, prompt_ids, max_new_tokens: int = 16, *, pad_token_id: int = 0,
-             eos_token_id: int | Sequence[int] | None = None) -> list[list[int]]:
+             eos_token_id: int | Sequence[int] | None = None, encoder=None,
+             decoder_start_token_id: int = 0) -> list[list[int]]:
     """Greedy generation with a compiled decoder (stateful or stateless, as optimum-intel
     exports it): the new tokens of each prompt. ``prompt_ids``: one prompt (a list of token
     ids) or several (a list of lists, or a 2-D array), padded on the left with
     ``pad_token_id`` to one batch. Generation stops at ``max_new_tokens`` or when every prompt
-    has produced ``eos_token_id`` (included in its tokens)."""
+    has produced ``eos_token_id`` (included in its tokens).
+
+    An encoder-decoder (optimum-intel's ``openvino_encoder_model.xml`` and
+    ``openvino_decoder_model.xml``): ``compiled_model`` is the decoder and ``encoder`` the
+    compiled encoder; the prompts are the encoder's input (padded on the right) and the decoder
+    starts from ``decoder_start_token_id``."""
     runner = IrexecRunner(compiled_model)
+    if encoder is not None:
+        return decode_seq2seq(IrexecRunner(encoder), runner, prompt_ids, max_new_tokens,
+                              pad_token_id, eos_token_id, decoder_start_token_id).tokens
     return decode(runner, prompt_ids, max_new_tokens, pad_token_id, eos_token_id).tokens

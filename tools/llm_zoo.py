@@ -1,4 +1,4 @@
-"""The LLM zoo: decoder models as people get them, exported by optimum-intel from tiny random
+"""The LLM zoo: decoder models (and an encoder-decoder) as people get them, exported by optimum-intel from tiny random
 configs (transformers' architectures with seeded weights, a word-level tokenizer written here),
 stateful by default, some compressed to int4/int8 by NNCF through optimum-intel's own options.
 
@@ -46,6 +46,7 @@ class LLM:
     weights: str = "f32"  # f32, int4 (asymmetric, groups of 16), int4_sym, int8
     stateful: bool = True
     about: str = ""
+    kind: str = "causal"  # or "seq2seq": an encoder and a stateful decoder
     extra: dict = field(default_factory=dict)
 
 
@@ -70,6 +71,10 @@ LLMS = [
         about="GPT-NeoX (partial rotary, parallel attention and MLP)"),
     LLM("gpt2_tiny", "gpt2", dict(n_embd=64, n_layer=2, n_head=4, n_positions=128),
         about="GPT-2 (learned positions, no position_ids)"),
+    LLM("t5_tiny", "t5", dict(d_model=64, d_kv=16, d_ff=128, num_layers=2, num_decoder_layers=2,
+                              num_heads=4, decoder_start_token_id=0, pad_token_id=0),
+        kind="seq2seq", about="T5, an encoder and a stateful decoder (self- and "
+                              "cross-attention caches in its state)"),
 ]
 # For tools/bench.py only (not in the tests): a larger Llama, int4, as the speed target names it.
 BENCH = [
@@ -120,12 +125,13 @@ def write_tokenizer(folder: Path, eos: int = 2):
 
 def _torch_model(entry: LLM, folder: Path):
     import torch
-    from transformers import AutoConfig, AutoModelForCausalLM
+    from transformers import AutoConfig, AutoModelForCausalLM, AutoModelForSeq2SeqLM
 
     torch.manual_seed(0)
     config = AutoConfig.for_model(entry.family, **{"vocab_size": VOCAB, "bos_token_id": 1,
                                                    "eos_token_id": 2, **entry.config})
-    model = AutoModelForCausalLM.from_config(config).eval()
+    auto = AutoModelForSeq2SeqLM if entry.kind == "seq2seq" else AutoModelForCausalLM
+    model = auto.from_config(config).eval()
     with torch.no_grad():  # larger weights than the init's: logits with clear winners
         for p in model.parameters():
             if p.dim() >= 2:
@@ -148,7 +154,7 @@ def build(entry: LLM, out: Path) -> Path:
     pt = folder / "torch"
     pt.mkdir(parents=True)
     _torch_model(entry, pt)
-    from optimum.intel import OVModelForCausalLM, OVWeightQuantizationConfig
+    from optimum.intel import OVModelForCausalLM, OVModelForSeq2SeqLM, OVWeightQuantizationConfig
 
     options = {}
     if entry.weights == "int4":
@@ -161,8 +167,9 @@ def build(entry: LLM, out: Path) -> Path:
         options["quantization_config"] = OVWeightQuantizationConfig(bits=8)
     else:
         options["load_in_8bit"] = False
-    model = OVModelForCausalLM.from_pretrained(str(pt), export=True, compile=False,
-                                               stateful=entry.stateful, **options)
+    exporter = OVModelForSeq2SeqLM if entry.kind == "seq2seq" else OVModelForCausalLM
+    model = exporter.from_pretrained(str(pt), export=True, compile=False,
+                                     stateful=entry.stateful, **options)
     model.save_pretrained(str(folder))
     write_tokenizer(folder)
     stamp.write_text(k)

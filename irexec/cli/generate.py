@@ -24,7 +24,7 @@ from irexec.cli import common
 from irexec.cli.usage import UsageError
 from irexec.diagnostics import printable
 from irexec.diagnostics.diagnostic import Location
-from irexec.generation import Generation, Port, decode
+from irexec.generation import Generation, IrexecRunner, Port, decode, decode_seq2seq
 
 OV_CONFIG = {"INFERENCE_PRECISION_HINT": "f32", "DYNAMIC_QUANTIZATION_GROUP_SIZE": "0",
              "KV_CACHE_PRECISION": "f32"}
@@ -34,6 +34,7 @@ INSTALL_TRANSFORMERS = ("irexec generate --prompt needs transformers to read the
                         "tokenizer; install it with: pip install transformers (or give token "
                         "ids with --prompt-ids)")
 MODEL_FILE = "openvino_model.xml"
+ENCODER_FILE, DECODER_FILE = "openvino_encoder_model.xml", "openvino_decoder_model.xml"
 
 
 def add_parser(sub) -> None:
@@ -79,9 +80,12 @@ def _ids(text: str) -> list[int]:
     return ids
 
 
-def _paths(target: str) -> tuple[Path, Path | None]:
-    """The .xml and the export folder (None for a bare .xml)."""
+def _paths(target: str) -> tuple[Path, Path | None, Path | None]:
+    """The (decoder's) .xml, the export folder (None for a bare .xml) and an encoder-decoder's
+    encoder .xml (else None)."""
     path = Path(target)
+    if path.is_dir() and (path / ENCODER_FILE).is_file() and (path / DECODER_FILE).is_file():
+        return path / DECODER_FILE, path, path / ENCODER_FILE
     if path.is_dir():
         xml = path / MODEL_FILE
         if not xml.is_file():
@@ -91,15 +95,16 @@ def _paths(target: str) -> tuple[Path, Path | None]:
                                  + (f" and {len(found)} other .xml files; give one"
                                     if found else ""))
             xml = found[0]
-        return xml, path
-    return path, None
+        return xml, path, None
+    return path, None, None
 
 
-def _config_tokens(folder: Path | None) -> tuple[object, object]:
-    """eos_token_id and pad_token_id from an export's generation_config.json or config.json."""
-    eos = pad = None
+def _config_tokens(folder: Path | None) -> tuple[object, object, object]:
+    """eos_token_id, pad_token_id and decoder_start_token_id from an export's
+    generation_config.json or config.json."""
+    eos = pad = start = None
     if folder is None:
-        return eos, pad
+        return eos, pad, start
     for name in ("generation_config.json", "config.json"):
         try:
             data = json.loads((folder / name).read_text(encoding="utf-8"))
@@ -109,7 +114,8 @@ def _config_tokens(folder: Path | None) -> tuple[object, object]:
             continue
         eos = data.get("eos_token_id") if eos is None else eos
         pad = data.get("pad_token_id") if pad is None else pad
-    return eos, pad
+        start = data.get("decoder_start_token_id") if start is None else start
+    return eos, pad, start
 
 
 def _tokenizer(folder: Path | None):
@@ -201,7 +207,7 @@ def execute(args) -> int:
         raise UsageError("give a prompt: --prompt-ids 1,2,3 (repeat for a batch) or --prompt "
                          "TEXT with an exported folder")
     prompts = [_ids(text) for text in args.prompt_ids]
-    xml, folder = _paths(args.model)
+    xml, folder, encoder_xml = _paths(args.model)
     tokenizer = None
     if args.prompt:
         tokenizer = _tokenizer(folder)
@@ -216,23 +222,33 @@ def execute(args) -> int:
         except ImportError:
             print(f"error: {INSTALL_OPENVINO}", file=sys.stderr)
             return 1
-    eos, pad = _config_tokens(folder)
+    eos, pad, start = _config_tokens(folder)
     eos = args.eos_token_id if args.eos_token_id is not None else eos
     pad = args.pad_token_id if args.pad_token_id is not None else pad
     if pad is None:
         pad = eos if isinstance(eos, int) else (eos[0] if eos else 0)
-    args.model = str(xml)
-    model = common.load_model(args, runs=True)
-    compiled = compile_model(model, config=common.compile_config(args))
-    from irexec.generation import IrexecRunner
+    start = int(start) if isinstance(start, int) else int(pad)
+    weights = args.weights
 
-    ours = decode(IrexecRunner(compiled), prompts, args.max_new_tokens, int(pad), eos,
-                  keep_logits=bool(args.compare))
+    def run(make):
+        """The loop on the runners ``make(xml)`` gives: a decoder, or an encoder-decoder."""
+        if encoder_xml is None:
+            return decode(make(xml, weights), prompts, args.max_new_tokens, int(pad), eos,
+                          keep_logits=bool(args.compare))
+        return decode_seq2seq(make(encoder_xml, None), make(xml, None), prompts,
+                              args.max_new_tokens, int(pad), eos, start,
+                              keep_logits=bool(args.compare))
+
+    def ours_runner(path, bin_path):
+        args.model, args.weights = str(path), bin_path
+        model = common.load_model(args, runs=True)
+        return IrexecRunner(compile_model(model, config=common.compile_config(args)))
+
+    ours = run(ours_runner)
     compared = None
     if args.compare:
         try:
-            theirs = decode(OpenVINORunner(ov, xml, args.weights), prompts, args.max_new_tokens,
-                            int(pad), eos, keep_logits=True)
+            theirs = run(lambda path, bin_path: OpenVINORunner(ov, path, bin_path))
         except (RuntimeError, ValueError, TypeError) as e:  # OpenVINO's own errors
             print(f"error: OpenVINO could not generate with this model: {_first_line(e)}",
                   file=sys.stderr)

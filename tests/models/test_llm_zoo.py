@@ -47,7 +47,7 @@ def here(tmp_path_factory):
 
 def _folder(name: str, here):
     folder = llm_zoo.default_out() / name
-    if (folder / "openvino_model.xml").is_file():
+    if (folder / "zoo.key").is_file():
         return folder
     if name == BUILT_HERE and _have_exporter():
         return llm_zoo.build(llm_zoo.BY_NAME[name], here)
@@ -59,10 +59,20 @@ def _folder(name: str, here):
 NAMES = llm_zoo.TESTED
 
 
+CAUSAL = [n for n in NAMES if llm_zoo.BY_NAME[n].kind == "causal"]
+SEQ2SEQ = [n for n in NAMES if llm_zoo.BY_NAME[n].kind == "seq2seq"]
+SEQ2SEQ_PROMPTS = [[5, 17, 99, 3, 2], [8, 22, 2]]  # the encoder's input, ending in </s>
+
+
+def _xmls(folder):
+    return sorted(folder.glob("openvino*model.xml"))
+
+
 @pytest.mark.parametrize("name", NAMES)
 def test_validates_clean(name, here):
-    model, diags = irexec.api.check_model(_folder(name, here) / "openvino_model.xml")
-    assert model is not None and [str(d) for d in diags] == []
+    for xml in _xmls(_folder(name, here)):
+        model, diags = irexec.api.check_model(xml)
+        assert model is not None and [str(d) for d in diags] == [], xml.name
 
 
 def _feed(compiled, ids, mask):
@@ -84,7 +94,7 @@ def _feed(compiled, ids, mask):
     return feed
 
 
-@pytest.mark.parametrize("name", NAMES)
+@pytest.mark.parametrize("name", CAUSAL)
 def test_prefill_agrees_with_openvino(name, here):
     ov = pytest.importorskip("openvino")
     xml = _folder(name, here) / "openvino_model.xml"
@@ -121,7 +131,7 @@ def _transformers_tokens(folder):
     return tokens
 
 
-@pytest.mark.parametrize("name", NAMES)
+@pytest.mark.parametrize("name", CAUSAL)
 def test_generates_the_tokens_of_openvino_and_transformers(name, here):
     ov = pytest.importorskip("openvino")
     from irexec.cli.generate import OpenVINORunner
@@ -140,6 +150,35 @@ def test_generates_the_tokens_of_openvino_and_transformers(name, here):
         assert ours == theirs
     if entry.weights == "f32":  # compressed: torch has the uncompressed model
         assert ours == _transformers_tokens(folder)
+
+
+@pytest.mark.parametrize("name", SEQ2SEQ)
+def test_encoder_decoder_generates_the_tokens_of_openvino_and_transformers(name, here):
+    ov = pytest.importorskip("openvino")
+    torch = pytest.importorskip("torch")
+    transformers = pytest.importorskip("transformers")
+    from irexec.cli.generate import OpenVINORunner
+    from irexec.generation import decode_seq2seq, right_padded
+
+    folder = _folder(name, here)
+    encoder, decoder = (folder / "openvino_encoder_model.xml",
+                        folder / "openvino_decoder_model.xml")
+    ours = irexec.generate(irexec.compile_model(irexec.read_model(decoder)), SEQ2SEQ_PROMPTS,
+                           max_new_tokens=NEW, eos_token_id=2,
+                           encoder=irexec.compile_model(irexec.read_model(encoder)))
+    assert any(len(set(t)) > 1 for t in ours)  # not a degenerate run
+    theirs = decode_seq2seq(OpenVINORunner(ov, encoder, None), OpenVINORunner(ov, decoder, None),
+                            SEQ2SEQ_PROMPTS, NEW, 0, 2).tokens
+    assert ours == theirs
+    model = transformers.AutoModelForSeq2SeqLM.from_pretrained(str(folder / "torch")).eval()
+    ids, mask = right_padded(SEQ2SEQ_PROMPTS, 0)
+    with torch.no_grad():
+        out = model.generate(input_ids=torch.tensor(ids), attention_mask=torch.tensor(mask),
+                             max_new_tokens=NEW, do_sample=False)
+    expected = []
+    for row in out[:, 1:].tolist():  # after the decoder's start token
+        expected.append(row[:row.index(2) + 1] if 2 in row else row)
+    assert ours == expected
 
 
 def test_prompt_text_through_the_exported_tokenizer(here):

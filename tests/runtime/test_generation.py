@@ -293,3 +293,57 @@ def test_comparison_names_the_first_differing_step_with_both_margins():
     assert entry["step"] == 3 and entry["irexec"] == 3 and entry["openvino"] == 4
     assert entry["irexec_margin"] == pytest.approx(4.0)
     assert entry["openvino_margin"] == pytest.approx(0.5)
+
+
+# --- encoder-decoders ----------------------------------------------------------------------------
+
+class ScriptedEncoder:
+    def __init__(self):
+        self.inputs = [Port("input_ids", np.dtype(np.int64), (None, None)),
+                       Port("attention_mask", np.dtype(np.int64), (None, None))]
+        self.outputs = ["last_hidden_state"]
+        self.feeds = []
+
+    def reset(self):
+        pass
+
+    def __call__(self, feed, wanted):
+        self.feeds.append(feed)
+        return {"last_hidden_state": np.ones(feed["input_ids"].shape + (4,), np.float32)}
+
+
+class ScriptedDecoder(Scripted):
+    def __init__(self, script):
+        super().__init__(script)
+        self.inputs = [Port("encoder_attention_mask", np.dtype(np.int64), (None, None)),
+                       Port("input_ids", np.dtype(np.int64), (None, None)),
+                       Port("encoder_hidden_states", np.dtype(np.float32), (None, None, 4)),
+                       Port("beam_idx", np.dtype(np.int32), (None,))]
+
+
+def test_encoder_decoder_loop_feeds_as_transformers():
+    from irexec.generation import decode_seq2seq
+
+    eye = np.eye(6, dtype=np.float32)
+    encoder, decoder = ScriptedEncoder(), ScriptedDecoder([eye[[3, 4]], eye[[2, 5]], eye[[1, 2]]])
+    made = decode_seq2seq(encoder, decoder, [[4, 5, 2], [3, 2]], 5, pad_token_id=0,
+                          eos_token_id=2, decoder_start_token_id=0)
+    assert made.tokens == [[3, 2], [4, 5, 2]]
+    (fed,) = encoder.feeds  # the encoder runs once, its batch padded on the right
+    np.testing.assert_array_equal(fed["input_ids"], [[4, 5, 2], [3, 2, 0]])
+    np.testing.assert_array_equal(fed["attention_mask"], [[1, 1, 1], [1, 1, 0]])
+    first, second, third = decoder.feeds
+    np.testing.assert_array_equal(first["input_ids"], [[0], [0]])  # the start token
+    np.testing.assert_array_equal(second["input_ids"], [[3], [4]])
+    np.testing.assert_array_equal(third["input_ids"], [[2], [5]])
+    np.testing.assert_array_equal(third["encoder_attention_mask"], fed["attention_mask"])
+    assert third["encoder_hidden_states"].shape == (2, 3, 4) and decoder.resets == 1
+
+
+def test_an_encoder_without_hidden_states_is_a_clear_error():
+    from irexec.generation import decode_seq2seq
+
+    encoder = ScriptedEncoder()
+    encoder.outputs = ["something"]
+    with pytest.raises(IRError, match="last_hidden_state"):
+        decode_seq2seq(encoder, ScriptedDecoder([]), [[1]], 2)
