@@ -9,6 +9,7 @@
 from irexec import ops as _ops  # noqa: F401  (registers the built-in operations)
 from irexec.api import Core, compile_model, read_model, save_model
 from irexec.errors import InternalError, IRError, OpError
+from irexec.generation import generate
 from irexec.ir.element_type import ElementType
 from irexec.ir.model import Model
 from irexec.ir.shape import Dimension, PartialShape
@@ -19,6 +20,6 @@ from irexec.version import __version__
 
 __all__ = [
     "CompiledModel", "Core", "Dimension", "ElementType", "IRError", "InferRequest",
-    "InternalError", "Model", "OpError", "PartialShape", "Tensor", "compile_model", "read_model",
+    "InternalError", "Model", "OpError", "PartialShape", "Tensor", "compile_model", "generate", "read_model",
     "register_op", "save_model",
 ]

@@ -49,6 +49,7 @@ import sys
 import tempfile
 import time
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import numpy as np
 
@@ -722,6 +723,85 @@ def embedding_bag_case(count: int, runs: int, tmp: str) -> dict:
             "ratio": ours / plain, "same": bool(same)}
 
 
+def llm_zoo_folder() -> Path:
+    """Where tools/llm_zoo.py puts its models."""
+    return Path(os.environ.get("IREXEC_ZOO", Path(__file__).resolve().parent.parent / ".zoo")) \
+        / "llm"
+
+
+def llm_case(folder: Path, runs: int, ov, prompt: int = 128, steps: int = 16) -> dict:
+    """A decoder LLM of the LLM zoo (tools/llm_zoo.py), stateful: a prefill of ``prompt`` tokens
+    and the decode steps after it (median of ``steps``), irexec and OpenVINO's CPU plugin (f32,
+    KV cache in f32; the threads OPENBLAS_NUM_THREADS gives irexec's BLAS) in one run. The
+    best of ``runs`` generations for each figure."""
+    import irexec
+    from irexec.generation import positions
+
+    xml = folder / "openvino_model.xml"
+    compiled = irexec.compile_model(irexec.read_model(xml))
+    names = {p.any_name for p in compiled.inputs}
+
+    def feeds():
+        mask = np.ones((1, prompt), np.int64)
+        ids = _rng().integers(4, 200, (1, prompt))
+        yield _llm_feed(names, ids, mask, positions(mask))
+        for s in range(steps):
+            mask = np.ones((1, prompt + s + 1), np.int64)
+            yield _llm_feed(names, np.array([[5]]), mask, positions(mask)[:, -1:])
+
+    def measure(request):
+        best_prefill, best_step = float("inf"), float("inf")
+        for _ in range(runs):
+            request.reset_state()
+            times = []
+            for feed in feeds():
+                start = time.perf_counter()
+                request.infer(feed)
+                times.append(time.perf_counter() - start)
+            best_prefill = min(best_prefill, times[0])
+            best_step = min(best_step, float(np.median(times[1:])))
+        return best_prefill, best_step
+
+    row = {"case": folder.name}
+    row["irexec_prefill_s"], row["irexec_step_s"] = measure(compiled.create_infer_request())
+    if ov is not None:
+        config = {"INFERENCE_PRECISION_HINT": "f32", "DYNAMIC_QUANTIZATION_GROUP_SIZE": "0",
+                  "KV_CACHE_PRECISION": "f32"}
+        threads = os.environ.get("OPENBLAS_NUM_THREADS")
+        if threads:
+            config["INFERENCE_NUM_THREADS"] = int(threads)
+        core = ov.Core()
+        request = core.compile_model(core.read_model(str(xml)), "CPU", config) \
+            .create_infer_request()
+        row["openvino_prefill_s"], row["openvino_step_s"] = measure(request)
+    return row
+
+
+def _llm_feed(names, ids, mask, pos) -> dict:
+    feed = {"input_ids": ids, "attention_mask": mask}
+    if "position_ids" in names:
+        feed["position_ids"] = pos
+    if "beam_idx" in names:
+        feed["beam_idx"] = np.zeros(len(ids), np.int32)
+    return feed
+
+
+def llm_table(rows: list[dict]) -> str:
+    lines = ["| LLM (tools/llm_zoo.py) | prefill 128 tokens: irexec ms | OpenVINO ms | ratio | "
+             "decode step: irexec ms | OpenVINO ms | ratio |", "| --- | --- | --- | --- | --- "
+             "| --- | --- |"]
+    for r in rows:
+        ovp, ovs = r.get("openvino_prefill_s"), r.get("openvino_step_s")
+        lines.append(f"| {r['case']} | {_ms(r['irexec_prefill_s'])} | {_ms(ovp)} | "
+                     f"{r['irexec_prefill_s'] / ovp if ovp else float('nan'):.2f} | "
+                     f"{_ms(r['irexec_step_s'])} | {_ms(ovs)} | "
+                     f"{r['irexec_step_s'] / ovs if ovs else float('nan'):.2f} |")
+    return "\n".join(lines)
+
+
+LLM_CASES = ("llama_tiny", "llama_1024_int4")
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="small sizes, few runs (for CI)")
@@ -795,6 +875,14 @@ def main(argv=None) -> int:
                                                   runs, ov, tmp))
             print(f"  {generators[-1]['case']}: "
                   f"{generators[-1]['irexec'] / generators[-1]['numpy']:.1f}x numpy", flush=True)
+        llms = []
+        for name in LLM_CASES:
+            folder = llm_zoo_folder() / name
+            if wanted(f"llm {name}") and (folder / "openvino_model.xml").is_file():
+                llms.append(llm_case(folder, runs, ov))
+                r = llms[-1]
+                print(f"  llm {name}: prefill {_ms(r['irexec_prefill_s'])} ms, step "
+                      f"{_ms(r['irexec_step_s'])} ms", flush=True)
         embedding = []
         if wanted("EmbeddingBag"):
             embedding.append(embedding_bag_case(100 if args.quick else 100_000, runs, tmp))
@@ -826,11 +914,15 @@ def main(argv=None) -> int:
     if generators:
         print()
         print(random_table(generators))
+    if llms:
+        print()
+        print(llm_table(llms))
     if args.json:
         with open(args.json, "w") as f:
             json.dump({"machine": machine(), "kernels": [r.__dict__ for r in rows],
                        "ratios": ratios, "movement": moves, "overhead": overhead,
-                       "memory": memory, "generators": generators, "embedding": embedding},
+                       "memory": memory, "generators": generators, "embedding": embedding,
+                       "llm": llms},
                       f, indent=1)
     return 0
 

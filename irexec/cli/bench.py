@@ -39,6 +39,7 @@ def add_parser(sub) -> None:
     p.add_argument("--precise", action="store_true",
                    help="time precise mode: every floating op computed in float64, rounded "
                         f"once to its layer's type ({common.doc('numerics.md')})")
+    common.add_decompression_argument(p)
     p.add_argument("--per-op", action="store_true",
                    help="also show where a call's time goes, per op type (time per call, "
                         "share, layers; measured on the timed calls)")
@@ -78,7 +79,7 @@ def execute(args) -> int:
     common.print_warnings([d for d in model.diagnostics if d.code != common.NOT_IMPLEMENTED])
     common.apply_shapes(model, args.shape, args.model)
     start = time.perf_counter()
-    compiled = compile_model(model, config={"precision": "f64"} if args.precise else None)
+    compiled = compile_model(model, config=common.compile_config(args))
     compile_time = time.perf_counter() - start
     given = common.load_inputs(args.input, compiled, args.model)
     inputs = common.complete_inputs(model, given, args.seed)

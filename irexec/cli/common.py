@@ -22,6 +22,7 @@ from irexec.io import npy, safe_write
 from irexec.io.arrays import from_file
 from irexec.ir import element_type as et_table
 from irexec.diagnostics import printable
+from irexec.runtime import fusion
 from irexec.runtime.inputs import filled_dims, make_inputs
 
 SEED_LIMIT = 2**63  # seeds are 0 .. 2**63 - 1, what numpy's generators take on every platform
@@ -141,6 +142,25 @@ def memory_size(text: str) -> int:
         return budget.parse_size(text)
     except ValueError as e:
         raise argparse.ArgumentTypeError(str(e)) from None
+
+
+def add_decompression_argument(p) -> None:
+    p.add_argument("--decompression", choices=fusion.MODES, default=fusion.MODES[0],
+                   help="compressed weights (Convert, Subtract, Multiply feeding MatMul, Gather, "
+                        "Convolution): 'fused' computes them once in f32 as OpenVINO's plugins "
+                        "do (default), 'per-call' the same on every call (less memory), 'ir' "
+                        "layer by layer as the IR's types say (docs/numerics.md)")
+
+
+def compile_config(args) -> dict | None:
+    """The compile config the command's options ask for (--precise, --decompression)."""
+    config = {}
+    if getattr(args, "precise", False):
+        config["precision"] = "f64"
+    mode = getattr(args, "decompression", fusion.MODES[0])
+    if mode != fusion.MODES[0]:
+        config["decompression"] = mode
+    return config or None
 
 
 def seed(text: str) -> int:

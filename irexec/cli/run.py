@@ -55,6 +55,7 @@ def add_parser(sub) -> None:
                    help="compute every float layer in float64, rounding once to its output "
                         f"type ({common.doc('numerics.md')})")
     common.add_memory_budget_argument(p)
+    common.add_decompression_argument(p)
 
 
 def _is_stream(path: str) -> bool:
@@ -286,7 +287,7 @@ def _compile(args):
     """The model read and compiled (constant layers are computed here, which may take long)."""
     model = common.load_model(args, runs=True)
     common.apply_shapes(model, args.shape, args.model)
-    return model, compile_model(model, config={"precision": "f64"} if args.precise else None)
+    return model, compile_model(model, config=common.compile_config(args))
 
 
 def _execute(args) -> int:

@@ -147,6 +147,10 @@ _CODES = (
          "an operation without a rule code (a custom op) rejected the values reaching it, or "
          "memory ran out; see the message", example=False),
     Code("IR606", "input-file", ERROR, "give an existing .npy file written by numpy.save"),
+    Code("IR620", "not-for-generation", ERROR,
+         "generate takes a decoder as optimum-intel exports it (input_ids, attention_mask, "
+         "position_ids, beam_idx or past_key_values.*; logits) and prompts of token ids in its "
+         "vocabulary", example=False),
 )
 
 # The assembled table: the general codes above, then each op's own (``OpSpec.codes``), added

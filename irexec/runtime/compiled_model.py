@@ -14,7 +14,11 @@ from irexec.ir.model import Model, OutputPort
 from irexec.ir.shape import PartialShape
 from irexec.kernels import buffers, scratch, state
 from irexec.kernels import elementwise as ew
+from irexec.runtime import fusion
 from irexec.runtime.plan import InputSlot, Plan, compile_plan, kernel_error, memoized
+from irexec.runtime.plan import call_signature, remember_call
+from irexec.runtime.plan import check as check_step
+from irexec.runtime.plan import check_known
 from irexec.runtime.precise import precision_of
 from irexec.runtime.results import Results, Tensor, port_names
 from irexec.runtime.loop_code import LoopCode
@@ -104,7 +108,10 @@ class CompiledModel:
         self.model = model
         # config {"precision": "f64"}: precise mode (irexec/runtime/precise.py)
         self.precision = precision_of(config)
-        self.plan: Plan = compile_plan(model, precise=self.precision == "f64")
+        # config {"decompression": "fused" | "per-call" | "ir"}: irexec/runtime/fusion.py
+        self.decompression = fusion.mode_of(config)
+        self.plan: Plan = compile_plan(model, precise=self.precision == "f64",
+                                       decompression=self.decompression)
         self._by_name: dict[str, InputSlot] = {}
         self._plain = {slot.slot: _plain_form(slot) for slot in self.plan.inputs}
         # how Results maps the model's output ports to names, made once
@@ -243,6 +250,10 @@ class CompiledModel:
             values[s] = array
         if tracer is not None:
             tracer.inputs(plan, values)
+        # A call like one before (runtime/plan.py): the steps whose checks read no values skip
+        # them, so an LLM's decode step does no shape inference.
+        call = call_signature(bound.values(), state.current())
+        known = call in plan.seen_calls
         clock = time.perf_counter if profile is not None else None
         for step in plan.steps:
             if clock is not None:
@@ -250,7 +261,7 @@ class CompiledModel:
             args = [values[i] for i in step.inputs]
             memo = step.memo
             if memo is not None:  # shape arithmetic: once per distinct input
-                result = memoized(step, args)
+                result = memoized(step, args, known)
                 args = None
                 self._store(step, values, result)
                 result = None
@@ -262,8 +273,11 @@ class CompiledModel:
                 for s in step.free:
                     values[s] = None
                 continue
-            if step.check is not None:
-                step.check(args)  # rules that could not be decided when the model was read
+            if step.check is not None:  # rules that could not be decided at read time
+                if not known or step.checked is None:
+                    check_step(step, args)
+                elif step.check_values is not None:
+                    check_known(step, args)  # value domains only
             kernel = step.kernel
             if step.in_place is not None:
                 # The first input dies here: write over it if nothing else can see it.
@@ -277,6 +291,10 @@ class CompiledModel:
                 args = None  # the free below proves arrays unreachable by their counts
             except (OpError, MemoryError) as e:
                 raise kernel_error(e, step.location) from None
+            except Exception:
+                if step.checked is not None:  # a check skipped for a like signature: say why
+                    step.check(args)
+                raise
             if len(step.outputs) == 1:
                 values[step.outputs[0]] = result
             else:
@@ -297,6 +315,8 @@ class CompiledModel:
                 del value
         if tracer is not None:
             tracer.finish()
+        if not known:
+            remember_call(plan, call)
         return {o.name: (np.array(values[o.slot]) if o.copy else values[o.slot])
                 for o in plan.outputs}
 

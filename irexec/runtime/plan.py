@@ -22,15 +22,16 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from irexec import gc_pause
+from irexec import budget, gc_pause
 from irexec.errors import InternalError, IRError, OpError
-from irexec import budget
 from irexec.infer import check_call, memory_problem
 from irexec.ir.element_type import ElementType, from_dtype
 from irexec.ir.model import Model, OutputPort
 from irexec.ir.shape import PartialShape
 from irexec.ops.spec import TensorType
 from irexec.kernels import in_place, skip_unread, state, views
+from irexec.ops.spec import resolve
+from irexec.runtime import fusion
 from irexec.runtime.precise import needs_widening
 from irexec.runtime.precise import wrap as precise_kernel
 from irexec.diagnostics.diagnostic import Location
@@ -56,6 +57,14 @@ class Step:
     memo: dict | None = None
     memo_by_shape: bool = False
     memo_args: tuple[int, ...] = ()  # the inputs the key reads (constants never change)
+    # The signatures (see ``signature``) whose check has passed; None: checked on every call.
+    checked: set | None = None
+    # Inputs whose values the check reads (a value domain): part of the key by their exact
+    # values when small, else the check runs on every call.
+    valued: tuple[int, ...] = ()
+    # ``check_values(args)``: those inputs' domain checks alone (OpError), for a call like one
+    # before (see ``call_signature``).
+    check_values: Callable[[list], None] | None = None
 
     def memo_key(self, args: list) -> tuple:
         if self.memo_by_shape:
@@ -109,6 +118,9 @@ class Plan:
     # rather than the plan keeping every intermediate value).
     folded: list[tuple[int, Step]] = field(default_factory=list)
     constant_nodes: dict[int, object] = field(default_factory=dict)
+    # The call signatures (``call_signature``) of calls that ran to the end: a call with one of
+    # them skips the per-call checks of steps whose rules read no values (bounded).
+    seen_calls: set = field(default_factory=set)
 
     @functools.cached_property
     def initial_values(self) -> list:
@@ -169,6 +181,32 @@ def _bounded(port, limit: int) -> bool:
     return size <= limit
 
 
+def _checked_values(node) -> tuple[int, ...]:
+    """The inputs, not Constants, whose values the per-call check reads (a value domain)."""
+    found = []
+    for i, port in enumerate(node.inputs):
+        rule = node.op.spec.input_rule(i)
+        if rule is not None and rule.domain is not None \
+                and port.source.node.op.spec.role != "constant":
+            found.append(i)
+    return tuple(found)
+
+
+def _value_checker(node, valued: tuple[int, ...]):
+    """The domain checks of the inputs ``valued`` of a layer, as one function of the call's
+    arrays (raises OpError)."""
+    if not valued:
+        return None
+    attrs = node.attrs
+    domains = [(i, resolve(node.op.spec.input_rule(i).domain, attrs)) for i in valued]
+    domains = [(i, d) for i, d in domains if d is not None]
+
+    def check_values(args: list) -> None:
+        for i, domain in domains:
+            domain.check(args[i], args[domain.of].shape, attrs)
+    return check_values
+
+
 def _needs_check(node, limit: int) -> bool:
     """Whether the spec's rules could not all be decided when the model was read: an input of
     dynamic element type or shape, a value-checked input (one with a value domain) that is
@@ -202,10 +240,11 @@ def _check_memory(node, limit: int) -> None:
         raise IRError.make(*problem, node.location)
 
 
-def compile_plan(model: Model, precise: bool = False) -> Plan:
-    """``precise``: float layers compute in float64 (irexec/runtime/precise.py)."""
+def compile_plan(model: Model, precise: bool = False, decompression: str = "fused") -> Plan:
+    """``precise``: float layers compute in float64 (irexec/runtime/precise.py).
+    ``decompression``: how weight-decompression patterns compute (irexec/runtime/fusion.py)."""
     with gc_pause.paused():  # planning frees nothing: see irexec/gc_pause.py
-        return _compile_plan(model, precise)
+        return _compile_plan(model, precise, decompression)
 
 
 def output_names(model: Model) -> list[str]:
@@ -225,10 +264,18 @@ def output_names(model: Model) -> list[str]:
     return names
 
 
-def _compile_plan(model: Model, precise: bool = False) -> Plan:
+def _compile_plan(model: Model, precise: bool = False, decompression: str = "fused") -> Plan:
     needed = model.needed_nodes([n.id for n in model.nodes
                                  if n.op is not None and n.op.spec.role == "sink"])
     order = [n for n in model.topological_order() if n.id in needed]
+    # Weight decompressions computed as OpenVINO's plugins compute them (runtime/fusion.py):
+    # by the pattern's last layer, from its Consts; the layers inside are not computed.
+    patterns = {} if decompression == "ir" else fusion.decompressions(order)
+    if decompression == "fused" and \
+            sum(d.nbytes for d in patterns.values()) > budget.current():
+        decompression = "per-call"  # the f32 weights would not fit: keep the compressed ones
+    fused = {d.root.node.id: d for d in patterns.values()}
+    skipped = fusion.inside(patterns.values())
     slot_of: dict[OutputPort, int] = {}
 
     def slot(port: OutputPort) -> int:
@@ -263,6 +310,26 @@ def _compile_plan(model: Model, precise: bool = False) -> Plan:
             folded.add(node.outputs[0])
         elif role != "result":
             sources = [p.source for p in node.inputs]
+            if node.id in skipped:  # computed by its pattern's last layer; traces only
+                folded_steps.append((len(steps), Step(
+                    node.name, node.type, _bind(node), tuple(slot(s) for s in sources),
+                    tuple(slot(p) for p in node.outputs), (), node.location)))
+                continue
+            pattern = fused.get(node.id)
+            if pattern is not None:
+                leaves = tuple(slot(p) for p in pattern.leaves)
+                if decompression == "per-call":
+                    steps.append(Step(node.name, node.type, pattern, leaves,
+                                      (slot(pattern.root),), (), node.location))
+                    writers.append(None)
+                    continue
+                constants[slot(pattern.root)] = pattern.compute(
+                    *[constants[slot(p)] for p in pattern.leaves])
+                folded.add(pattern.root)
+                folded_steps.append((len(steps), Step(node.name, node.type, pattern, leaves,
+                                                      (slot(pattern.root),), (),
+                                                      node.location)))
+                continue
             if (views.returns_view(node.op.kernel) and sources
                     and (slot(sources[0]) in borrowed or sources[0] in folded
                          or sources[0] in shaped)):
@@ -298,7 +365,10 @@ def _compile_plan(model: Model, precise: bool = False) -> Plan:
                               check=check, memo={} if memo else None,
                               memo_by_shape=spec.reads_shapes_only,
                               memo_args=tuple(i for i, s in enumerate(sources)
-                                              if s not in folded)))
+                                              if s not in folded),
+                              checked=set() if check is not None and not memo else None,
+                              valued=_checked_values(node),
+                              check_values=_value_checker(node, _checked_values(node))))
             writer = None if widened else in_place.variant(node.op.kernel)
             writers.append(_bind(node, writer) if writer is not None and node.inputs else None)
     # Constants only folded layers read are not needed any more.
@@ -332,28 +402,99 @@ def _compile_plan(model: Model, precise: bool = False) -> Plan:
                   writer if (writer is not None and st.inputs[0] in frees.get(i, ())
                              and st.inputs.count(st.inputs[0]) == 1
                              and st.memo is None) else None, st.check, st.memo,
-                  st.memo_by_shape, st.memo_args)
+                  st.memo_by_shape, st.memo_args, st.checked, st.valued, st.check_values)
              for i, (st, writer) in enumerate(zip(steps, writers))]
     return Plan(len(slot_of), inputs, constants, steps, outputs, bodies, folded_steps,
                 constant_nodes)
+
+
+CHECKED_ENTRIES = 256  # signatures remembered per checked step
+SMALL_VALUES = 64  # integer inputs up to this size are part of a signature by their values
+
+
+def signature(args: list) -> tuple:
+    """What a step's per-call check depends on, up to the sizes: each input's element type,
+    rank and dims, and the values of small integer inputs (shapes, axes, lengths computed at
+    run time), with every size of 2 or more alike (0, 1 and negative values as they are: they
+    change what a rule means: empty, broadcast, counted from the end). A model whose KV cache grows by one position
+    per call keeps its signatures: its layers are inferred on the first calls only."""
+    return tuple([(a.dtype.str, tuple([d if d < 2 else 2 for d in a.shape]),
+                   tuple([v if v < 2 else 2 for v in a.reshape(-1).tolist()])
+                   if a.size <= SMALL_VALUES and a.dtype.kind in "iub" else None)
+                  for a in args])
+
+
+def call_signature(inputs, variables: dict) -> tuple:
+    """A call's signature, up to the sizes (as ``signature``): its inputs' and its variables'
+    element types and dims, and the values of small integer inputs. An LLM's decode steps all
+    have one: the KV cache and the attention mask grow, their classes do not."""
+    return signature(list(inputs)), tuple(sorted(
+        (name, a.dtype.str, tuple([d if d < 2 else 2 for d in a.shape]))
+        for name, a in variables.items()))
+
+
+def remember_call(plan: Plan, key: tuple) -> None:
+    if len(plan.seen_calls) >= CHECKED_ENTRIES:
+        plan.seen_calls.clear()
+    plan.seen_calls.add(key)
+
+
+def check_known(step: Step, args: list) -> None:
+    """A step's check in a call like one before: only the domains of the inputs whose values it
+    reads; the full check (for its own error) when one refuses."""
+    try:
+        step.check_values(args)
+    except OpError:
+        step.check(args)
+        raise
+
+
+def check(step: Step, args: list) -> None:
+    """Run a step's per-call check, unless it passed before on a like signature (above). The
+    rules a skipped check would have refused make the kernel fail (a shape mismatch numpy
+    refuses); the run loop then runs the check to give the rule's own error."""
+    seen = step.checked
+    if seen is None:
+        step.check(args)
+        return
+    key = signature(args)
+    if step.valued:
+        exact = [args[i] for i in step.valued]
+        if any(a.size > SMALL_VALUES or a.dtype.kind not in "iub" for a in exact):
+            step.check(args)  # a large input's values: checked every time
+            return
+        key = (key, tuple([a.tobytes() for a in exact]))
+    if key in seen:
+        return
+    step.check(args)
+    if len(seen) >= CHECKED_ENTRIES:
+        seen.clear()
+    seen.add(key)
 
 
 MEMO_ENTRIES = 16  # distinct inputs remembered per shape-arithmetic step
 MEMO_ELEMENTS = 1 << 16  # larger results are computed each call, not remembered
 
 
-def memoized(step: Step, args: list):
+def memoized(step: Step, args: list, known: bool = False):
     """A shape-arithmetic step's result for these inputs: remembered, or computed (its check
-    first) and remembered."""
+    first; in a call like one before, only its value domains) and remembered."""
     key = step.memo_key(args)
     result = step.memo.get(key)
     if result is None:
         if step.check is not None:
-            step.check(args)
+            if not known:
+                step.check(args)
+            elif step.check_values is not None:
+                check_known(step, args)
         try:
             result = step.kernel(*args)
         except OpError as e:
             raise kernel_error(e, step.location) from None
+        except Exception:
+            if known and step.check is not None:  # a skipped check: its own error
+                step.check(args)
+            raise
         remember(step, key, result)
     return result
 

@@ -13,7 +13,7 @@ import numpy as np
 import irexec
 from irexec.cli.compare import from_openvino_tensor, openvino_tensor
 
-OV_CONFIG = {"INFERENCE_PRECISION_HINT": "f32"}
+OV_CONFIG = {"INFERENCE_PRECISION_HINT": "f32", "DYNAMIC_QUANTIZATION_GROUP_SIZE": "0"}
 
 
 def bits(a: np.ndarray) -> np.ndarray:
