@@ -205,6 +205,7 @@ class Weights(Domain):
         return rng.random(size=data_shape)
 
 
+@dataclass(frozen=True)
 class SortedRows(Domain):
     """Values sorted ascending along the last axis (SearchSorted's sequence, Bucketize's
     boundaries), of their own declared shape; ``of``: another input of the layer (the values
