@@ -165,12 +165,21 @@ def test_per_call_mode_gives_the_same_result_and_keeps_only_compressed_constants
 def test_per_call_when_the_f32_weights_pass_the_budget():
     from irexec import budget
 
-    model, _ = _matmul_model("u8", True, False, "f16")
-    with budget.limit(N * K * 4 - 1):
+    # Two weights: each f32 weight fits the budget (one tensor), both together do not.
+    stored, zp, scale, _ = _case("u8", True, False, "f16")
+    b = ModelBuilder("two_compressed_matmuls")
+    x = b.parameter("x", "f32", [3, K])
+    w1 = _weight(b, "u8", stored, zp, scale, "f16", False)
+    w2 = _weight(b, "u8", stored, zp, scale, "f16", False)
+    y = b.op("MatMul", x, w1, transpose_a=False, transpose_b=True)
+    b.result(b.op("MatMul", x, w2, transpose_a=False, transpose_b=True, name="z"))
+    b.result(y)
+    model = b.build()
+    with budget.limit(2 * N * K * 4 - 1):
         compiled = irexec.compile_model(model)
     assert not any(a.dtype == np.float32 and a.shape == (N, K)
                    for a in compiled.plan.constants.values())
-    assert any(isinstance(s.kernel, fusion.Decompression) for s in compiled.plan.steps)
+    assert sum(isinstance(s.kernel, fusion.Decompression) for s in compiled.plan.steps) == 2
 
 
 def test_unknown_mode_is_a_clear_error():
