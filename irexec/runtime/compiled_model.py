@@ -18,7 +18,7 @@ from irexec.runtime import fusion
 from irexec.runtime.plan import InputSlot, Plan, compile_plan, kernel_error, memoized
 from irexec.runtime.plan import call_signature, remember_call
 from irexec.runtime.plan import check as check_step
-from irexec.runtime.plan import check_known
+from irexec.runtime.plan import check_known, exact_check, oversized, small_values
 from irexec.runtime.precise import precision_of
 from irexec.runtime.results import Results, Tensor, port_names
 from irexec.runtime.loop_code import LoopCode
@@ -273,11 +273,17 @@ class CompiledModel:
                 for s in step.free:
                     values[s] = None
                 continue
+            held = None
             if step.check is not None:  # rules that could not be decided at read time
                 if not known or step.checked is None:
                     check_step(step, args)
-                elif step.check_values is not None:
-                    check_known(step, args)  # value domains only
+                elif step.sized and small_values(args):
+                    exact_check(step, args)  # sizes may come from these values
+                else:
+                    if step.check_values is not None:
+                        check_known(step, args)  # value domains only
+                    if step.sized:
+                        held = args  # the outputs' sizes are checked after the kernel
             kernel = step.kernel
             if step.in_place is not None:
                 # The first input dies here: write over it if nothing else can see it.
@@ -295,6 +301,9 @@ class CompiledModel:
                 if step.checked is not None:  # a check skipped for a like signature: say why
                     step.check(args)
                 raise
+            if held is not None:
+                oversized(step, (result,) if len(step.outputs) == 1 else result, held)
+                held = None
             if len(step.outputs) == 1:
                 values[step.outputs[0]] = result
             else:

@@ -65,6 +65,9 @@ class Step:
     # ``check_values(args)``: those inputs' domain checks alone (OpError), for a call like one
     # before (see ``call_signature``).
     check_values: Callable[[list], None] | None = None
+    # An output whose size inference could not bound within the memory budget: a skipped
+    # check (a call like one before) is made up for by the outputs' sizes (``oversized``).
+    sized: bool = False
 
     def memo_key(self, args: list) -> tuple:
         if self.memo_by_shape:
@@ -207,6 +210,11 @@ def _value_checker(node, valued: tuple[int, ...]):
     return check_values
 
 
+def _unbounded(node, limit: int) -> bool:
+    """Whether an output's size comes from the call's values (see ``_bounded``)."""
+    return not node.bodies and not all(_bounded(p, limit) for p in node.outputs)
+
+
 def _needs_check(node, limit: int) -> bool:
     """Whether the spec's rules could not all be decided when the model was read: an input of
     dynamic element type or shape, a value-checked input (one with a value domain) that is
@@ -214,8 +222,7 @@ def _needs_check(node, limit: int) -> bool:
     output whose size inference could not bound within the memory budget (``limit``; its size
     comes from values, checked per call). A layer with bodies is checked inside them, per
     iteration (its kernel holds what it gathers to the budget)."""
-    if node.values_unknown or (not node.bodies and not all(_bounded(p, limit)
-                                                           for p in node.outputs)):
+    if node.values_unknown or _unbounded(node, limit):
         return True
     for i, port in enumerate(node.inputs):
         source = port.source
@@ -368,7 +375,8 @@ def _compile_plan(model: Model, precise: bool = False, decompression: str = "fus
                                               if s not in folded),
                               checked=set() if check is not None and not memo else None,
                               valued=_checked_values(node),
-                              check_values=_value_checker(node, _checked_values(node))))
+                              check_values=_value_checker(node, _checked_values(node)),
+                              sized=check is not None and _unbounded(node, limit)))
             writer = None if widened else in_place.variant(node.op.kernel)
             writers.append(_bind(node, writer) if writer is not None and node.inputs else None)
     # Constants only folded layers read are not needed any more.
@@ -402,7 +410,8 @@ def _compile_plan(model: Model, precise: bool = False, decompression: str = "fus
                   writer if (writer is not None and st.inputs[0] in frees.get(i, ())
                              and st.inputs.count(st.inputs[0]) == 1
                              and st.memo is None) else None, st.check, st.memo,
-                  st.memo_by_shape, st.memo_args, st.checked, st.valued, st.check_values)
+                  st.memo_by_shape, st.memo_args, st.checked, st.valued, st.check_values,
+                  st.sized)
              for i, (st, writer) in enumerate(zip(steps, writers))]
     return Plan(len(slot_of), inputs, constants, steps, outputs, bodies, folded_steps,
                 constant_nodes)
@@ -447,6 +456,33 @@ def check_known(step: Step, args: list) -> None:
     except OpError:
         step.check(args)
         raise
+
+
+def small_values(args: list) -> bool:
+    """Whether some input is a small integer tensor (its values may set an output's size)."""
+    return any(a.size <= SMALL_VALUES and a.dtype.kind in "iub" for a in args)
+
+
+def exact_check(step: Step, args: list) -> None:
+    """A sized step's check (``Step.sized``) in a call like one before: skipped only for the
+    same small integer values (a Broadcast's target shape), never for values alike."""
+    key = (signature(args), tuple([a.tobytes() for a in args
+                                   if a.size <= SMALL_VALUES and a.dtype.kind in "iub"]))
+    if key in step.checked:
+        return
+    step.check(args)
+    if len(step.checked) >= CHECKED_ENTRIES:
+        step.checked.clear()
+    step.checked.add(key)
+
+
+def oversized(step: Step, outputs, args: list) -> None:
+    """After a sized step's kernel ran with its check skipped: an output past the memory
+    budget (a shape grown within its signature, a Loop's doubling state) gets the check's own
+    IR109 from the call's inputs."""
+    limit = budget.current()
+    if any(getattr(o, "nbytes", 0) > limit for o in outputs):
+        step.check(args)
 
 
 def check(step: Step, args: list) -> None:

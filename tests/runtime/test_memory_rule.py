@@ -217,3 +217,19 @@ def test_max_pool_with_a_huge_kernel_runs_under_a_small_cap():
     outputs; under a 1 GiB address space and a 1 MiB budget it runs."""
     outcome = _run_child([("max_pool_big_kernel", False)], 1 << 20)
     assert outcome["max_pool_big_kernel-False"][0] == "ran", outcome
+
+
+def test_a_second_call_like_the_first_is_still_held_to_the_budget():
+    """A call whose signature was seen before skips shape inference (runtime/plan.py), but not
+    the memory rule: a Broadcast's target taken from the call's values is checked again when
+    those values change (a small [3, 3] call first, then [23000, 23000] under 100 MB)."""
+    model, feeds = hostile.broadcast(True)
+    (name,) = [k for k, v in feeds.items() if v.dtype.kind == "i"]
+    with budget.limit(100 << 20):
+        compiled = irexec.compile_model(model)
+        small = dict(feeds, **{name: np.array([3, 3], feeds[name].dtype)})
+        assert compiled(small)[0].shape == (3, 3)
+        assert compiled(small)[0].shape == (3, 3)
+        with pytest.raises(irexec.IRError) as e:
+            compiled(feeds)
+    assert e.value.code == "IR109"
