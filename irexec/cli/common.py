@@ -149,7 +149,7 @@ def add_decompression_argument(p) -> None:
                    help="compressed weights (Convert, Subtract, Multiply feeding MatMul, Gather, "
                         "Convolution): 'fused' computes them once in f32 as OpenVINO's plugins "
                         "do (default), 'per-call' the same on every call (less memory), 'ir' "
-                        "layer by layer as the IR's types say (docs/numerics.md)")
+                        f"layer by layer as the IR's types say ({doc('numerics.md')})")
 
 
 def compile_config(args) -> dict | None:
