@@ -269,6 +269,15 @@ class Model:
             if errors:
                 raise IRError(errors)
 
+    def replace_layers(self, nodes: list[Node]) -> None:
+        """Make ``nodes`` the model's layers (pre- and post-processing inserts layers); what
+        was worked out from the old list is dropped. The caller infers the model again."""
+        self.nodes = nodes
+        self.by_id = {n.id: n for n in nodes}
+        self._graph = None
+        self._order = None
+        self._kahn_order = None
+
     @property
     def graph(self):
         """A networkx MultiDiGraph of the layers (built on first use; nothing fast needs it)."""

@@ -190,9 +190,19 @@ def assemble(results, parameters, sinks) -> list[Node]:
             raise ArgumentError(f"Model: argument 'parameters' must hold Parameter layers, not "
                                 f"{p!r}")
     sink_nodes = [s for s in (sinks if not isinstance(sinks, Node) else [sinks])]
+    return ordered_layers(parameters, sink_nodes, result_nodes)
+
+
+def ordered_layers(parameters: list[Node], roots: list[Node], results: list[Node]) -> list[Node]:
+    """``parameters`` (in input order), every layer ``roots`` and ``results`` depend on with
+    producers before consumers, then ``results`` (in output order); ids made unique within the
+    list (a layer made in Python and one read from a file may share a number). IRError if a
+    Parameter outside ``parameters`` is reached."""
     order: list[Node] = []
-    seen: set[int] = {id(p) for p in parameters}
-    for top in [*result_nodes, *sink_nodes]:
+    seen: set[int] = {id(p) for p in parameters} | {id(r) for r in results}
+    tops = [*roots, *(source.node for r in results for p in r.inputs
+                      if (source := p.source) is not None)]
+    for top in tops:
         stack = [(top, False)]
         while stack:  # depth first, a layer after everything it reads
             node, done = stack.pop()
@@ -212,8 +222,18 @@ def assemble(results, parameters, sinks) -> list[Node]:
         raise IRError.make("IR202", f"the results depend on Parameter '{missing[0].name}', "
                                     f"which is not in the model's parameters",
                            missing[0].location)
-    body = [n for n in order if not any(n is r for r in result_nodes)]
-    return [*parameters, *body, *result_nodes]
+    nodes = [*parameters, *order, *results]
+    used: set[int] = set()
+    clashes = []
+    for node in nodes:
+        if node.id in used:
+            clashes.append(node)
+        used.add(node.id)
+    top_id = max(used, default=0)
+    for node in clashes:
+        top_id = max(top_id, next(_ids)) + 1
+        node.id = top_id
+    return nodes
 
 
 Model.assemble = staticmethod(assemble)
