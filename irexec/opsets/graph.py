@@ -156,6 +156,8 @@ def as_outputs(value, function: str, argument: str) -> list[OutputPort]:
                                 f"'{value.name}' ({value.type}), which has no outputs")
         return list(value.outputs)
     if isinstance(value, OutputPort):
+        if value.node.op is not None and value.node.op.spec.role == "result":
+            return [value.node.inputs[0].source]  # a model's output: what feeds its Result
         return [value]
     port = getattr(value, "_irexec_output", None)  # a port object of the API (adapter)
     if isinstance(port, OutputPort):

@@ -98,18 +98,26 @@ def _axis(layout: Layout, name: str, port: OutputPort, what: str) -> int:
     return index
 
 
+def _layout_port(node: Node):
+    """Where a layout is kept, as OpenVINO keeps it: a Parameter's output port, a Result's
+    input port (their rt_info)."""
+    return node.outputs[0] if node.outputs else node.inputs[0]
+
+
 def _layout_of(node: Node) -> Layout:
-    """The layout a Parameter's or Result's rt_info gives (empty if none)."""
-    for entry in node.rt_info:
-        if entry.attrs.get("name") == "layout":
+    """The layout a Parameter or Result has (empty if none)."""
+    for entry in _layout_port(node).rt_info:
+        if entry.tag == "attribute" and entry.attrs.get("name") == "layout":
             return Layout(entry.attrs.get("layout", entry.attrs.get("value", "")))
     return Layout()
 
 
 def _set_layout(node: Node, layout: Layout) -> None:
-    node.rt_info = [e for e in node.rt_info if e.attrs.get("name") != "layout"]
+    port = _layout_port(node)
+    port.rt_info = [e for e in port.rt_info if not (e.tag == "attribute"
+                                                     and e.attrs.get("name") == "layout")]
     if not layout.empty:
-        node.rt_info.append(RtInfo("attribute", {"name": "layout", "version": "0",
+        port.rt_info.append(RtInfo("attribute", {"name": "layout", "version": "0",
                                                  "layout": layout.to_string()}))
 
 
@@ -486,7 +494,8 @@ class InputInfo:
                 name, names = None, []
             param = ops.parameter(plane, tensor_type, name=name)
             param.outputs[0].names = names
-            param.rt_info = [e for e in old.rt_info if e.attrs.get("name") != "layout"]
+            param.rt_info = list(old.rt_info)
+            param.outputs[0].rt_info = list(port.rt_info)
             _set_layout(param, tensor_layout)
             params.append(param)
         ctx = _Context(tensor_layout, tensor._color, model_layout, model_shape, model_type)
