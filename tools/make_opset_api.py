@@ -52,16 +52,25 @@ OVERRIDES: dict[tuple[int, str], dict] = {
         "inputs": [("emb_table", "one", False), ("indices", "one", False),
                    ("offsets", "one", False), ("default_index", "one", True, -1, 1),
                    ("per_sample_weights", "one", True)]},
-    # LSTMCell-1: OpenVINO's function adds a zero peephole input the IR's LSTMCell lacks.
+    # LSTMCell-1: OpenVINO's function adds a zero peephole input the IR's LSTMCell lacks, and
+    # attributes of its own (weights_format, input_forget) no IR holds.
     (1, "lstm_cell"): {
         "inputs": [("X", "one", False), ("initial_hidden_state", "one", False),
                    ("initial_cell_state", "one", False), ("W", "one", False),
                    ("R", "one", False), ("B", "one", False)],
-        "attrs": {"hidden_size": ("param", "hidden_size", None),
-                  "activations": ("param", "activations", None),
-                  "activations_alpha": ("param", "activations_alpha", None),
-                  "activations_beta": ("param", "activations_beta", None),
-                  "clip": ("param", "clip", None)}},
+        "drop_attrs": ("weights_format", "input_forget")},
+    # NormalizeL2: OpenVINO's function passes eps_mode as "mode", which its factory ignores (it
+    # always makes eps_mode "add"); irexec sets the attribute the argument names
+    # (docs/compatibility.md).
+    (1, "normalize_l2"): {"attrs": {"eps_mode": ("param", "eps_mode", None)},
+                          "drop_attrs": ("mode",)},
+    # ROIPooling: the IR's pooled_h and pooled_w are output_roi's two numbers (output_size, a
+    # deprecated keyword, wins when given), as OpenVINO writes them.
+    (2, "roi_pooling"): {"attrs": {"pooled_h": ("param", "output_roi", "item0", "output_size"),
+                                   "pooled_w": ("param", "output_roi", "item1", "output_size"),
+                                   "output_roi": ("param", "output_roi", None, "output_size"),
+                                   "output_size": ("param", "output_roi", None,
+                                                   "output_size")}},
 }
 
 _TRANSFORMS = {"upper": "upper", "lower": "lower"}
@@ -122,9 +131,10 @@ def _input_items(expr: ast.AST, assigns: dict, params: set[str]) -> list[tuple[s
         return _input_items(assigns[expr.id], assigns, params)
     if isinstance(expr, ast.List):
         return [item for e in expr.elts for item in _input_items(e, assigns, params)]
-    if isinstance(expr, ast.Starred):
-        inner = _input_items(expr.value, assigns, params)
-        return [(name, "list") for name, _ in inner]
+    if isinstance(expr, ast.Starred):  # *param: a list of inputs; *local: the local's items
+        if isinstance(expr.value, ast.Name) and expr.value.id in params:
+            return [(expr.value.id, "list")]
+        return _input_items(expr.value, assigns, params)
     if isinstance(expr, ast.IfExp):  # the longer branch (the rest come optional, see _read)
         both = [_input_items(e, assigns, params) for e in (expr.body, expr.orelse)]
         return max(both, key=len)
@@ -167,9 +177,6 @@ def _attr_rule(key: str, expr: ast.AST, params: set[str], local: dict | None = N
 
 def _read(function, module_opset: int, name: str) -> dict:
     override = OVERRIDES.get((module_opset, name), {})
-    if "inputs" in override:
-        return {"type": _op_type(function), "opset": module_opset,
-                "params": _params(function), **override}
     source = textwrap.dedent(inspect.getsource(inspect.unwrap(function)))
     fn = ast.parse(source).body[0]
     params_list = _params(function)
@@ -196,7 +203,9 @@ def _read(function, module_opset: int, name: str) -> dict:
         assigns[target] = max(readable, key=lambda v: len(v[1]))[0] if readable \
             else values[-1][0]
     inputs: list[list] = []
-    if len(create.args) > 1:
+    if "inputs" in override:
+        pass
+    elif len(create.args) > 1:
         inputs = [[n, kind, False] for n, kind in _input_items(create.args[1], assigns, params)]
     for node in ast.walk(fn):  # a conditional expression's shorter branch: the rest optional
         if isinstance(node, ast.IfExp):
@@ -218,7 +227,7 @@ def _read(function, module_opset: int, name: str) -> dict:
                 for item in inputs:
                     if item[0] not in fewer:
                         item[2] = True
-    for node in ast.walk(fn):
+    for node in ast.walk(fn) if "inputs" not in override else ():
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
                 and node.func.attr in ("append", "extend"):
             for n, kind in _input_items(node.args[0], {}, params):
@@ -233,7 +242,12 @@ def _read(function, module_opset: int, name: str) -> dict:
             for k, v in zip(spec.keys, spec.values):
                 if not isinstance(k, ast.Constant):
                     raise Unreadable("attribute dict with a computed key")
-                attrs[k.value] = _attr_rule(k.value, v, params, alternatives)
+                try:
+                    attrs[k.value] = _attr_rule(k.value, v, params, alternatives)
+                except Unreadable:
+                    if k.value not in (*override.get("drop_attrs", ()),
+                                       *override.get("attrs", {})):
+                        raise
         elif not (isinstance(spec, ast.Name) and spec.id in params):
             raise Unreadable(f"attributes {ast.unparse(spec)}")
     # Attributes set later on the dict (``attributes["x"] = p``).
@@ -243,9 +257,13 @@ def _read(function, module_opset: int, name: str) -> dict:
             key = node.targets[0].slice.value
             if isinstance(key, str):
                 attrs[key] = _attr_rule(key, node.value, params, alternatives)
+    attrs.update(override.get("attrs", {}))
+    for key in override.get("drop_attrs", ()):
+        attrs.pop(key, None)
     entry = {"type": op_type, "opset": module_opset, "params": params_list,
-             "inputs": [tuple(i) for i in inputs], "attrs": attrs}
-    entry.update(OVERRIDES.get((module_opset, name), {}))
+             "inputs": [tuple(i) for i in override.get("inputs", inputs)], "attrs": attrs}
+    entry.update({k: v for k, v in override.items()
+                  if k not in ("inputs", "attrs", "drop_attrs")})
     used = {i[0] for i in entry["inputs"]} | {r[1] for r in attrs.values() if r[0] == "param"}
     if "attrs_from" not in entry:  # a dict of IR attributes by their own names
         entry.update({"attrs_from": p[0] for p in params_list

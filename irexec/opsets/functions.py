@@ -40,12 +40,20 @@ def signature(entry: dict) -> inspect.Signature:
 def _attribute(rule, arguments: dict, function: str):
     if rule[0] == "value":
         return rule[1]
-    _, param, transform = rule
+    param, transform = rule[1], rule[2]
     value = arguments.get(param)
+    if len(rule) > 3 and arguments.get(rule[3]) is not None:
+        value = arguments[rule[3]]  # a (deprecated) argument that wins when given
     if value is None:
         return None
     if transform == "element_type":
         return element_type(value, function, param)
+    if transform in ("item0", "item1"):
+        try:
+            return list(value)[int(transform[-1])]
+        except (TypeError, IndexError):
+            raise ArgumentError(f"{function}: argument '{param}' must be two numbers, not "
+                                f"{value!r}") from None
     if isinstance(value, PartialShape):
         return value
     if isinstance(value, np.ndarray):

@@ -133,7 +133,11 @@ def constant_layer(value, dtype=None, name: str | None = None, *, function: str 
     except (TypeError, ValueError) as e:
         raise ArgumentError(f"{function}: argument '{argument}' cannot be made a tensor: "
                             f"{e}") from None
-    if array.dtype == object or array.dtype.kind in "USV":
+    if array.dtype.kind in "US" or (array.dtype == object and array.size and all(
+            isinstance(v, str) for v in array.reshape(-1))):  # text: OpenVINO's string type
+        array = np.vectorize(lambda v: v.decode() if isinstance(v, bytes) else str(v),
+                             otypes=[object])(array) if array.size else array.astype(object)
+    elif array.dtype == object:
         raise ArgumentError(f"{function}: argument '{argument}' must be a node, an output, a "
                             f"numpy array or a number, not {type(value).__name__}")
     try:
