@@ -34,8 +34,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 TARGET = ROOT / "irexec" / "opsets" / "signatures.py"
 
-# Functions irexec writes by hand (irexec/opsets/functions.py): the IR's infrastructure and the
-# ops holding sub-graphs or variables, which OpenVINO makes with classes, not with the factory.
+# Functions irexec writes by hand (irexec/opsets/functions.py) where OpenVINO makes them with
+# classes, not with the factory: the IR's infrastructure and the ops holding sub-graphs or
+# variables (opset3's read_value and assign are factory functions, read as the others).
 HANDWRITTEN = {"parameter", "constant", "result", "tensor_iterator", "loop", "if_op",
                "assign", "read_value"}
 
@@ -291,10 +292,20 @@ def read_openvino():
         for name, value in sorted(vars(module).items()):
             if name.startswith("_") or not callable(value):
                 continue
-            if name in HANDWRITTEN:
-                table[name] = "handwritten"
-                continue
             defining = getattr(value, "__module__", "") or ""
+            if name in HANDWRITTEN:  # unless a plain factory function (opset3's read_value)
+                k = defining.split(".")[1][len("opset"):] if defining.startswith(
+                    "openvino.opset") else ""
+                try:
+                    entry = _read(value, int(k), name) if k.isdigit() else None
+                except Unreadable:
+                    entry = None
+                if entry is None:
+                    table[name] = "handwritten"
+                    continue
+                functions.setdefault(f"opset{k}.{name}", entry)
+                table[name] = f"opset{k}.{name}"
+                continue
             if not defining.startswith("openvino.opset"):
                 problems.append(f"opset{n}.{name}: defined in {defining}")
                 continue

@@ -139,7 +139,9 @@ def _graph(parent, model: Model, blobs: _Blobs) -> None:
                 if port.names:
                     attributes["names"] = ir_text.join_names(port.names)
                 element = etree.SubElement(block, "port", attributes)
-                _dims(element, port.partial_shape or port.declared)
+                # (not ``or``: a scalar's or a dynamic rank's shape has no length to test)
+                _dims(element, port.partial_shape if port.partial_shape is not None
+                      else port.declared)
                 _rt_info(element, port.rt_info)
         if node.bodies:
             _bodies(layer, node, blobs)

@@ -240,14 +240,17 @@ class Model:
     # cannot), as api.py sets ``reinfer``.
     assemble: ClassVar[Callable[..., list[Node]] | None] = None
 
-    def __init__(self, nodes, parameters=None, name: str = "model", *, sinks=None,
+    def __init__(self, nodes, parameters=None, name: str = "model", *more, sinks=None,
                  ir_version: int = 11, rt_info: list[RtInfo] | None = None,
                  path: str | None = None):
         """``Model(nodes, name=...)``: a model of these layers (the readers' and the builder's
         form). ``Model(results, parameters, name)``: OpenVINO's form, for a graph built with
         ``irexec.opsetN``: results (Result layers, other layers or output ports; one or a list),
-        the Parameter layers in input order, optional ``sinks`` (Assign layers); the model is
-        inferred at once (IRError if a layer breaks a rule)."""
+        the Parameter layers in input order, optional ``sinks`` (Assign layers; also
+        ``Model(results, sinks, parameters, name)``); the model is inferred at once (IRError if
+        a layer breaks a rule)."""
+        if isinstance(name, (list, tuple)):  # OpenVINO's Model(results, sinks, parameters, name)
+            sinks, parameters, name = parameters, name, (more[0] if more else "model")
         built = parameters is not None or sinks is not None
         if built:
             if Model.assemble is None:

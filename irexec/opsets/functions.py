@@ -170,7 +170,54 @@ def result(data, name=None) -> Node:
     return graph.make_layer("Result", "opset1", ports[:1], {}, name)
 
 
-HANDWRITTEN = {"parameter": parameter, "constant": constant, "result": result}
+def read_value(*args, **kwargs) -> Node:
+    """ReadValue-6, in both of OpenVINO's forms: ``read_value(init_value, variable_id,
+    variable_type=None, variable_shape=None, name=None)`` and ``read_value(variable_id,
+    variable_type=None, variable_shape=None, name=None)`` (zeros of the variable's shape before
+    any Assign). OpenVINO's ``Variable`` objects are not taken: give the variable's id."""
+    if args and isinstance(args[0], str) or (not args and "init_value" not in kwargs):
+        names = ("variable_id", "variable_type", "variable_shape", "name")
+        init = None
+    else:
+        names = ("init_value", "variable_id", "variable_type", "variable_shape", "name")
+        init = ...
+    if len(args) > len(names):
+        raise ArgumentError(f"read_value: takes at most {len(names)} arguments")
+    given = dict(zip(names, args))
+    for key, value in kwargs.items():
+        if key not in names or key in given:
+            raise ArgumentError(f"read_value: unexpected or repeated argument '{key}'")
+        given[key] = value
+    variable_id = given.get("variable_id")
+    if not isinstance(variable_id, str):
+        raise ArgumentError(f"read_value: argument 'variable_id' must be the variable's name "
+                            f"(text), not {type(variable_id).__name__}")
+    inputs = []
+    if init is not None:
+        inputs = as_outputs(given.get("init_value"), "read_value", "init_value")[:1]
+    et = given.get("variable_type")
+    shape = given.get("variable_shape")
+    attrs = {"variable_id": variable_id,
+             "variable_type": element_type(et, "read_value", "variable_type")
+             if et is not None else "dynamic",
+             "variable_shape": graph._shape(shape, "read_value", "variable_shape")
+             if shape is not None else PartialShape.dynamic()}
+    return graph.make_layer("ReadValue", "opset6", inputs, attrs, given.get("name"))
+
+
+def assign(new_value, variable_id, name=None) -> Node:
+    """Assign-6: the variable's value for the next call. Give it to the model as a sink:
+    ``Model(results, sinks, parameters)`` or ``Model(results, parameters, sinks=[...])``."""
+    if not isinstance(variable_id, str):
+        raise ArgumentError(f"assign: argument 'variable_id' must be the variable's name "
+                            f"(text), not {type(variable_id).__name__}")
+    ports = as_outputs(new_value, "assign", "new_value")
+    return graph.make_layer("Assign", "opset6", ports[:1], {"variable_id": variable_id},
+                            name or None)
+
+
+HANDWRITTEN = {"parameter": parameter, "constant": constant, "result": result,
+               "read_value": read_value, "assign": assign}
 
 
 @functools.cache

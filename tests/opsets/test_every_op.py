@@ -381,6 +381,17 @@ CASES = {
         b.p([3]), np.array([4, 5], I64), np.array([[0, 1], [1, 2], [3, 0]], I64), F32(-1)),
     "opset17.grouped_matmul": lambda o, b: o.grouped_matmul(b.p([2, 3, 4]), b.c([2, 5, 4])),
 }
+def _state(o, b, which):
+    x = b.p([2, 3])
+    read = o.read_value(x, "v")
+    total = o.add(read, x)
+    write = o.assign(total, "v")
+    return (read if which == "read_value" else write), [total], [write]
+
+
+CASES["opset3.read_value"] = lambda o, b: _state(o, b, "read_value")
+CASES["opset3.assign"] = lambda o, b: _state(o, b, "assign")
+CASES["opset1.result"] = lambda o, b: o.result(b.p([2, 3]))
 for _name in ("reduce_max", "reduce_mean", "reduce_min", "reduce_prod", "reduce_sum"):
     CASES[f"opset1.{_name}"] = lambda o, b, f=_name: _reduce(o, b, f)
 for _name in ("reduce_logical_and", "reduce_logical_or"):
@@ -437,10 +448,14 @@ def test_function_builds_a_model_that_runs_validates_and_openvino_runs(key, tmp_
     ops = importlib.import_module(f"irexec.opset{entry['opset']}")
     b = Build(ops, seed=sum(map(ord, key)))
     made = CASES[key](ops, b) if key in CASES else _generic(key, ops, b)
+    if isinstance(made, tuple):  # a stateful case: (layer, results, sinks)
+        made, results, sinks = made
+    else:
+        results, sinks = (list(made.outputs) or [made]), []
     assert made.type == entry["type"]
-    model = irexec.Model(list(made.outputs), b.params, key.replace(".", "_"))
+    model = irexec.Model(results, b.params, key.replace(".", "_"), sinks=sinks)
     ours = list(irexec.compile_model(model)(b.feeds).values())
-    assert len(ours) == len(made.outputs)
+    assert len(ours) == len(results)
     xml = tmp_path / "model.xml"
     irexec.save_model(model, xml)
     diagnostics = validate_file(str(xml))
@@ -471,4 +486,4 @@ def test_every_function_irexec_serves_has_a_case():
         entry = FUNCTIONS[key]
         required = {p[0] for p in entry["params"] if p[2][0] == "required"}
         assert required <= {i[0] for i in entry["inputs"]}, key
-    assert len(_served()) >= 220
+    assert len(_served()) >= 230

@@ -224,3 +224,37 @@ def test_a_built_model_runs_in_openvino_to_irexecs_results(tmp_path):
     theirs = core.compile_model(core.read_model(str(xml)), "CPU", OV_CONFIG)(value)
     np.testing.assert_allclose(ours[0], theirs[0], rtol=1e-5, atol=1e-6)
     np.testing.assert_array_equal(ours[1], theirs[1])
+
+
+def test_state_with_read_value_and_assign():
+    from irexec import opset13 as ops
+
+    x = ops.parameter([2], np.float32, name="x")
+    read = ops.read_value(np.array([10, 20], np.float32), "acc")
+    total = ops.add(read, x)
+    model = irexec.Model([total], [ops.assign(total, "acc")], [x], "acc")  # OpenVINO's order
+    request = irexec.compile_model(model).create_infer_request()
+    outs = [list(request.infer({"x": np.array([1, 2], np.float32)}).values())[0].tolist()
+            for _ in range(3)]
+    assert outs == [[11, 22], [12, 24], [13, 26]]
+    zeros = ops.read_value("fresh", np.float32, [3])  # the form without an initial value
+    assert str(zeros.outputs[0].partial_shape) == "[3]"
+    with pytest.raises(ArgumentError, match="read_value: argument 'variable_id'"):
+        ops.read_value(x, 5)
+
+
+def test_stateful_built_model_runs_in_openvino(tmp_path):
+    ov = pytest.importorskip("openvino")
+    from irexec import opset13 as ops
+
+    x = ops.parameter([2], np.float32, name="x")
+    total = ops.multiply(ops.read_value(np.ones(2, np.float32), "p"), x)
+    model = irexec.Model([total], [x], sinks=[ops.assign(total, "p")])
+    xml = tmp_path / "state.xml"
+    irexec.save_model(model, xml)
+    request = ov.Core().compile_model(str(xml), "CPU", OV_CONFIG).create_infer_request()
+    ours = irexec.compile_model(model).create_infer_request()
+    for _ in range(3):
+        value = np.array([2, 3], np.float32)
+        np.testing.assert_array_equal(list(ours.infer({"x": value}).values())[0],
+                                      request.infer({0: value})[0])
