@@ -19,6 +19,7 @@ import numpy as np
 import pytest
 
 import irexec
+from tests.opsets.saving import save_exact
 from irexec.opsets.graph import ArgumentError
 from irexec.opsets.signatures import FUNCTIONS, OPSETS
 
@@ -161,7 +162,7 @@ def test_built_model_saves_validates_and_reads_back(tmp_path):
     y = ops.softmax(ops.multiply(x, np.float32(2.0)), 2)
     model = irexec.Model([y], [x], "m")
     xml = tmp_path / "m.xml"
-    irexec.save_model(model, xml)
+    save_exact(model, xml)
     run = subprocess.run([sys.executable, "-m", "irexec", "validate", str(xml)],
                          capture_output=True, text=True, cwd=ROOT)
     assert run.returncode == 0 and "0 errors, 0 warnings" in run.stdout, run.stdout + run.stderr
@@ -217,7 +218,7 @@ def test_a_built_model_runs_in_openvino_to_irexecs_results(tmp_path):
     top = ops.topk(ops.reduce_mean(pooled.output(0), [2, 3], True), 2, 1, "max", "value")
     model = irexec.Model([top.output(0), top.output(1)], [x], "net")
     xml = tmp_path / "net.xml"
-    irexec.save_model(model, xml)
+    save_exact(model, xml)
     value = rng.standard_normal((1, 3, 8, 8)).astype(np.float32)
     ours = list(irexec.compile_model(model)({"x": value}).values())
     core = ov.Core()
@@ -251,7 +252,7 @@ def test_stateful_built_model_runs_in_openvino(tmp_path):
     total = ops.multiply(ops.read_value(np.ones(2, np.float32), "p"), x)
     model = irexec.Model([total], [x], sinks=[ops.assign(total, "p")])
     xml = tmp_path / "state.xml"
-    irexec.save_model(model, xml)
+    save_exact(model, xml)
     request = ov.Core().compile_model(str(xml), "CPU", OV_CONFIG).create_infer_request()
     ours = irexec.compile_model(model).create_infer_request()
     for _ in range(3):

@@ -16,6 +16,7 @@ import numpy as np
 import pytest
 
 import irexec
+from tests.opsets.saving import save_exact
 from irexec.preprocess import ColorFormat, PrePostProcessor, ResizeAlgorithm
 from irexec.preprocess.processor import PreprocessError
 
@@ -342,7 +343,7 @@ def test_the_output_keeps_its_name_and_the_input_its_names():
 def test_saved_with_the_steps_validates_and_keeps_the_layouts(tmp_path):
     model = build(IrexecApi, "u8_nhwc_mean_scale")
     xml = tmp_path / "ppp.xml"
-    irexec.save_model(model, xml)
+    save_exact(model, xml)
     run_ = subprocess.run([sys.executable, "-m", "irexec", "validate", str(xml)],
                           capture_output=True, text=True, cwd=ROOT)
     assert run_.returncode == 0 and "0 errors, 0 warnings" in run_.stdout, run_.stdout
@@ -393,6 +394,6 @@ def test_openvino_builds_the_same_model(case, tmp_path):
     np.testing.assert_allclose(got.astype(np.float64), expected.astype(np.float64),
                                rtol=tolerance, atol=tolerance)
     xml = tmp_path / "ppp.xml"
-    irexec.save_model(ours, xml)
+    save_exact(ours, xml)
     from_file = core.compile_model(core.read_model(str(xml)), "CPU", OV_CONFIG)(feeds)[0]
     np.testing.assert_array_equal(from_file, expected)
