@@ -634,6 +634,29 @@ class OutputInfo:
 
 # --- the whole ---------------------------------------------------------------------------------
 
+def _snapshot(model: Model) -> list:
+    """What building changes in the model's own layers: who reads each output port, what feeds
+    each input port, the ports' names and rt_info, the layers' names."""
+    saved = []
+    for node in model.nodes:
+        saved.append((node, node.name))
+        for port in node.outputs:
+            saved.append((port, list(port.consumers), list(port.names), list(port.rt_info)))
+        for port in node.inputs:
+            saved.append((port, port.source, list(port.rt_info)))
+    return saved
+
+
+def _restore(saved: list) -> None:
+    for item in saved:
+        if isinstance(item[0], Node):
+            item[0].name = item[1]
+        elif isinstance(item[0], OutputPort):
+            item[0].consumers[:], item[0].names[:], item[0].rt_info[:] = item[1:]
+        else:
+            item[0].source, item[0].rt_info[:] = item[1:]
+
+
 class PrePostProcessor:
     """Pre- and post-processing of a model, built into it as layers by ``build()``."""
 
@@ -667,13 +690,18 @@ class PrePostProcessor:
         inferred again. PreprocessError (or IRError) if the steps do not fit the model."""
         model = self._model
         replaced: dict[int, list[Node]] = {}
+        saved = _snapshot(model)
         try:
             for info in self._inputs.values():
                 replaced[id(info._parameter)] = info._build()
             for info in self._outputs.values():
                 info._build()
         except IRError as e:
+            _restore(saved)
             raise PreprocessError(f"preprocessing does not fit the model: {e}") from None
+        except Exception:
+            _restore(saved)  # the model stays as it was
+            raise
         parameters = []
         for p in model.parameters:
             parameters.extend(replaced.get(id(p), [p]))

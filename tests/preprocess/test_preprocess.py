@@ -360,6 +360,9 @@ def test_steps_that_do_not_fit_are_one_clear_error():
         steps(ppp)
         with pytest.raises(PreprocessError) as e:
             ppp.build()
+        x = np.random.default_rng(0).uniform(-1, 1, (1, 3, 8, 10)).astype(np.float32)
+        np.testing.assert_array_equal(run(model, [x]), np.maximum(x, 0))  # left as it was
+        assert [n.type for n in model.nodes] == ["Parameter", "Relu", "Result"]
         return str(e.value)
 
     assert "floating-point" in failing(
