@@ -37,6 +37,18 @@ class ArgumentError(TypeError):
     TypeError too); the message names the function and the argument."""
 
 
+class PortList(list):
+    """A layer's ports as a list that OpenVINO's scripts may also call: ``node.outputs()`` and
+    ``node.inputs()`` are methods in OpenVINO (``Model(node.outputs(), params)``), lists in
+    irexec; layers made here answer both. (ADAPTER: fold into ir/model.py's Node at merge if
+    the API work gives every Node such ports.)"""
+
+    __slots__ = ()
+
+    def __call__(self) -> list:
+        return list(self)
+
+
 def lookup(type_name: str, version: str):
     try:
         return registry.lookup(type_name, version)
@@ -53,8 +65,10 @@ def make_layer(type_name: str, version: str, inputs: list[OutputPort], attrs: di
     # OpenVINO's friendly names: Type_N
     node = new_layer(op, version, attrs, inputs, node_id, name or f"{op.spec.type}_{node_id}")
 
+    node.inputs = PortList(node.inputs)
+
     def make_outputs(count: int) -> None:
-        node.outputs = [OutputPort(node, i, len(inputs) + i) for i in range(count)]
+        node.outputs = PortList(OutputPort(node, i, len(inputs) + i) for i in range(count))
 
     diags = Diagnostics()
     outputs = infer_new_layer(node, _values, _bounds, diags, make_outputs)

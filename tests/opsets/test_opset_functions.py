@@ -92,6 +92,18 @@ def test_inputs_may_be_nodes_outputs_arrays_and_numbers():
     np.testing.assert_array_equal(got, np.concatenate([value, value[:, :1]], 1) + 7)
 
 
+def test_layers_answer_openvinos_outputs_and_inputs_methods():
+    from irexec import opset13 as ops
+
+    x = ops.parameter([2, 6], np.float32, name="x")
+    split = ops.split(x, 1, 2)
+    assert len(split.outputs()) == 2 and split.outputs() == list(split.outputs)
+    assert split.inputs()[0].source is x.outputs[0]
+    model = irexec.Model(split.outputs(), [x])  # OpenVINO's idiom
+    got = irexec.compile_model(model)({"x": np.arange(12, dtype=np.float32).reshape(2, 6)})
+    assert [v.shape for v in got.values()] == [(2, 3), (2, 3)]
+
+
 def test_values_known_while_building_reach_later_layers():
     from irexec import opset13 as ops
 
