@@ -91,6 +91,11 @@ def _rnn(b: Build, gates: int, sequence: bool):
                 R=b.c([gates * h, h]), B=b.c([gates * h]))
 
 
+def _cell(b: Build, gates: int, names: str) -> list:
+    parts = _rnn(b, gates, False)
+    return [parts[k] for k in names.split()]
+
+
 def _nms_inputs(b: Build):
     return b.p([1, 4, 4], values=_boxes(b, 1, 4)), b.p([1, 2, 4], low=0.0, high=1.0)
 
@@ -149,7 +154,7 @@ CASES = {
     "opset1.interpolate": lambda o, b: o.interpolate(
         b.p([1, 1, 4, 4]), np.array([8, 6], I64), {"axes": [2, 3], "mode": "linear"}),
     "opset1.lrn": lambda o, b: o.lrn(b.p([1, 4, 3, 3]), np.array([1], I64), size=3),
-    "opset1.lstm_cell": lambda o, b: o.lstm_cell(*(_rnn(b, 4, False)[k] for k in "X H C W R B".split()), 4),
+    "opset1.lstm_cell": lambda o, b: o.lstm_cell(*_cell(b, 4, "X H C W R B"), 4),
     "opset1.matmul": lambda o, b: o.matmul(b.p([2, 3]), b.c([4, 3]), False, True),
     "opset1.max_pool": lambda o, b: o.max_pool(b.p([1, 2, 6, 6]), [2, 2], [0, 0], [0, 0],
                                                [2, 2]),
@@ -213,11 +218,10 @@ CASES = {
         b.p([5, 2]), np.array([0, 2, 4, 1], I64), np.array([0, 0, 1, 3], I64), I64(4)),
     "opset3.extract_image_patches": lambda o, b: o.extract_image_patches(
         b.p([1, 1, 5, 5]), [2, 2], [2, 2], [1, 1], "valid"),
-    "opset3.gru_cell": lambda o, b: o.gru_cell(*(_rnn(b, 3, False)[k] for k in "X H W R B".split()), 4),
+    "opset3.gru_cell": lambda o, b: o.gru_cell(*_cell(b, 3, "X H W R B"), 4),
     "opset3.non_max_suppression": lambda o, b: o.non_max_suppression(
         *(_nms_inputs(b)), I64(2), F32(0.3), F32(0.0)),
-    "opset3.rnn_cell": lambda o, b: o.rnn_cell(*(_rnn(b, 1, False)[k] for k in "X H W R B".split()), 4,
-                                               ["tanh"], [], []),
+    "opset3.rnn_cell": lambda o, b: o.rnn_cell(*_cell(b, 1, "X H W R B"), 4, ["tanh"], [], []),
     "opset3.roi_align": lambda o, b: o.roi_align(
         b.p([1, 2, 6, 6]), np.array([[0, 0, 3, 3], [1, 1, 5, 4]], F32), np.array([0, 0], I64),
         2, 2, 2, 1.0, "avg"),
@@ -230,7 +234,7 @@ CASES = {
     "opset4.ctc_loss": lambda o, b: o.ctc_loss(
         b.p([2, 5, 4]), np.array([5, 4], I32), np.array([[0, 1, 2, 0, 0], [1, 1, 0, 0, 0]], I32),
         np.array([3, 2], I32), I32(3)),
-    "opset4.lstm_cell": lambda o, b: o.lstm_cell(*(_rnn(b, 4, False)[k] for k in "X H C W R B".split()), 4),
+    "opset4.lstm_cell": lambda o, b: o.lstm_cell(*_cell(b, 4, "X H C W R B"), 4),
     "opset4.non_max_suppression": lambda o, b: o.non_max_suppression(
         *(_nms_inputs(b)), I64(2), F32(0.3), F32(0.0)),
     "opset4.proposal": lambda o, b: o.proposal(

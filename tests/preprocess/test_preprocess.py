@@ -67,7 +67,7 @@ def relu_model(api, shape=(1, 3, 8, 10)):
     return api.Model([api.ops.relu(x)], [x], "m")
 
 
-# --- the cases: (build the steps, the inputs, the numpy expectation) ------------------------------
+# --- the cases: (build the steps, the inputs, the numpy expectation) -----------------------------
 
 def u8_nhwc_mean_scale(api, ppp):
     i = ppp.input()
@@ -218,7 +218,7 @@ def run(model, feeds):
         {p.name: f for p, f in zip(model.parameters, feeds)}).values())[0]
 
 
-# --- irexec against numpy -------------------------------------------------------------------------
+# --- irexec against numpy ------------------------------------------------------------------------
 
 def test_element_type_layout_mean_and_scale_per_channel():
     model = build(IrexecApi, "u8_nhwc_mean_scale")
@@ -376,7 +376,7 @@ def test_steps_that_do_not_fit_are_one_clear_error():
     assert issubclass(PreprocessError, RuntimeError)
 
 
-# --- against OpenVINO -------------------------------------------------------------------------------
+# --- against OpenVINO ----------------------------------------------------------------------------
 
 @pytest.mark.parametrize("case", sorted(CASES))
 def test_openvino_builds_the_same_model(case, tmp_path):
