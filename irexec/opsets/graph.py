@@ -49,6 +49,22 @@ class PortList(list):
         return list(self)
 
 
+class BuiltOutput(OutputPort):
+    """An output port of a layer made here, with OpenVINO's ways of naming the tensor:
+    ``set_names``, ``add_names`` and ``get_tensor()``.
+    Names are kept sorted, so the first (``get_any_name``) is the smallest, as OpenVINO's.
+    (ADAPTER: fold these into ir/model.py's OutputPort at merge.)"""
+
+    def set_names(self, names) -> None:
+        self.names = sorted({str(n) for n in names})
+
+    def add_names(self, names) -> None:
+        self.names = sorted({*self.names, *(str(n) for n in names)})
+
+    def get_tensor(self) -> BuiltOutput:
+        return self  # OpenVINO's descriptor tensor: the port answers its methods
+
+
 def lookup(type_name: str, version: str):
     try:
         return registry.lookup(type_name, version)
@@ -68,7 +84,7 @@ def make_layer(type_name: str, version: str, inputs: list[OutputPort], attrs: di
     node.inputs = PortList(node.inputs)
 
     def make_outputs(count: int) -> None:
-        node.outputs = PortList(OutputPort(node, i, len(inputs) + i) for i in range(count))
+        node.outputs = PortList(BuiltOutput(node, i, len(inputs) + i) for i in range(count))
 
     diags = Diagnostics()
     outputs = infer_new_layer(node, _values, _bounds, diags, make_outputs)

@@ -104,6 +104,20 @@ def test_layers_answer_openvinos_outputs_and_inputs_methods():
     assert [v.shape for v in got.values()] == [(2, 3), (2, 3)]
 
 
+def test_tensor_names_set_as_openvino_sets_them():
+    from irexec import opset13 as ops
+
+    x = ops.parameter([2], np.float32, name="x")
+    x.output(0).set_names({"pixels", "image"})
+    y = ops.relu(x)
+    y.output(0).get_tensor().add_names({"scores"})
+    assert x.output(0).get_any_name() == "image" and x.output(0).get_names() == {"image",
+                                                                                 "pixels"}
+    model = irexec.Model([y], [x])
+    got = irexec.compile_model(model)({"pixels": np.array([-1, 2], np.float32)})
+    assert got["scores"].tolist() == [0, 2]
+
+
 def test_values_known_while_building_reach_later_layers():
     from irexec import opset13 as ops
 
