@@ -181,6 +181,18 @@ def output_convert_steps(api, ppp):
     o.postprocess().convert_element_type(api.type("f16")).convert_layout([0, 2, 3, 1])
 
 
+def resize_bilinear_pillow(api, ppp):
+    i = ppp.input()
+    i.tensor().set_layout(api.layout("NCHW")).set_spatial_static_shape(20, 13)
+    i.model().set_layout(api.layout("NCHW"))
+    i.preprocess().resize(api.ResizeAlgorithm.RESIZE_BILINEAR_PILLOW)
+
+
+def crop(api, ppp):
+    ppp.input().tensor().set_shape([1, 3, 12, 14])
+    ppp.input().preprocess().crop([0, 0, 2, 3], [1, 3, 10, 13])
+
+
 CASES = {
     "u8_nhwc_mean_scale": u8_nhwc_mean_scale, "scalar_mean_scale": scalar_mean_scale,
     "resize_nearest": resize_nearest, "resize_linear": resize_linear,
@@ -190,6 +202,7 @@ CASES = {
     "i420_single_plane": i420_single_plane,
     "layout_by_order_and_output_steps": layout_by_order_and_output_steps,
     "output_convert_steps": output_convert_steps,
+    "resize_bilinear_pillow": resize_bilinear_pillow, "crop": crop,
 }
 
 
@@ -259,6 +272,13 @@ def test_resize_to_the_model_from_any_spatial_size():
         assert out.shape == (1, 3, 8, 10)
     same = feeds_for(model, spatial=[8, 10])  # cubic at the same size is the identity
     np.testing.assert_allclose(run(model, same), np.maximum(same[0], 0), atol=1e-5)
+
+
+def test_crop():
+    model = build(IrexecApi, "crop")
+    assert str(model.parameters[0].outputs[0].partial_shape) == "[1,3,12,14]"
+    x = feeds_for(model)
+    np.testing.assert_array_equal(run(model, x), np.maximum(x[0][:, :, 2:10, 3:13], 0))
 
 
 def test_reverse_channels_and_bgr_to_rgb():
