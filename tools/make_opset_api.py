@@ -176,6 +176,39 @@ def _attr_rule(key: str, expr: ast.AST, params: set[str], local: dict | None = N
     return ("param", names[0], transform)
 
 
+def _none_defaults(fn: ast.AST, params: set[str], local: dict) -> dict:
+    """What the function puts in place of a parameter left None (``if p is None: p = ...``):
+    ("value", literal), or ("repeat", literal, q): the literal once per element of parameter q
+    (``[0] * len(strides)``)."""
+    found = {}
+    for node in ast.walk(fn):
+        if not (isinstance(node, ast.If) and isinstance(node.test, ast.Compare)
+                and isinstance(node.test.left, ast.Name) and node.test.left.id in params
+                and len(node.test.ops) == 1 and isinstance(node.test.ops[0], ast.Is)
+                and isinstance(node.test.comparators[0], ast.Constant)
+                and node.test.comparators[0].value is None and len(node.body) == 1
+                and isinstance(node.body[0], ast.Assign)
+                and isinstance(node.body[0].targets[0], ast.Name)
+                and node.body[0].targets[0].id == node.test.left.id):
+            continue
+        param, value = node.test.left.id, node.body[0].value
+        try:
+            found[param] = ("value", ast.literal_eval(value))
+            continue
+        except ValueError:
+            pass
+        if isinstance(value, ast.BinOp) and isinstance(value.op, ast.Mult) \
+                and isinstance(value.left, ast.List) and len(value.left.elts) == 1:
+            count = value.right
+            if isinstance(count, ast.Name) and count.id in local:
+                count = local[count.id][0][0]
+            if isinstance(count, ast.Call) and getattr(count.func, "id", None) == "len" \
+                    and isinstance(count.args[0], ast.Name) and count.args[0].id in params:
+                found[param] = ("repeat", ast.literal_eval(value.left.elts[0]),
+                                count.args[0].id)
+    return found
+
+
 def _read(function, module_opset: int, name: str) -> dict:
     override = OVERRIDES.get((module_opset, name), {})
     source = textwrap.dedent(inspect.getsource(inspect.unwrap(function)))
@@ -258,11 +291,14 @@ def _read(function, module_opset: int, name: str) -> dict:
             key = node.targets[0].slice.value
             if isinstance(key, str):
                 attrs[key] = _attr_rule(key, node.value, params, alternatives)
+    none_defaults = _none_defaults(fn, params, alternatives)
     attrs.update(override.get("attrs", {}))
     for key in override.get("drop_attrs", ()):
         attrs.pop(key, None)
     entry = {"type": op_type, "opset": module_opset, "params": params_list,
              "inputs": [tuple(i) for i in override.get("inputs", inputs)], "attrs": attrs}
+    if none_defaults:
+        entry["none_defaults"] = none_defaults
     entry.update({k: v for k, v in override.items()
                   if k not in ("inputs", "attrs", "drop_attrs")})
     used = {i[0] for i in entry["inputs"]} | {r[1] for r in attrs.values() if r[0] == "param"}

@@ -83,6 +83,12 @@ def make_function(python_name: str, entry: dict):
             raise ArgumentError(f"{python_name}: {e}") from None
         bound.apply_defaults()
         arguments = bound.arguments
+        for param, rule in entry.get("none_defaults", {}).items():
+            if arguments.get(param) is None:  # what OpenVINO's function puts there
+                if rule[0] == "value":
+                    arguments[param] = rule[1]
+                elif hasattr(arguments.get(rule[2]), "__len__"):
+                    arguments[param] = [rule[1]] * len(arguments[rule[2]])
         name = arguments.get("name")
         if name is not None and not isinstance(name, str):
             raise ArgumentError(f"{python_name}: argument 'name' must be text, not "

@@ -120,8 +120,7 @@ CASES = {
     "opset1.convolution": lambda o, b: o.convolution(b.p([1, 2, 5, 5]), b.c([3, 2, 3, 3]),
                                                      [2, 1], [1, 0], [0, 1], [1, 1]),
     "opset1.convolution_backprop_data": lambda o, b: o.convolution_backprop_data(
-        b.p([1, 2, 3, 3]), b.c([2, 3, 3, 3]), [2, 2], pads_begin=[0, 0], pads_end=[0, 0],
-        dilations=[1, 1]),
+        b.p([1, 2, 3, 3]), b.c([2, 3, 3, 3]), [2, 2]),  # pads and dilations as OV fills them
     "opset1.ctc_greedy_decoder": lambda o, b: o.ctc_greedy_decoder(
         b.p([4, 2, 5]), np.array([[1, 1], [1, 1], [1, 0], [0, 0]], F32)),
     "opset1.deformable_convolution": lambda o, b: o.deformable_convolution(
@@ -148,8 +147,7 @@ CASES = {
     "opset1.group_convolution": lambda o, b: o.group_convolution(
         b.p([1, 4, 5, 5]), b.c([2, 2, 2, 3, 3]), [1, 1], [0, 0], [0, 0], [1, 1]),
     "opset1.group_convolution_backprop_data": lambda o, b: o.group_convolution_backprop_data(
-        b.p([1, 4, 3, 3]), b.c([2, 2, 2, 3, 3]), [1, 1], pads_begin=[0, 0], pads_end=[0, 0],
-        dilations=[1, 1]),
+        b.p([1, 4, 3, 3]), b.c([2, 2, 2, 3, 3]), [1, 1]),
     "opset1.hard_sigmoid": lambda o, b: o.hard_sigmoid(b.p([2, 3]), F32(0.2), F32(0.5)),
     "opset1.interpolate": lambda o, b: o.interpolate(
         b.p([1, 1, 4, 4]), np.array([8, 6], I64), {"axes": [2, 3], "mode": "linear"}),
