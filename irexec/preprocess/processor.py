@@ -65,8 +65,14 @@ def _one_and_half(d: Dimension) -> Dimension:
     return Dimension.static(d.min * 3 // 2) if d.is_static else Dimension.dynamic()
 
 
+_CHANNELS = {ColorFormat.RGB: 3, ColorFormat.BGR: 3, ColorFormat.RGBX: 4,
+             ColorFormat.BGRX: 4, ColorFormat.GRAY: 1}
+
+
 def _planes(color: ColorFormat, shape: PartialShape) -> list[PartialShape]:
     """The shapes of the colour format's planes for an NHWC image of ``shape``."""
+    if color in _CHANNELS and shape.rank_is_static and len(shape) == 4:
+        return [PartialShape([*shape.dims[:3], Dimension.static(_CHANNELS[color])])]
     if color not in _YUV:
         return [shape]
     if not shape.rank_is_static or len(shape) != 4:
@@ -388,9 +394,15 @@ class PreProcessSteps:
         if src == dst:
             return nodes
         to_rgb = {ColorFormat.RGB: "rgb", ColorFormat.BGR: "bgr"}
+        if src in _YUV and dst == ColorFormat.GRAY:  # the luma plane is the grey image
+            ctx.color = dst
+            if len(nodes) > 1:
+                return nodes[:1]
+            return [self._luma_rows(nodes[0])]
         if src in _YUV:
             if dst not in to_rgb:
-                raise PreprocessError(f"{src.name} converts to RGB or BGR, not {dst.name}")
+                raise PreprocessError(f"{src.name} converts to RGB, BGR or GRAY, not "
+                                      f"{dst.name}")
             family = "nv12" if src.name.startswith("NV12") else "i420"
             function = getattr(ops, f"{family}_to_{to_rgb[dst]}")
             ctx.color = dst
@@ -401,9 +413,53 @@ class PreProcessSteps:
             out = self._reverse(nodes, ctx)
             ctx.color = dst
             return out
-        raise PreprocessError(f"the colour format {src.name} is not converted to {dst.name} by "
-                              f"irexec (it converts NV12 and I420 to RGB/BGR, and RGB and BGR "
-                              f"into each other)")
+        if src in to_rgb and dst == ColorFormat.GRAY:
+            out = [self._gray(self._one(nodes, "convert_color"), ctx, src)]
+            ctx.color = dst
+            return out
+        if src in (ColorFormat.RGBX, ColorFormat.BGRX) and dst in to_rgb:
+            node = self._one(nodes, "convert_color")
+            channels = _axis(ctx.layout, "C", node, "convert_color")
+            out = [ops.slice(node, np.array([0], np.int32), np.array([-1], np.int32),
+                             np.array([1], np.int32), np.array([channels], np.int32)).outputs[0]]
+            if src.name[:3] != dst.name:
+                out = self._reverse(out, ctx)
+            ctx.color = dst
+            return out
+        raise PreprocessError(f"the colour format {src.name} does not convert to {dst.name} "
+                              f"(NV12 and I420 convert to RGB, BGR and GRAY; RGB and BGR to "
+                              f"each other and to GRAY; RGBX and BGRX to RGB and BGR)")
+
+    @staticmethod
+    def _luma_rows(node):
+        """The Y rows of a one-plane NV12/I420 image (its first two thirds of rows)."""
+        rows = ops.gather(ops.shape_of(node), np.array([1], np.int64), np.int64(0))
+        stop = ops.divide(ops.multiply(rows, np.int64(2)), np.int64(3))
+        return ops.slice(node, np.array([0], np.int64), stop, np.array([1], np.int64),
+                         np.array([1], np.int64)).outputs[0]
+
+    @staticmethod
+    def _gray(node, ctx, src):
+        """RGB or BGR to one grey channel with OpenCV's weights, as OpenVINO builds it: a 1x1
+        convolution in f32 (integers rounded half to even and converted back)."""
+        shape = node.partial_shape
+        if not shape.rank_is_static or len(shape) != 4:
+            raise PreprocessError(f"convert_color to GRAY needs an image of rank 4, not {shape}")
+        channels = _axis(ctx.layout, "C", node, "convert_color to GRAY")
+        et = node.element_type
+        moved = channels == 3
+        if moved:  # channels last: to N C ...
+            node = ops.transpose(node, np.array([0, 3, 1, 2], np.int64)).outputs[0]
+        if et.is_integral:
+            node = ops.convert(node, "f32").outputs[0]
+        weights = [0.299, 0.587, 0.114] if src == ColorFormat.RGB else [0.114, 0.587, 0.299]
+        node = ops.convolution(node, np.array(weights, np.float32).reshape(1, 3, 1, 1),
+                               [1, 1], [0, 0], [0, 0], [1, 1]).outputs[0]
+        if et.is_integral:
+            node = ops.convert(ops.round(node, "half_to_even"), et).outputs[0]
+        if moved:
+            node = ops.transpose(node, np.array([0, 2, 3, 1], np.int64)).outputs[0]
+        return node
 
     def _model_layout(self, tensor_layout: Layout) -> Layout:
         """The model's layout where only the tensor's is known: the tensor's (or the last
@@ -449,7 +505,9 @@ class InputInfo:
         port = old.outputs[0]
         model_shape, model_type = port.partial_shape, port.element_type
         tensor_type = tensor._type or model_type
-        tensor_layout = tensor._layout or (Layout(_NHWC) if tensor._color in _YUV else Layout())
+        # Every colour format but UNDEFINED lays the tensor out NHWC unless told otherwise.
+        tensor_layout = tensor._layout or (Layout(_NHWC) if tensor._color
+                                           != ColorFormat.UNDEFINED else Layout())
         model_layout = self._model._layout or _layout_of(old)
         if model_layout.empty and tensor._layout is not None:
             model_layout = steps._model_layout(tensor_layout)

@@ -193,6 +193,45 @@ def crop(api, ppp):
     ppp.input().preprocess().crop([0, 0, 2, 3], [1, 3, 10, 13])
 
 
+def gray_model(api):
+    x = api.ops.parameter([1, 1, 8, 10], np.float32, name="img")
+    return api.Model([api.ops.relu(x)], [x], "m")
+
+
+def rgb_u8_to_gray(api, ppp):
+    ppp.input().tensor().set_element_type(api.type("u8")).set_color_format(api.ColorFormat.RGB)
+    ppp.input().model().set_layout(api.layout("NCHW"))
+    ppp.input().preprocess().convert_color(api.ColorFormat.GRAY)
+
+
+def bgr_f32_to_gray(api, ppp):
+    ppp.input().tensor().set_color_format(api.ColorFormat.BGR)
+    ppp.input().model().set_layout(api.layout("NCHW"))
+    ppp.input().preprocess().convert_color(api.ColorFormat.GRAY)
+
+
+def nv12_to_gray(api, ppp):
+    ppp.input().tensor().set_element_type(api.type("u8")) \
+        .set_color_format(api.ColorFormat.NV12_SINGLE_PLANE)
+    ppp.input().model().set_layout(api.layout("NCHW"))
+    ppp.input().preprocess().convert_color(api.ColorFormat.GRAY)
+
+
+def i420_planes_to_gray(api, ppp):
+    ppp.input().tensor().set_element_type(api.type("u8")) \
+        .set_color_format(api.ColorFormat.I420_THREE_PLANES)
+    ppp.input().model().set_layout(api.layout("NCHW"))
+    ppp.input().preprocess().convert_color(api.ColorFormat.GRAY)
+
+
+def bgrx_to_rgb(api, ppp):
+    ppp.input().tensor().set_color_format(api.ColorFormat.BGRX)
+    ppp.input().model().set_layout(api.layout("NCHW"))
+    ppp.input().preprocess().convert_color(api.ColorFormat.RGB)
+
+
+GRAY_CASES = {"rgb_u8_to_gray", "bgr_f32_to_gray", "nv12_to_gray", "i420_planes_to_gray"}
+
 CASES = {
     "u8_nhwc_mean_scale": u8_nhwc_mean_scale, "scalar_mean_scale": scalar_mean_scale,
     "resize_nearest": resize_nearest, "resize_linear": resize_linear,
@@ -203,11 +242,14 @@ CASES = {
     "layout_by_order_and_output_steps": layout_by_order_and_output_steps,
     "output_convert_steps": output_convert_steps,
     "resize_bilinear_pillow": resize_bilinear_pillow, "crop": crop,
+    "rgb_u8_to_gray": rgb_u8_to_gray, "bgr_f32_to_gray": bgr_f32_to_gray,
+    "nv12_to_gray": nv12_to_gray, "i420_planes_to_gray": i420_planes_to_gray,
+    "bgrx_to_rgb": bgrx_to_rgb,
 }
 
 
 def build(api, case):
-    model = relu_model(api)
+    model = gray_model(api) if case in GRAY_CASES else relu_model(api)
     ppp = api.PrePostProcessor(model)
     CASES[case](api, ppp)
     return ppp.build()
@@ -327,6 +369,30 @@ def test_nv12_and_i420_planes_become_rgb_or_bgr():
         got = run(model, planes)
         assert got.shape == (1, 3, 8, 10) and got.dtype == np.float32, case
         np.testing.assert_allclose(got[0].transpose(1, 2, 0), rgb, atol=1.01, err_msg=case)
+
+
+def test_colour_to_gray_and_rgbx_to_rgb():
+    weights = np.array([0.299, 0.587, 0.114])
+    model = build(IrexecApi, "rgb_u8_to_gray")
+    assert str(model.parameters[0].outputs[0].partial_shape) == "[1,8,10,3]"
+    x = feeds_for(model)
+    gray = np.round((x[0].astype(np.float64) * weights).sum(-1))  # half to even, as np.round
+    np.testing.assert_allclose(run(model, x)[0, 0], gray[0], atol=1)  # f32 sums near .5
+    model = build(IrexecApi, "bgr_f32_to_gray")
+    x = feeds_for(model)
+    np.testing.assert_allclose(run(model, x)[0, 0],
+                               np.maximum((x[0] * weights[::-1]).sum(-1), 0)[0], atol=1e-6)
+    model = build(IrexecApi, "nv12_to_gray")
+    x = feeds_for(model)
+    np.testing.assert_array_equal(run(model, x)[0, 0], x[0][0, :8, :, 0])
+    model = build(IrexecApi, "i420_planes_to_gray")
+    x = feeds_for(model)
+    np.testing.assert_array_equal(run(model, x)[0, 0], x[0][0, :, :, 0])
+    model = build(IrexecApi, "bgrx_to_rgb")
+    assert str(model.parameters[0].outputs[0].partial_shape) == "[1,8,10,4]"
+    x = feeds_for(model)
+    np.testing.assert_array_equal(run(model, x),
+                                  np.maximum(x[0][..., 2::-1].transpose(0, 3, 1, 2), 0))
 
 
 def test_output_steps_convert_type_and_layout():
