@@ -11,10 +11,11 @@ ordinary layers (Convert, Transpose, Interpolate, Subtract, Divide, Gather, NV12
 
 from irexec.preprocess.processor import (
     ColorFormat, InputInfo, InputModelInfo, InputTensorInfo, OutputInfo, OutputModelInfo,
-    OutputTensorInfo, PostProcessSteps, PrePostProcessor, PreProcessSteps, ResizeAlgorithm)
+    OutputTensorInfo, PaddingMode, PostProcessSteps, PrePostProcessor, PreProcessSteps,
+    ResizeAlgorithm)
 
 __all__ = [
     "ColorFormat", "InputInfo", "InputModelInfo", "InputTensorInfo", "OutputInfo",
-    "OutputModelInfo", "OutputTensorInfo", "PostProcessSteps", "PrePostProcessor",
+    "OutputModelInfo", "OutputTensorInfo", "PaddingMode", "PostProcessSteps", "PrePostProcessor",
     "PreProcessSteps", "ResizeAlgorithm",
 ]

@@ -18,6 +18,7 @@ import enum
 
 import numpy as np
 
+from irexec import opset1 as ops1
 from irexec import opset13 as ops
 from irexec.errors import IRError
 from irexec.ir.element_type import ElementType
@@ -42,6 +43,13 @@ class ColorFormat(enum.Enum):
     GRAY = "GRAY"
     RGBX = "RGBX"
     BGRX = "BGRX"
+
+
+class PaddingMode(enum.Enum):
+    CONSTANT = "constant"
+    EDGE = "edge"
+    REFLECT = "reflect"
+    SYMMETRIC = "symmetric"
 
 
 class ResizeAlgorithm(enum.Enum):
@@ -333,6 +341,25 @@ class PreProcessSteps:
             return [ops.slice(one, np.array(begin, np.int32), np.array(end, np.int32),
                               np.ones(len(begin), np.int32)).outputs[0]]
         self._actions.append(crop)
+        return self
+
+    def pad(self, pads_begin, pads_end, value, mode: PaddingMode) -> PreProcessSteps:
+        """Pad-1 with these pads (one number per axis) and, for CONSTANT, this value (one
+        number, or a list of one)."""
+        begin, end = [int(v) for v in pads_begin], [int(v) for v in pads_end]
+        values = [float(v) for v in np.ravel(value)]
+        if len(values) != 1:
+            raise PreprocessError(f"pad takes one padding value, not {len(values)}")
+        if not isinstance(mode, PaddingMode):
+            raise TypeError(f"pad takes a PaddingMode, not {mode!r}")
+
+        def pad(nodes, ctx):
+            one = self._one(nodes, "pad")
+            fill = np.array(values[0], one.element_type.dtype)
+            return [ops1.pad(one, np.array(begin, np.int64), np.array(end, np.int64),
+                             mode.value, fill if mode == PaddingMode.CONSTANT else None)
+                    .outputs[0]]
+        self._actions.append(pad)
         return self
 
     def custom(self, preprocess_cb) -> PreProcessSteps:

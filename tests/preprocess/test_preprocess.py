@@ -17,7 +17,7 @@ import pytest
 
 import irexec
 from tests.opsets.saving import save_exact
-from irexec.preprocess import ColorFormat, PrePostProcessor, ResizeAlgorithm
+from irexec.preprocess import ColorFormat, PaddingMode, PrePostProcessor, ResizeAlgorithm
 from irexec.preprocess.processor import PreprocessError
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -29,6 +29,7 @@ class IrexecApi:
     Model = irexec.Model
     PrePostProcessor, ColorFormat, ResizeAlgorithm = PrePostProcessor, ColorFormat, \
         ResizeAlgorithm
+    PaddingMode = PaddingMode
 
     @staticmethod
     def type(name):
@@ -50,6 +51,7 @@ def openvino_api():
         PrePostProcessor = preprocess.PrePostProcessor
         ColorFormat = preprocess.ColorFormat
         ResizeAlgorithm = preprocess.ResizeAlgorithm
+        PaddingMode = preprocess.PaddingMode
 
         @staticmethod
         def type(name):
@@ -230,6 +232,16 @@ def bgrx_to_rgb(api, ppp):
     ppp.input().preprocess().convert_color(api.ColorFormat.RGB)
 
 
+def pad_constant(api, ppp):
+    ppp.input().tensor().set_shape([1, 3, 6, 8])
+    ppp.input().preprocess().pad([0, 0, 1, 0], [0, 0, 1, 2], 0.5, api.PaddingMode.CONSTANT)
+
+
+def pad_reflect(api, ppp):
+    ppp.input().tensor().set_shape([1, 3, 6, 8])
+    ppp.input().preprocess().pad([0, 0, 1, 1], [0, 0, 1, 1], [0.0], api.PaddingMode.REFLECT)
+
+
 GRAY_CASES = {"rgb_u8_to_gray", "bgr_f32_to_gray", "nv12_to_gray", "i420_planes_to_gray"}
 
 CASES = {
@@ -244,7 +256,7 @@ CASES = {
     "resize_bilinear_pillow": resize_bilinear_pillow, "crop": crop,
     "rgb_u8_to_gray": rgb_u8_to_gray, "bgr_f32_to_gray": bgr_f32_to_gray,
     "nv12_to_gray": nv12_to_gray, "i420_planes_to_gray": i420_planes_to_gray,
-    "bgrx_to_rgb": bgrx_to_rgb,
+    "bgrx_to_rgb": bgrx_to_rgb, "pad_constant": pad_constant, "pad_reflect": pad_reflect,
 }
 
 
@@ -321,6 +333,17 @@ def test_crop():
     assert str(model.parameters[0].outputs[0].partial_shape) == "[1,3,12,14]"
     x = feeds_for(model)
     np.testing.assert_array_equal(run(model, x), np.maximum(x[0][:, :, 2:10, 3:13], 0))
+
+
+def test_pad():
+    model = build(IrexecApi, "pad_constant")
+    x = feeds_for(model)
+    expected = np.pad(x[0], [(0, 0), (0, 0), (1, 1), (0, 2)], constant_values=0.5)
+    np.testing.assert_array_equal(run(model, x), np.maximum(expected, 0))
+    model = build(IrexecApi, "pad_reflect")
+    x = feeds_for(model)
+    expected = np.pad(x[0], [(0, 0), (0, 0), (1, 1), (1, 1)], mode="reflect")
+    np.testing.assert_array_equal(run(model, x), np.maximum(expected, 0))
 
 
 def test_reverse_channels_and_bgr_to_rgb():
