@@ -98,9 +98,9 @@ def make_layer(type_name: str, version: str, inputs: list[OutputPort], attrs: di
 def _shape(shape, function: str, argument: str) -> PartialShape:
     if isinstance(shape, PartialShape):
         return shape
-    if isinstance(shape, str):
-        return parse_shape_text(shape)
     try:
+        if isinstance(shape, str):
+            return parse_shape_text(shape)
         return PartialShape(shape)
     except (TypeError, ValueError) as e:
         raise ArgumentError(f"{function}: argument '{argument}' must be a shape (a list of "

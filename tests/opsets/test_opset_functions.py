@@ -140,6 +140,9 @@ def test_a_wrong_kind_of_argument_is_one_error_naming_the_function_and_argument(
         ops.concat(x, 0)
     with pytest.raises(ArgumentError, match=r"^convert: argument 'destination_type'"):
         ops.convert(x, "float99")
+    with pytest.raises(ArgumentError, match=r"^parameter: argument 'shape' must be a shape"):
+        ops.parameter("1,x")
+    assert str(ops.parameter("?,3,1..8").outputs[0].partial_shape) == "[?,3,1..8]"
     with pytest.raises(ArgumentError, match=r"^convolution: missing a required argument"):
         ops.convolution(x)
     assert issubclass(ArgumentError, TypeError)
