@@ -18,7 +18,7 @@ import numpy as np
 from irexec.ir.model import Node
 from irexec.ir.shape import PartialShape
 from irexec.ops import registry
-from irexec.opsets import graph
+from irexec.opsets import graph, subgraphs
 from irexec.opsets.graph import ArgumentError, as_outputs, element_type
 from irexec.opsets.signatures import FUNCTIONS, OPSETS
 
@@ -223,7 +223,9 @@ def assign(new_value, variable_id, name=None) -> Node:
 
 
 HANDWRITTEN = {"parameter": parameter, "constant": constant, "result": result,
-               "read_value": read_value, "assign": assign}
+               "read_value": read_value, "assign": assign,
+               "tensor_iterator": subgraphs.tensor_iterator, "loop": subgraphs.loop,
+               "if_op": subgraphs.if_op}
 
 
 @functools.cache
