@@ -21,7 +21,7 @@ import pytest
 import irexec
 from tests.opsets.saving import save_exact
 from irexec.opsets.graph import ArgumentError
-from irexec.opsets.signatures import FUNCTIONS, OPSETS
+from irexec.opsets.signatures import OPSETS
 
 ROOT = Path(__file__).resolve().parents[2]
 OV_CONFIG = {"INFERENCE_PRECISION_HINT": "f32", "DYNAMIC_QUANTIZATION_GROUP_SIZE": "0"}
