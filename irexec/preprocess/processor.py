@@ -604,6 +604,7 @@ class InputInfo:
                                   f"{last.partial_shape}; the model takes {model_shape}")
         for consumer in list(port.consumers):
             consumer.source = last
+            consumer.declared = None  # what a file declared there described the old input
             last.consumers.append(consumer)
         port.consumers.clear()
         return params
@@ -712,6 +713,7 @@ class OutputInfo:
         port = result.inputs[0]
         source.consumers.remove(port)
         port.source = last
+        port.declared = None  # a file's dims there described the output before the steps
         last.consumers.append(port)
         if not ctx.layout.empty:
             _set_layout(result, ctx.layout)
@@ -728,7 +730,7 @@ def _snapshot(model: Model) -> list:
         for port in node.outputs:
             saved.append((port, list(port.consumers), list(port.names), list(port.rt_info)))
         for port in node.inputs:
-            saved.append((port, port.source, list(port.rt_info)))
+            saved.append((port, port.source, port.declared, list(port.rt_info)))
     return saved
 
 
@@ -739,7 +741,7 @@ def _restore(saved: list) -> None:
         elif isinstance(item[0], OutputPort):
             item[0].consumers[:], item[0].names[:], item[0].rt_info[:] = item[1:]
         else:
-            item[0].source, item[0].rt_info[:] = item[1:]
+            item[0].source, item[0].declared, item[0].rt_info[:] = item[1:]
 
 
 class PrePostProcessor:

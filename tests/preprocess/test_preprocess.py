@@ -509,3 +509,30 @@ def test_openvino_builds_the_same_model(case, tmp_path):
     save_exact(ours, xml)
     from_file = core.compile_model(core.read_model(str(xml)), "CPU", OV_CONFIG)(feeds)[0]
     np.testing.assert_array_equal(from_file, expected)
+
+
+def test_a_model_read_from_a_file_takes_the_steps(tmp_path):
+    """The dims the file declares on the ports the steps change no longer hold, and ids may
+    meet the new layers' (both handled); names stay."""
+    x = irexec.opset13.parameter([1, 3, 8, 10], np.float32, name="img")
+    x.output(0).set_names({"img"})
+    w = np.random.default_rng(0).standard_normal((4, 3, 3, 3)).astype(np.float32)
+    y = irexec.opset13.relu(irexec.opset13.convolution(x, w, [1, 1], [1, 1], [1, 1], [1, 1]))
+    y.output(0).set_names({"feat"})
+    save_exact(irexec.Model([y], [x]), tmp_path / "base.xml")
+    model = irexec.read_model(tmp_path / "base.xml")
+    ppp = PrePostProcessor(model)
+    ppp.input().tensor().set_element_type("u8").set_layout("NHWC")
+    ppp.input().model().set_layout("NCHW")
+    ppp.input().preprocess().convert_element_type("f32").scale(255.0)
+    ppp.output().model().set_layout("NCHW")
+    ppp.output().tensor().set_layout("NHWC")
+    model = ppp.build()
+    assert len({n.id for n in model.nodes}) == len(model.nodes)
+    image = np.random.default_rng(1).integers(0, 256, (1, 8, 10, 3)).astype(np.uint8)
+    got = irexec.compile_model(model)({"img": image})["feat"]
+    plain = irexec.compile_model(irexec.read_model(tmp_path / "base.xml"))(
+        {"img": image.transpose(0, 3, 1, 2).astype(np.float32) / 255})["feat"]
+    np.testing.assert_allclose(got, plain.transpose(0, 2, 3, 1), rtol=1e-6, atol=1e-6)
+    save_exact(model, tmp_path / "ppp.xml")
+    assert irexec.read_model(tmp_path / "ppp.xml").diagnostics == []
