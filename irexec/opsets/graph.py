@@ -213,6 +213,9 @@ def assemble(results, parameters, sinks) -> list[Node]:
     Result layers in output order (a Result made for each output port given)."""
     result_nodes: list[Node] = []
     for item in _result_ports(results):
+        if isinstance(item, OutputPort) and item.node.op is not None \
+                and item.node.op.spec.role == "result":
+            item = item.node  # a model's output (its Result's face): that Result
         if isinstance(item, Node) and item.op is not None and item.op.spec.role == "result":
             result_nodes.append(item)
             continue

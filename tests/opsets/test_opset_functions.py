@@ -288,3 +288,14 @@ def test_stateful_built_model_runs_in_openvino(tmp_path):
         value = np.array([2, 3], np.float32)
         np.testing.assert_array_equal(list(ours.infer({"x": value}).values())[0],
                                       request.infer({0: value})[0])
+
+
+def test_a_model_of_another_models_results_and_parameters():
+    from irexec import opset13 as ops
+
+    x = ops.parameter([3], np.float32, name="x")
+    first = irexec.Model([ops.result(ops.relu(x), name="out")], [x], "first")
+    second = irexec.Model(first.results, first.get_parameters(), "second")
+    assert [r.name for r in second.results] == ["out"]
+    got = irexec.compile_model(second)({"x": np.array([-1, 0, 2], np.float32)})
+    assert list(got.values())[0].tolist() == [0, 0, 2]
