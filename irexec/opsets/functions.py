@@ -3,9 +3,9 @@
 feed the input ports and which set attributes), served by irexec's registered ops.
 
 A function is offered in ``irexec.opsetN`` when OpenVINO's ``openvino.opsetN`` has it and
-irexec registers its op type in that opset. Its layer's version is the opset of the OpenVINO
-module that defines the function (``opset1`` for ``convolution``, ``opset11`` for
-``interpolate`` in opset13), the version OpenVINO itself writes.
+irexec registers its op type in that opset. It makes the op version the OpenVINO module that
+defines the function makes (Convolution-1 for ``convolution``, Interpolate-11 for
+``interpolate`` in opset13), written with that version's first opset, as OpenVINO writes it.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ import numpy as np
 
 from irexec.ir.model import Node
 from irexec.ir.shape import PartialShape
-from irexec.ops import registry
+from irexec.ops import openvino_opsets, registry
 from irexec.opsets import graph, subgraphs
 from irexec.opsets.graph import ArgumentError, as_outputs, element_type
 from irexec.opsets.signatures import FUNCTIONS, OPSETS
@@ -73,7 +73,14 @@ def make_function(python_name: str, entry: dict):
     """One opset function: binds its arguments as OpenVINO's does, makes the inputs (Constants
     of arrays and numbers), the attributes, and the layer."""
     sig = signature(entry)
-    type_name, version = entry["type"], f"opset{entry['opset']}"
+    type_name = entry["type"]
+    # The op version the defining module makes, written as OpenVINO writes it: the first opset
+    # holding that version (Interpolate-4 from opset10's function is version="opset4").
+    defining = entry["opset"]
+    since = graph.lookup(type_name, f"opset{defining}").spec.since
+    holding = [n for n in sorted(openvino_opsets.OPSETS) if since <= n <= defining
+               and type_name in openvino_opsets.OPSETS[n]]
+    version = f"opset{holding[0] if holding else defining}"  # MVN-1 first came in opset2
     input_params = {i[0] for i in entry["inputs"]}
 
     def function(*args, **kwargs):

@@ -50,9 +50,10 @@ def test_signatures_are_openvinos_as_recorded():
     x = opset13.parameter([1, 3, 8, 8], np.float32)
     assert opset13.interpolate(x, np.array([4, 4], np.int64), "nearest", "sizes",
                                axes=np.array([2, 3], np.int64)).version == "opset11"
-    assert irexec.opset10.interpolate(
+    assert irexec.opset10.interpolate(  # Interpolate-4, written as OpenVINO writes it
         x, np.array([4, 4], np.int64), np.array([0.5, 0.5], np.float32), "nearest", "sizes",
-        axes=np.array([2, 3], np.int64)).version == "opset10"
+        axes=np.array([2, 3], np.int64)).version == "opset4"
+    assert irexec.opset16.gelu(x, "tanh").version == "opset7"
     assert irexec.opset4.interpolate(  # OpenVINO's opset4 module keeps opset1's function
         x, np.array([4, 4], np.int64), {"axes": [2, 3], "mode": "nearest"}).version == "opset1"
 
