@@ -36,6 +36,32 @@ def _lookup(type_name: str, version: str, name: str | None):
             from None
 
 
+def new_layer(op, version: str, attrs: dict, inputs, node_id: int, name: str | None) -> Node:
+    """A layer of ``op`` fed by ``inputs`` (output ports), its attributes coerced to their kinds
+    (the spec's defaults for those not given; IRError for a required one missing or a bad value);
+    attributes the spec does not name are kept as text. No output ports yet."""
+    attrs = dict(attrs)
+    node = Node(id=node_id, name=name or f"{op.spec.type.lower()}_{node_id}",
+                type=op.spec.type, version=version, op=op)
+    for attr in op.spec.attrs:
+        if attr.name in attrs:
+            try:
+                node.attrs[attr.name] = attr.coerce(attrs.pop(attr.name))
+            except ValueError as e:
+                raise IRError.make("IR302", f"attribute '{attr.name}': {e}",
+                                   node.location) from None
+        elif attr.required:
+            raise IRError.make("IR301", f"attribute '{attr.name}' is required", node.location)
+        else:
+            node.attrs[attr.name] = attr.default
+    node.extra_attrs = {k: str(v) for k, v in attrs.items()}
+    for i, source in enumerate(inputs):
+        port = InputPort(node, i, i, source=source)
+        node.inputs.append(port)
+        source.consumers.append(port)
+    return node
+
+
 class ModelBuilder:
     def __init__(self, name: str = "model"):
         self.name = name
@@ -44,25 +70,7 @@ class ModelBuilder:
     def _add(self, type_name: str, version: str, attrs: dict, inputs, num_outputs: int,
              name: str | None, tensor_names: list[str] | None = None) -> Node:
         op = _lookup(type_name, version, name)
-        node = Node(id=len(self.nodes), name=name or f"{op.spec.type.lower()}_{len(self.nodes)}",
-                    type=op.spec.type, version=version, op=op)
-        for attr in op.spec.attrs:
-            if attr.name in attrs:
-                try:
-                    node.attrs[attr.name] = attr.coerce(attrs.pop(attr.name))
-                except ValueError as e:
-                    raise IRError.make("IR302", f"attribute '{attr.name}': {e}",
-                                       node.location) from None
-            elif attr.required:
-                raise IRError.make("IR301", f"attribute '{attr.name}' is required",
-                                   node.location)
-            else:
-                node.attrs[attr.name] = attr.default
-        node.extra_attrs = {k: str(v) for k, v in attrs.items()}
-        for i, source in enumerate(inputs):
-            port = InputPort(node, i, i, source=source)
-            node.inputs.append(port)
-            source.consumers.append(port)
+        node = new_layer(op, version, attrs, inputs, len(self.nodes), name)
         for i in range(num_outputs):
             names = tensor_names if tensor_names is not None else [node.name]
             node.outputs.append(OutputPort(node, i, len(inputs) + i, names=list(names)))

@@ -29,6 +29,7 @@ when the model is compiled (irexec/runtime/plan.py).
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
 import numpy as np
 
@@ -509,6 +510,26 @@ def memory_problem(node: Node, outputs: list[TensorType],
     return budget.SIZE_CODE, (f"{what} would take {budget.describe_bytes(nbytes)} besides its "
                               f"output, more than the memory budget of "
                               f"{budget.describe(limit)}; {budget.RAISE}")
+
+
+def infer_new_layer(node: Node, values: dict, bounds: dict, diags: Diagnostics,
+                    make_outputs: Callable[[int], None]) -> list[TensorType] | None:
+    """Infer one layer built in Python (``irexec.opsetN``) from its inputs' types, as they are
+    built: ``make_outputs(n)`` adds its n output ports once inference knows n, and the known
+    values and bounds of its outputs join ``values`` and ``bounds`` (keyed by output port) for
+    the layers built on it. None, the problems in ``diags``, if the layer breaks a rule."""
+    sources = [p.source for p in node.inputs]
+    input_types = [TensorType(s.element_type, s.partial_shape) for s in sources]
+    ctx = InferContext(node, input_types, _KnownValues(sources, values), diags,
+                       input_bounds=_KnownBounds(sources, bounds))
+    outputs = infer_layer(node, input_types, None, diags, ctx=ctx)
+    if outputs is None:
+        return None
+    make_outputs(len(outputs))
+    outputs = _propagate(node, ctx, outputs, values, bounds, diags)
+    for port, t in zip(node.outputs, outputs):
+        port.element_type, port.partial_shape = t.element_type, t.shape
+    return outputs
 
 
 def check_call(node: Node, arrays: list[np.ndarray]) -> None:

@@ -1380,3 +1380,27 @@ def test_ctc_greedy_decoder_seq_len_with_no_time_steps_decodes_nothing():
     got = irexec.compile_model(b.build())({"x": np.zeros((2, 0, 3), np.float32)})
     decoded, lengths = list(got.values())
     assert decoded.shape == (2, 0) and lengths.tolist() == [0, 0]
+
+
+# --- building models in Python -----------------------------------------------------------------
+
+def test_normalize_l2_takes_the_eps_mode_its_argument_names():
+    from irexec import opset1 as ops
+
+    x = ops.parameter([1, 3], np.float32, name="x")
+    node = ops.normalize_l2(x, np.array([1], np.int64), 4.0, "max")
+    assert node.attrs["eps_mode"] == "max"
+    value = np.array([[0.5, 1.0, 0.5]], np.float32)  # sum of squares 1.5, below eps
+    out = irexec.compile_model(irexec.Model([node], [x]))({"x": value})
+    np.testing.assert_allclose(list(out.values())[0], value / np.sqrt(4.0), rtol=1e-6)
+
+
+def test_constant_keeps_its_own_copy_even_with_shared_memory():
+    from irexec import opset13 as ops
+
+    weights = np.ones(3, np.float32)
+    x = ops.parameter([3], np.float32, name="x")
+    model = irexec.Model([ops.add(x, ops.constant(weights, shared_memory=True))], [x])
+    weights[:] = 100
+    out = irexec.compile_model(model)({"x": np.zeros(3, np.float32)})
+    assert list(out.values())[0].tolist() == [1.0, 1.0, 1.0]

@@ -238,8 +238,27 @@ class Node:
 class Model:
     """A whole IR model. Build it with ``irexec.read_model`` or ``irexec.builder``."""
 
-    def __init__(self, nodes: list[Node], *, name: str = "model", ir_version: int = 11,
-                 rt_info: list[RtInfo] | None = None, path: str | None = None):
+    # OpenVINO's form, ``Model(results, parameters, name)``, gathers the layers the results
+    # depend on: irexec/opsets/graph.py sets this hook (it makes Result layers, which ir/
+    # cannot), as api.py sets ``reinfer``.
+    assemble: ClassVar[Callable[..., list[Node]] | None] = None
+
+    def __init__(self, nodes, parameters=None, name: str = "model", *more, sinks=None,
+                 ir_version: int = 11, rt_info: list[RtInfo] | None = None,
+                 path: str | None = None):
+        """``Model(nodes, name=...)``: a model of these layers (the readers' and the builder's
+        form). ``Model(results, parameters, name)``: OpenVINO's form, for a graph built with
+        ``irexec.opsetN``: results (Result layers, other layers or output ports; one or a list),
+        the Parameter layers in input order, optional ``sinks`` (Assign layers; also
+        ``Model(results, sinks, parameters, name)``); the model is inferred at once (IRError if
+        a layer breaks a rule)."""
+        if isinstance(name, (list, tuple)):  # OpenVINO's Model(results, sinks, parameters, name)
+            sinks, parameters, name = parameters, name, (more[0] if more else "model")
+        built = parameters is not None or sinks is not None
+        if built:
+            if Model.assemble is None:
+                raise RuntimeError("Model(results, parameters) needs irexec imported")
+            nodes = Model.assemble(nodes, parameters or [], sinks or [])
         self.nodes = nodes
         self.name = name
         self.ir_version = ir_version
@@ -254,6 +273,19 @@ class Model:
         self._graph = None
         self._order: list[Node] | None = None
         self._kahn_order: list[int] | None = None
+        if built:
+            errors = [d for d in Model.reinfer(self) if d.is_error]
+            if errors:
+                raise IRError(errors)
+
+    def replace_layers(self, nodes: list[Node]) -> None:
+        """Make ``nodes`` the model's layers (pre- and post-processing inserts layers); what
+        was worked out from the old list is dropped. The caller infers the model again."""
+        self.nodes = nodes
+        self.by_id = {n.id: n for n in nodes}
+        self._graph = None
+        self._order = None
+        self._kahn_order = None
 
     @property
     def graph(self):
