@@ -20,11 +20,11 @@ from irexec.ops.spec import REQUIRED
 
 
 def _did_you_mean(type_name: str) -> str:
-    """``; did you mean 'Relu'?`` with the closest names (up to three), or where the list is."""
+    """``: did you mean 'Relu'?`` with the closest names (up to three), or where the list is."""
     fixes = [f"'{name}'" for name in availability.closest_names(type_name)]
     if not fixes:
-        return "; `irexec ops` lists the registered types"
-    return f"; did you mean {', '.join(fixes[:-1])}{' or ' * (len(fixes) > 1)}{fixes[-1]}?"
+        return ": `irexec ops` lists the registered types"
+    return f": did you mean {', '.join(fixes[:-1])}{' or ' * (len(fixes) > 1)}{fixes[-1]}?"
 
 
 def add_parser(sub) -> None:
