@@ -297,6 +297,8 @@ def run_openvino_apart(path: str, weights, inputs: dict[str, np.ndarray],
     except child.ChildFailed as e:
         if e.type_name == OracleError.__name__:
             raise OracleError(e.message) from None
+        if e.type_name == "MemoryError":
+            raise OracleError("OpenVINO ran out of memory running the model") from None
         raise RuntimeError(f"running OpenVINO in a child process: {e}") from None
 
 

@@ -20,8 +20,11 @@ from irexec.ops.spec import REQUIRED
 
 
 def _did_you_mean(type_name: str) -> str:
-    fix = availability.closest(type_name)
-    return f"did you mean '{fix}'? " if fix and fix != type_name else ""
+    """``: did you mean 'Relu'?`` with the closest names (up to three), or where the list is."""
+    fixes = [f"'{name}'" for name in availability.closest_names(type_name)]
+    if not fixes:
+        return ": `irexec ops` lists the registered types"
+    return f": did you mean {', '.join(fixes[:-1])}{' or ' * (len(fixes) > 1)}{fixes[-1]}?"
 
 
 def add_parser(sub) -> None:
@@ -219,9 +222,8 @@ def execute(args) -> int:
         chosen = [op for op in ops if args.type.lower() in
                   (op.spec.type.lower(), *(a.lower() for a in op.spec.aliases))]
         if not chosen:
-            raise IRError.make("IR103", f"operation type '{args.type}' is not registered "
-                                        f"({_did_you_mean(args.type)}registered: "
-                                        f"{', '.join(registry.registered_types())})")
+            raise IRError.make("IR103", f"operation type '{args.type}' is not registered"
+                                        f"{_did_you_mean(args.type)}")
         print("\n\n".join(describe(op) for op in chosen))
         return 0
     width = max(len(op.spec.type) for op in ops)

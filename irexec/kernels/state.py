@@ -1,6 +1,11 @@
 """The variables of a stateful model (ReadValue/Assign) for the call being run: a dict of
 variable id -> array, owned by the infer request, set for the duration of each call. And
-``LayerState``: what one layer keeps between the calls of its compiled model."""
+``LayerState``: what one layer keeps between the calls of its compiled model.
+
+A call reads the values the previous calls left (``current``) and its writes (``assign``) take
+effect when it ends well: in whatever order the layers run (an Assign listed before the
+ReadValue of its variable, with no path between them), a ReadValue gives the last call's value,
+as OpenVINO does; a call that fails leaves the variables as they were."""
 
 from __future__ import annotations
 
@@ -13,24 +18,40 @@ _CURRENT: contextvars.ContextVar[dict[str, np.ndarray] | None] = \
     contextvars.ContextVar("irexec_variables", default=None)
 
 
+_WRITTEN: contextvars.ContextVar[dict[str, np.ndarray] | None] = \
+    contextvars.ContextVar("irexec_variables_written", default=None)
+
+
 class using:
-    """``with using(variables):`` the layers of the call in progress read and write
-    ``variables`` (a class, not a generator: every call of a compiled model enters it)."""
+    """``with using(variables):`` the layers of the call in progress read ``variables`` and
+    write into them when the call ends without an error (a class, not a generator: every call
+    of a compiled model enters it)."""
 
     def __init__(self, variables: dict[str, np.ndarray]):
         self.variables = variables
 
     def __enter__(self):
-        self.token = _CURRENT.set(self.variables)
+        self.written: dict[str, np.ndarray] = {}
+        self.tokens = _CURRENT.set(self.variables), _WRITTEN.set(self.written)
         return self.variables
 
-    def __exit__(self, *exc):
-        _CURRENT.reset(self.token)
+    def __exit__(self, kind, *exc):
+        _CURRENT.reset(self.tokens[0])
+        _WRITTEN.reset(self.tokens[1])
+        if kind is None:
+            self.variables.update(self.written)
 
 
 def current() -> dict[str, np.ndarray]:
+    """The variables as the previous calls left them."""
     variables = _CURRENT.get()
     return variables if variables is not None else {}
+
+
+def assign(variable_id: str, value: np.ndarray) -> None:
+    """Set a variable for the next call (outside a call: at once)."""
+    written = _WRITTEN.get()
+    (written if written is not None else current())[variable_id] = value
 
 
 class LayerState:

@@ -62,7 +62,7 @@ class ReadValue6(Op):
 
 
 def _assign(new_value, *, variable_id):
-    state.current()[variable_id] = np.array(new_value, copy=True)
+    state.assign(variable_id, np.array(new_value, copy=True))  # for the next call
     return new_value
 
 

@@ -247,3 +247,81 @@ def test_unpaired_variables_are_ir208(tmp_path, edit, layer, fragment):
     else:
         (d,) = diags
         assert d.location.layer_name == layer and fragment in d.message
+
+
+ASSIGN_FIRST = """<net name="state" version="11">
+  <layers>
+    <layer id="0" name="x" type="Parameter" version="opset1">
+      <data shape="2" element_type="f32"/>
+      <output><port id="0" precision="FP32" names="x"><dim>2</dim></port></output>
+    </layer>
+    <layer id="1" name="twice" type="Multiply" version="opset1">
+      <input><port id="0" precision="FP32"><dim>2</dim></port><port id="1" precision="FP32"><dim>2</dim></port></input>
+      <output><port id="2" precision="FP32" names="twice"><dim>2</dim></port></output>
+    </layer>
+    <layer id="2" name="save" type="Assign" version="opset6">
+      <data variable_id="state"/>
+      <input><port id="0" precision="FP32"><dim>2</dim></port></input>
+      <output><port id="1" precision="FP32"><dim>2</dim></port></output>
+    </layer>
+    <layer id="3" name="y" type="Result" version="opset1">
+      <input><port id="0" precision="FP32"><dim>2</dim></port></input>
+    </layer>
+    <layer id="4" name="load" type="ReadValue" version="opset6">
+      <data variable_id="state" variable_type="f32" variable_shape="2"/>
+      <output><port id="0" precision="FP32" names="previous"><dim>2</dim></port></output>
+    </layer>
+    <layer id="5" name="previous" type="Result" version="opset1">
+      <input><port id="0" precision="FP32"><dim>2</dim></port></input>
+    </layer>
+  </layers>
+  <edges>
+    <edge from-layer="0" from-port="0" to-layer="1" to-port="0"/>
+    <edge from-layer="0" from-port="0" to-layer="1" to-port="1"/>
+    <edge from-layer="1" from-port="2" to-layer="2" to-port="0"/>
+    <edge from-layer="1" from-port="2" to-layer="3" to-port="0"/>
+    <edge from-layer="4" from-port="0" to-layer="5" to-port="0"/>
+  </edges>
+</net>
+"""
+
+
+def test_an_assign_listed_before_its_read_value_sets_the_next_call(tmp_path):
+    """The Assign comes first in the file and no path orders the two: irexec ran it first, and
+    the ReadValue gave this call's value instead of the last call's (OpenVINO: the last)."""
+    path = tmp_path / "assign_first.xml"
+    path.write_text('<?xml version="1.0"?>\n' + ASSIGN_FIRST)
+    request = irexec.compile_model(irexec.read_model(path)).create_infer_request()
+    xs = [np.array(v, np.float32) for v in ([1, 2], [3, 4], [5, 6])]
+    got = [request.infer({"x": x})["previous"].tolist() for x in xs]
+    assert got == [[0, 0], [1, 4], [9, 16]]  # zeros, then the previous call's x * x
+    ov = pytest.importorskip("openvino")
+    compiled = ov.Core().compile_model(ov.Core().read_model(str(path)), "CPU",
+                                       {"INFERENCE_PRECISION_HINT": "f32"})
+    theirs = compiled.create_infer_request()
+    previous = next(o for o in compiled.outputs if "previous" in o.get_names())
+    assert [theirs.infer({0: x})[previous].tolist() for x in xs] == got
+
+
+def test_a_call_that_fails_leaves_the_variables_as_they_were(tmp_path, monkeypatch):
+    """The Assign has run when the ReadValue (after it in the file) fails: its write is not
+    kept."""
+    from irexec.errors import OpError
+    from irexec.ops.infrastructure import variables
+
+    path = tmp_path / "assign_first.xml"
+    path.write_text('<?xml version="1.0"?>\n' + ASSIGN_FIRST)
+    real, calls = variables.ReadValue6.kernel, []
+
+    def second_call_fails(*args, **kwargs):
+        calls.append(None)
+        if len(calls) == 2:
+            raise OpError("made to fail", code="IR308")
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(variables.ReadValue6, "kernel", staticmethod(second_call_fails))
+    request = irexec.compile_model(irexec.read_model(path)).create_infer_request()
+    request.infer({"x": np.array([1, 2], np.float32)})
+    with pytest.raises(irexec.IRError):
+        request.infer({"x": np.array([5, 6], np.float32)})
+    assert request.infer({"x": np.array([3, 4], np.float32)})["previous"].tolist() == [1, 4]

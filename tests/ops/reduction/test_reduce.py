@@ -145,7 +145,8 @@ def test_an_empty_set_gives_the_cpu_plugins_extremes(op, dtype):
         want = info.max if op == "ReduceMin" else info.min
     else:
         f32 = np.finfo(np.float32)
-        want = np.float32(f32.max if op == "ReduceMin" else f32.min).astype(dtype)
+        with np.errstate(over="ignore"):  # f16: the f32 extremes round to infinities
+            want = np.float32(f32.max if op == "ReduceMin" else f32.min).astype(dtype)
     assert got.dtype == dtype and got.shape == (2, 3)
     assert (got == want).all(), got
     ov = pytest.importorskip("openvino")
