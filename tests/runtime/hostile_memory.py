@@ -174,6 +174,20 @@ def sparse_fill_empty_rows(runtime=True):
     return b.build(), feeds
 
 
+def sparse_fill_empty_rows_indices():
+    """50,000,000 rows, one entry: the empty-row indicator fits 100 MiB, the indices of the
+    filled rows (16 bytes a row) do not; their count is known from the call's values."""
+    b = ModelBuilder("sparse_rows")
+    values = b.parameter("values", "f32", [1])
+    shape = b.parameter("dense_shape", "i64", [2])
+    idx = b.constant(np.array([[0, 0]], np.int64))
+    y = b.op("SparseFillEmptyRows", values, shape, idx, b.constant(np.float32(0)))
+    for port, name in zip(y, ("indices", "values_out", "empty")):
+        b.result(port, name)
+    return b.build(), {"values": np.ones(1, np.float32),
+                       "dense_shape": np.array([50_000_000, 1], np.int64)}
+
+
 def roi_pooling():
     b = ModelBuilder("roi")
     x = b.parameter("x", "f32", [1, 1, 4, 4])
@@ -201,6 +215,9 @@ def concat_doubling(runs=40, dynamic=False):
     return _finish(b, y, {"x": np.ones(1024, np.float32)})
 
 
+# The attribute cases whose size is known only when called (else when read).
+AT_CALL = {"concat_doubling_dynamic", "sparse_fill_empty_rows_indices"}
+
 CASES = {
     "broadcast": broadcast, "tile": tile, "pad": pad, "adaptive_avg_pool": adaptive_avg_pool,
     "embedding_segments_sum": embedding_segments_sum, "segment_max": segment_max,
@@ -215,5 +232,6 @@ ATTRIBUTE_CASES = {
     "roi_pooling": roi_pooling, "concat_doubling": concat_doubling,
     "max_pool_big_kernel": max_pool_big_kernel, "conv_wide_kernel": conv_wide_kernel,
     "conv_dilated_padding": conv_dilated_padding,
+    "sparse_fill_empty_rows_indices": sparse_fill_empty_rows_indices,
     "concat_doubling_dynamic": lambda: concat_doubling(dynamic=True),
 }

@@ -61,8 +61,8 @@ print(json.dumps(outcomes))
 """
 
 VALUE_CASES = [(name, runtime) for name in hostile.CASES for runtime in (True, False)]
-# (name, whether the size is known only at the call): a dynamic input's doubling Concats are
-ATTRIBUTE_CASES = [(name, name.endswith("_dynamic")) for name in hostile.ATTRIBUTE_CASES
+# (name, whether the size is known only when called)
+ATTRIBUTE_CASES = [(name, name in hostile.AT_CALL) for name in hostile.ATTRIBUTE_CASES
                    if name != "max_pool_big_kernel"]
 
 
