@@ -143,6 +143,19 @@ def max_pool_big_kernel():
     return _finish(b, y, {"x": np.arange(9, dtype=np.float32).reshape(1, 1, 3, 3)})
 
 
+def max_pool_indices_big_kernel():
+    """The same with MaxPool-8's indices read: they are found in a padded block (149 GiB
+    here), which the op declares: refused when read."""
+    k = 100_000
+    b = ModelBuilder("maxpool_indices")
+    x = b.parameter("x", "f32", [1, 1, 3, 3])
+    y = b.op("MaxPool", x, strides=[k, k], pads_begin=[k - 1, k - 1],
+             pads_end=[k - 1, k - 1], kernel=[k, k], version="opset8")
+    b.result(y[0], "values")
+    b.result(y[1], "indices")
+    return b.build(), {"x": np.arange(9, dtype=np.float32).reshape(1, 1, 3, 3)}
+
+
 def embedding_segments_sum(runtime=True):
     b = ModelBuilder("embedding")
     table = b.parameter("table", "f32", [2, 1000])
@@ -231,6 +244,7 @@ ATTRIBUTE_CASES = {
     "avg_pool_pads": lambda: pool_pads("AvgPool"), "max_pool_pads": lambda: pool_pads("MaxPool"),
     "roi_pooling": roi_pooling, "concat_doubling": concat_doubling,
     "max_pool_big_kernel": max_pool_big_kernel, "conv_wide_kernel": conv_wide_kernel,
+    "max_pool_indices_big_kernel": max_pool_indices_big_kernel,
     "conv_dilated_padding": conv_dilated_padding,
     "sparse_fill_empty_rows_indices": sparse_fill_empty_rows_indices,
     "concat_doubling_dynamic": lambda: concat_doubling(dynamic=True),
