@@ -205,24 +205,16 @@ def max_pool_with_indices(x: np.ndarray, kernel: Sequence[int], strides: Sequenc
     channel). Masked writes would say the same with fewer operations, but run several times
     slower on random masks. The index is made block by block while the block is in cache.
     Windows that halve each axis take pool_halving.max_with_offsets instead (same result)."""
-    count = math.prod(kernel)
+    taps = list(windows.taps(kernel))
+    count = len(taps)
     score_type = np.uint8 if count < 255 else np.uint32
     low = lowest(x.dtype)
     nsp = len(kernel)
     spatial = math.prod(x.shape[2:])
+    # the data index of the taps, from the one scoring 1 (the last) to the first; 0 for none
     elem = np.cumprod((1,) + tuple(x.shape[:2:-1]))[::-1]  # strides of the spatial dims
-    table = {}
-
-    def tap_table():
-        """The taps, and the data index of each from the one scoring 1 (the last) to the
-        first (0 for none): made only for the padded blocks (a wide kernel has billions)."""
-        if not table:
-            taps = list(windows.taps(kernel))
-            table["taps"] = taps
-            table["by_score"] = np.array([0] + [sum(t * d * int(e) for t, d, e in
-                                                    zip(tap, dilations, elem))
-                                                for tap in taps][::-1], index_dtype)
-        return table["taps"], table["by_score"]
+    by_score = np.array([0] + [sum(t * d * int(e) for t, d, e in zip(tap, dilations, elem))
+                               for tap in taps][::-1], index_dtype)
     base = np.zeros(tuple(out), index_dtype)  # where each window starts, padding included
     for i in range(nsp):
         start = (np.arange(out[i]) * strides[i] - pads_begin[i]) * int(elem[i])
@@ -234,7 +226,6 @@ def max_pool_with_indices(x: np.ndarray, kernel: Sequence[int], strides: Sequenc
     scratch = {}
 
     def on_block(r0, r1, block, v):
-        taps, by_score = tap_table()
         if scratch.get("shape") != v.shape:
             scratch.update(shape=v.shape, mask=np.empty(v.shape, bool),
                            tmp=np.empty(v.shape, score_type), score=np.empty(v.shape,
@@ -266,10 +257,6 @@ def max_pool_with_indices(x: np.ndarray, kernel: Sequence[int], strides: Sequenc
     halving = pool_halving.modes(x.shape[2:], kernel, strides, dilations, pads_begin, out)
     if halving is not None:
         values = _max_offsets(x, halving, out, low, settle)
-    elif _padding_dominates(x.shape[2:], kernel, strides, dilations, pads_begin, out):
-        values = _max_clipped_offsets(x, kernel, strides, dilations, pads_begin, out, low,
-                                      lambda r0, r1, none, offsets: settle(r0, r1, none,
-                                                                           offsets - base))
     else:
         values, _ = _max_values(x, kernel, strides, dilations, pads_begin, out, on_block)
     index = index.reshape(values.shape)
@@ -323,6 +310,36 @@ def _max_clipped_offsets(x, kernel, strides, dilations, pads_begin, out, low, se
         values[r0:r1] = cur
         settle(r0, r1, offsets < 0, offsets)
     return values.reshape(x.shape[:2] + tuple(out))
+
+
+def max_pool_indexed(x: np.ndarray, kernel: Sequence[int], strides: Sequence[int],
+                     dilations: Sequence[int], pads_begin: Sequence[int], out: Sequence[int],
+                     axis: int, index_dtype) -> tuple[np.ndarray, np.ndarray]:
+    """MaxPool's values and indices (as :func:`max_pool_with_indices` gives them): without a
+    padded copy where padding dominates (``_max_clipped_offsets``), else by that function."""
+    if pool_halving.modes(x.shape[2:], kernel, strides, dilations, pads_begin, out) is not None \
+            or not _padding_dominates(x.shape[2:], kernel, strides, dilations, pads_begin, out):
+        return max_pool_with_indices(x, kernel, strides, dilations, pads_begin, out, axis,
+                                     index_dtype)
+    nsp = len(kernel)
+    spatial = math.prod(x.shape[2:])
+    period = math.prod(x.shape[axis:]) if axis < 2 else None  # the dims before axis: no count
+    index = np.empty((x.shape[0] * x.shape[1],) + tuple(out), index_dtype)
+
+    def settle(r0, r1, none, offsets):
+        idx = index[r0:r1]
+        offsets[none] = 0  # no winner: the row's first element
+        if period is not None:
+            offsets += (np.arange(r0, r1, dtype=np.int64) * spatial % period).reshape(
+                (-1,) + (1,) * nsp)
+        idx[...] = offsets
+
+    values = _max_clipped_offsets(x, kernel, strides, dilations, pads_begin, out,
+                                  lowest(x.dtype), settle)
+    index = index.reshape(values.shape)
+    if axis > 2:
+        index %= math.prod(x.shape[axis:])
+    return finish(values, x.dtype), index
 
 
 def indices_scratch(shape, dtype, kernel, strides, dilations, pads_begin, out) -> int:
