@@ -647,6 +647,22 @@ def _op(type_name, *inputs, version, **attrs):
     return outs
 
 
+def test_an_inferred_shape_over_the_memory_budget_is_ir109_at_read_time():
+    """OpenVINO reads the model and allocates when compiling; irexec refuses it when reading, as
+    ``validate`` and ``run`` both say (docs/robustness.md, the memory rule)."""
+    from irexec import budget
+
+    b = ModelBuilder()
+    x = b.parameter("x", "f32", [1])
+    b.result(b.op("Broadcast", x, b.constant(np.array([1024, 1024], np.int64)),
+                  version="opset3"), "out")
+    with budget.limit(1 << 20):
+        with pytest.raises(irexec.IRError) as info:
+            b.build()
+    assert [d.code for d in info.value.diagnostics] == ["IR109"]
+    assert "4.0 MiB (4194304 bytes), more than the memory budget of 1.0 MiB" in str(info.value)
+
+
 def test_topk_larger_k_than_the_axis_is_ir336_at_read_time():
     from tests.ops.build import Const
     with pytest.raises(irexec.IRError) as e:

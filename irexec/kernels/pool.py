@@ -9,10 +9,11 @@ padding and what lies past the data hold the reduction's identity (-inf or the l
 for a max, 0 for a sum), so each axis's pass starts from the identity and each tap reduces only
 the windows whose element under it lies in the data (``_clipped``); taps that reach no data
 cost nothing. A kernel of 1e5 with as much padding over a 3x3 input takes a few taps per axis,
-not a padded copy of 150 GB. MaxPool's indices still compare each tap of a padded block (a channel block at
-a time; the op declares that block as its temporary, so the memory budget refuses what it
-cannot hold). Windows that halve every axis (ResNet's 3x3/2 with padding 1, the 2x2/2 ones)
-take kernels/pool_halving.py instead, MaxPool's indices too.
+not a padded copy of 150 GB. MaxPool's indices come with the values there (each axis's pass
+keeps the first element above what a window holds, and where it is); where padding is a border
+they are found by comparing each tap of the padded block with the window's maximum (the op
+declares that block as its temporary). Windows that halve every axis (ResNet's 3x3/2 with
+padding 1, the 2x2/2 ones) take kernels/pool_halving.py instead, MaxPool's indices too.
 
 Max pooling follows OpenVINO: a window's value is the largest of its elements that are greater
 than the type's lowest finite value, NaN never being greater, and the lowest finite value when
@@ -319,11 +320,90 @@ def max_pool_with_indices(x: np.ndarray, kernel: Sequence[int], strides: Sequenc
     return finish(values, x.dtype), index
 
 
+def _max_clipped_offsets(x, kernel, strides, dilations, pads_begin, out, low, settle):
+    """Values [N, C, *out] and each window's winner without a padded copy (where padding
+    dominates): one axis at a time from the last, each pass keeping, per window, the first
+    element greater than what it holds (starting from the lowest value), with its offset in
+    the channel; taps in increasing order and the last axis first make the winner the first
+    largest element in row-major order. ``settle(r0, r1, none, offsets)`` gets each block's
+    offsets (in the channel; ``none``: no element above the lowest value)."""
+    ct = compute_dtype(x.dtype)
+    spatial = x.shape[2:]
+    nsp = len(kernel)
+    elem = [math.prod(spatial[a + 1:]) for a in range(nsp)]  # the spatial dims' strides
+    rows = _rows(x)
+    values = buffers.empty((rows.shape[0],) + tuple(out), ct)
+    for r0, r1 in _blocks(rows):
+        cur, offsets = rows[r0:r1], None
+        for axis in reversed(range(nsp)):
+            k, s, d, pb, o = kernel[axis], strides[axis], dilations[axis], \
+                pads_begin[axis], out[axis]
+            n = cur.shape[axis + 1]
+            shape = cur.shape[:axis + 1] + (o,) + cur.shape[axis + 2:]
+            best = np.full(shape, low, ct)
+            where = np.full(shape, -1, np.int64)
+            lead = (slice(None),) * (axis + 1)
+            trail = (1,) * (len(shape) - axis - 2)
+            for first, last in _tap_runs(n, k, s, d, pb, o):
+                for t in range(first, last + 1):
+                    off = t * d - pb
+                    lo = max(0, -(off // s))
+                    hi = min(o - 1, (n - 1 - off) // s)
+                    if lo > hi:
+                        continue
+                    start = lo * s + off
+                    into = lead + (slice(lo, hi + 1),)
+                    src = lead + (slice(start, start + (hi - lo) * s + 1, s),)
+                    candidate = cur[src]
+                    better = candidate > best[into]
+                    np.copyto(best[into], candidate, where=better, casting="unsafe")
+                    pos = ((np.arange(lo, hi + 1, dtype=np.int64) * s + off) * elem[axis]) \
+                        .reshape((-1,) + trail)
+                    found = pos if offsets is None else offsets[src] + pos
+                    np.copyto(where[into], np.broadcast_to(found, better.shape), where=better)
+            cur, offsets = best, where
+        values[r0:r1] = cur
+        settle(r0, r1, offsets < 0, offsets)
+    return values.reshape(x.shape[:2] + tuple(out))
+
+
+def max_pool_indexed(x: np.ndarray, kernel: Sequence[int], strides: Sequence[int],
+                     dilations: Sequence[int], pads_begin: Sequence[int], out: Sequence[int],
+                     axis: int, index_dtype) -> tuple[np.ndarray, np.ndarray]:
+    """MaxPool's values and indices (as :func:`max_pool_with_indices` gives them): without a
+    padded copy where padding dominates (``_max_clipped_offsets``), else by that function."""
+    if pool_halving.modes(x.shape[2:], kernel, strides, dilations, pads_begin, out) is not None \
+            or not _padding_dominates(x.shape[2:], kernel, strides, dilations, pads_begin, out):
+        return max_pool_with_indices(x, kernel, strides, dilations, pads_begin, out, axis,
+                                     index_dtype)
+    nsp = len(kernel)
+    spatial = math.prod(x.shape[2:])
+    period = math.prod(x.shape[axis:]) if axis < 2 else None  # the dims before axis: no count
+    index = np.empty((x.shape[0] * x.shape[1],) + tuple(out), index_dtype)
+
+    def settle(r0, r1, none, offsets):
+        idx = index[r0:r1]
+        offsets[none] = 0  # no winner: the row's first element
+        if period is not None:
+            offsets += (np.arange(r0, r1, dtype=np.int64) * spatial % period).reshape(
+                (-1,) + (1,) * nsp)
+        idx[...] = offsets
+
+    values = _max_clipped_offsets(x, kernel, strides, dilations, pads_begin, out,
+                                  lowest(x.dtype), settle)
+    index = index.reshape(values.shape)
+    if axis > 2:
+        index %= math.prod(x.shape[axis:])
+    return finish(values, x.dtype), index
+
+
 def indices_scratch(shape, dtype, kernel, strides, dilations, pads_begin, out) -> int:
     """The bytes of the padded block :func:`max_pool_with_indices` makes for data of ``shape``
-    (none where the windows halve each axis or need no padding): at least one padded channel."""
+    (none where the windows halve each axis, need no padding, or padding dominates): at least
+    one padded channel, at most twice the channel and its output together."""
     if pool_halving.modes(tuple(shape[2:]), kernel, strides, dilations, pads_begin,
-                          out) is not None:
+                          out) is not None or _padding_dominates(shape[2:], kernel, strides,
+                                                                 dilations, pads_begin, out):
         return 0
     ends = windows.reach(out, kernel, strides, dilations)
     if not any(pads_begin) and all(e <= n for e, n in zip(ends, shape[2:])) \

@@ -143,6 +143,19 @@ def max_pool_big_kernel():
     return _finish(b, y, {"x": np.arange(9, dtype=np.float32).reshape(1, 1, 3, 3)})
 
 
+def max_pool_indices_big_kernel():
+    """The same with MaxPool-8's indices read: they were found in a padded block (149 GiB
+    here); now, padding dominating, each axis's winners are found without one."""
+    k = 100_000
+    b = ModelBuilder("maxpool_indices")
+    x = b.parameter("x", "f32", [1, 1, 3, 3])
+    y = b.op("MaxPool", x, strides=[k, k], pads_begin=[k - 1, k - 1],
+             pads_end=[k - 1, k - 1], kernel=[k, k], version="opset8")
+    b.result(y[0], "values")
+    b.result(y[1], "indices")
+    return b.build(), {"x": np.arange(9, dtype=np.float32).reshape(1, 1, 3, 3)}
+
+
 def embedding_segments_sum(runtime=True):
     b = ModelBuilder("embedding")
     table = b.parameter("table", "f32", [2, 1000])
@@ -174,6 +187,20 @@ def sparse_fill_empty_rows(runtime=True):
     return b.build(), feeds
 
 
+def sparse_fill_empty_rows_indices():
+    """50,000,000 rows, one entry: the empty-row indicator fits 100 MiB, the indices of the
+    filled rows (16 bytes a row) do not; their count is known from the call's values."""
+    b = ModelBuilder("sparse_rows")
+    values = b.parameter("values", "f32", [1])
+    shape = b.parameter("dense_shape", "i64", [2])
+    idx = b.constant(np.array([[0, 0]], np.int64))
+    y = b.op("SparseFillEmptyRows", values, shape, idx, b.constant(np.float32(0)))
+    for port, name in zip(y, ("indices", "values_out", "empty")):
+        b.result(port, name)
+    return b.build(), {"values": np.ones(1, np.float32),
+                       "dense_shape": np.array([50_000_000, 1], np.int64)}
+
+
 def roi_pooling():
     b = ModelBuilder("roi")
     x = b.parameter("x", "f32", [1, 1, 4, 4])
@@ -201,6 +228,9 @@ def concat_doubling(runs=40, dynamic=False):
     return _finish(b, y, {"x": np.ones(1024, np.float32)})
 
 
+# The attribute cases whose size is known only when called (else when read).
+AT_CALL = {"concat_doubling_dynamic", "sparse_fill_empty_rows_indices"}
+
 CASES = {
     "broadcast": broadcast, "tile": tile, "pad": pad, "adaptive_avg_pool": adaptive_avg_pool,
     "embedding_segments_sum": embedding_segments_sum, "segment_max": segment_max,
@@ -214,6 +244,8 @@ ATTRIBUTE_CASES = {
     "avg_pool_pads": lambda: pool_pads("AvgPool"), "max_pool_pads": lambda: pool_pads("MaxPool"),
     "roi_pooling": roi_pooling, "concat_doubling": concat_doubling,
     "max_pool_big_kernel": max_pool_big_kernel, "conv_wide_kernel": conv_wide_kernel,
+    "max_pool_indices_big_kernel": max_pool_indices_big_kernel,
     "conv_dilated_padding": conv_dilated_padding,
+    "sparse_fill_empty_rows_indices": sparse_fill_empty_rows_indices,
     "concat_doubling_dynamic": lambda: concat_doubling(dynamic=True),
 }

@@ -62,9 +62,9 @@ class _WithIndices(Op):
     @staticmethod
     def kernel(data, **attrs):
         kernel, strides, dil, pb, _, out = common.geometry(data, attrs)
-        return pool.max_pool_with_indices(data, kernel, strides, dil, pb, out,
-                                          attrs["axis"] % data.ndim,
-                                          attrs["index_element_type"].dtype)
+        return pool.max_pool_indexed(data, kernel, strides, dil, pb, out,
+                                     attrs["axis"] % data.ndim,
+                                     attrs["index_element_type"].dtype)
 
 
 @register

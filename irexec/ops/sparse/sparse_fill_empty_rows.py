@@ -97,6 +97,12 @@ class SparseFillEmptyRows(Op):
         if shape_value is not None:
             rows = Dimension.static(_check(ctx, shape_value, ctx.input_value(2)))
         total = Dimension(m.min, None if m.max is None or rows.max is None else m.max + rows.max)
+        indices_value = ctx.input_value(2)
+        if not ctx.read_time and rows.is_static and indices_value is not None:
+            # a call's values: the exact count, so that the memory rule sees the outputs' size
+            # before the kernel makes them (one entry per filled row's entry, one per empty row)
+            filled = np.unique(as_int64(indices_value).reshape(-1, 2)[:, 0]).size
+            total = Dimension.static(indices_value.size // 2 + rows.min - filled)
         idx_t, val_t = ctx.type_var("T_IDX"), ctx.type_var("T")
         return [TensorType(idx_t, PartialShape._of((total, Dimension.static(2)))),
                 TensorType(val_t, PartialShape._of((total,))),

@@ -299,17 +299,19 @@ def wide_padding_cases(draw):
 
 
 @settings(max_examples=60, deadline=None)
-@given(wide_padding_cases(), st.sampled_from(["f32", "f16", "i32", "u8"]))
-def test_property_pools_over_wide_padding_equal_the_loop(case, type_name):
+@given(wide_padding_cases(), st.sampled_from(["f32", "f16", "i32", "u8"]), st.integers(-5, 4))
+def test_property_pools_over_wide_padding_equal_the_loop(case, type_name, axis):
     shape, at, seed = case
     x = _data(shape, type_name, seed)
+    axis = axis % len(shape) - (len(shape) if axis < 0 else 0)
     at1 = {k: v for k, v in at.items() if k != "dilations"}
-    ref_values, _ = max_pool_loop(x, at)
+    ref_values, ref_index = max_pool_loop(x, at, axis % len(shape))
     if set(at["dilations"]) == {1}:
         np.testing.assert_array_equal(run_layer("MaxPool", x, version="opset1", **at1),
                                       ref_values)
-    values, _ = run_layer("MaxPool", x, version="opset8", **at)  # with indices: padded
+    values, index = run_layer("MaxPool", x, version="opset8", axis=axis, **at)
     np.testing.assert_array_equal(values, ref_values)
+    np.testing.assert_array_equal(index, ref_index)
     kernel, strides, dil, pb, _, out = geometry(x, at)  # values only, dilated too
     np.testing.assert_array_equal(pool.max_pool(x, kernel, strides, dil, pb, out), ref_values)
     if type_name in ("f32", "f16"):
