@@ -73,7 +73,16 @@ def forward(x: np.ndarray, w: np.ndarray, strides: Sequence[int], dilations: Seq
     if y.size == 0 or x.size == 0 or wc.size == 0:  # an empty output, or sums of no terms
         y[...] = 0
         return y
-    if ci == 1 and g > 1 and not _wide_depthwise(kernel, out, ct):
+    if ci == 1 and g > 1 and _wide_depthwise(kernel, out, ct):
+        # a block of channels at a time, its row of columns within a tile
+        xp = windows.pad(x, pads_begin, ends)
+        per_channel = math.prod(kernel) * math.prod(out[1:]) * np.dtype(ct).itemsize
+        step = max(1, windows.tile_bytes() // per_channel)
+        rows = y.reshape((n, g, co, out[0], -1))
+        for g0 in range(0, g, step):
+            _im2col(xp[:, g0:g0 + step], wc[g0:g0 + step], out, strides, dilations, ct,
+                    rows[:, g0:g0 + step])
+    elif ci == 1 and g > 1:
         _depthwise(x, wc, out, strides, dilations, pads_begin, ct,
                    y.reshape((n * g, co) + tuple(out)))
     elif all(k == 1 for k in kernel):
@@ -137,13 +146,14 @@ def backward_scratch(shape, dtype, w_shape, strides, dilations, pads_begin, out)
                     <= windows.tile_bytes() else _band(spatial[0], row_bytes))
 
 
-_DEPTHWISE_TAPS = 256  # kernels of more taps may take the column matrix instead
+_DEPTHWISE_TAPS = 4096  # kernels of more taps (64 x 64) may take the column matrix instead
 
 
 def _wide_depthwise(kernel, out, ct) -> bool:
     """A depthwise kernel of so many taps that the depthwise path's passes, a few per tap,
-    cost more than one row of columns, when that row fits a tile (a [1, 4e6] kernel over two
-    outputs: 4e6 x 2 columns, one product, instead of passes per tap: 43 s)."""
+    cost more than the columns, when one channel's row of them fits a tile (a [1, 4e6] kernel
+    over two outputs: 4e6 x 2 columns per channel and one product, instead of passes per
+    tap: 43 s). No model's layer comes near: the depthwise path stays theirs."""
     taps = math.prod(kernel)
     return taps > _DEPTHWISE_TAPS and \
         taps * math.prod(out[1:]) * np.dtype(ct).itemsize <= windows.tile_bytes()
