@@ -65,8 +65,10 @@ class IrexecRunner:
         self.inputs = []
         for port in compiled.inputs:
             et, shape = port.element_type, port.partial_shape
-            self.inputs.append(Port(port.any_name, np.dtype(et.dtype), tuple(
-                d.get_length() if d.is_static else None for d in shape)))
+            dims = tuple(d.get_length() if d.is_static else None for d in shape) \
+                if shape is not None and shape.rank_is_static else ()
+            dtype = np.dtype(np.int64) if et is None or et.is_dynamic else np.dtype(et.dtype)
+            self.inputs.append(Port(port.any_name, dtype, dims))
         self.outputs = [port.any_name for port in compiled.outputs]
         self.vocabulary = _vocabulary(compiled.outputs)
         self.location = Location(getattr(compiled.model, "path", None))
@@ -83,7 +85,7 @@ def _vocabulary(outputs) -> int | None:
     """The logits' last dim where the model says it."""
     for port in outputs:
         if port.any_name == LOGITS and port.partial_shape is not None \
-                and port.partial_shape.rank.is_static and len(port.partial_shape) \
+                and port.partial_shape.rank_is_static and len(port.partial_shape) \
                 and port.partial_shape[-1].is_static:
             return port.partial_shape[-1].get_length()
     return None

@@ -105,10 +105,10 @@ class Decompression:
         return int(np.prod(self.root.partial_shape.to_shape(), dtype=np.int64)) * 4
 
     def compute(self, weights: np.ndarray, scale: np.ndarray,
-                zero_point: np.ndarray | None = None) -> np.ndarray:
+                zero_point: np.ndarray | None = None, read_only: bool = True) -> np.ndarray:
         """The weight as OpenVINO's plugins compute it: everything widened to f32, ``(w - zp) *
         scale`` in f32, reshaped to the pattern's shape; rounded once to the last layer's
-        element type where that is not f32. Read-only result."""
+        element type where that is not f32. Read-only (a constant of the plan) unless asked."""
         if self.codes_type is not None:
             weights = convert(weights, self.codes_type)
         w = _widened(weights)
@@ -119,11 +119,13 @@ class Decompression:
         et = self.root.element_type
         if et != _F32:
             w = convert(w, et)
-        w.setflags(write=False)
+        if read_only:
+            w.setflags(write=False)
         return w
 
-    def __call__(self, *arrays):  # a plan step's kernel
-        return self.compute(*arrays)
+    def __call__(self, *arrays):
+        """A plan step's kernel (per-call mode, traces): a fresh array the run may reuse."""
+        return self.compute(*arrays, read_only=False)
 
 
 def _widened(array: np.ndarray) -> np.ndarray:

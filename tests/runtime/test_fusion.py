@@ -162,6 +162,29 @@ def test_per_call_mode_gives_the_same_result_and_keeps_only_compressed_constants
                for a in fused.plan.constants.values())
 
 
+def test_per_call_mode_on_large_weights_called_again():
+    """Weights decompressed on every call, read by two layers and freed after the second: the
+    same results as the fused mode, call after call."""
+    rng = np.random.default_rng(3)
+    n, k = 512, 256
+    b = ModelBuilder("big")
+    x = b.parameter("x", "f32", [4, k])
+    codes = rng.integers(0, 256, (n, k)).astype(np.uint8)
+    scale = rng.uniform(0.001, 0.01, (n, 1)).astype(np.float16)
+    w = b.op("Multiply", b.op("Convert", b.constant(codes, "u8"), destination_type="f16"),
+             b.constant(scale))
+    w = b.op("Convert", w, destination_type="f32")
+    h = b.op("MatMul", x, w, transpose_a=False, transpose_b=True)
+    b.result(b.op("Relu", b.op("MatMul", h, b.op("Transpose", w, b.constant(
+        np.array([1, 0], np.int64))), transpose_a=False, transpose_b=True)))
+    model = b.build()
+    compiled = irexec.compile_model(model, config={"decompression": "per-call"})
+    fused = irexec.compile_model(model)
+    feed = rng.normal(size=(4, k)).astype(np.float32)
+    for _ in range(3):
+        assert np.array_equal(compiled({"x": feed})[0], fused({"x": feed})[0])
+
+
 def test_per_call_when_the_f32_weights_pass_the_budget():
     from irexec import budget
 
