@@ -9,9 +9,12 @@
 from irexec import ops as _ops  # noqa: F401  (registers the built-in operations)
 from irexec.api import Core, compile_model, read_model, save_model
 from irexec.errors import InternalError, IRError, OpError
+from irexec.ir import layout as layout_helpers
 from irexec.ir.element_type import ElementType
+from irexec.ir.element_type import ElementType as Type
+from irexec.ir.layout import Layout, get_batch, set_batch
 from irexec.ir.model import Model
-from irexec.ir.shape import Dimension, PartialShape
+from irexec.ir.shape import Dimension, PartialShape, Shape
 from irexec.ops.registry import register as register_op
 from irexec.runtime.compiled_model import CompiledModel, InferRequest
 from irexec.runtime.results import Tensor
@@ -19,6 +22,7 @@ from irexec.version import __version__
 
 __all__ = [
     "CompiledModel", "Core", "Dimension", "ElementType", "IRError", "InferRequest",
-    "InternalError", "Model", "OpError", "PartialShape", "Tensor", "compile_model", "read_model",
-    "register_op", "save_model",
+    "InternalError", "Layout", "Model", "OpError", "PartialShape", "Shape", "Tensor", "Type",
+    "compile_model", "get_batch", "layout_helpers", "read_model", "register_op", "save_model",
+    "set_batch",
 ]

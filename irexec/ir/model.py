@@ -21,34 +21,14 @@ import heapq
 import numpy as np
 
 from irexec.errors import IRError
+from irexec.ir import layout as layout_helpers
+from irexec.ir import rt_info as rt
 from irexec.ir.element_type import ElementType
-from irexec.ir.shape import PartialShape
+from irexec.ir.rt_info import RtInfo, rt_info_dict  # noqa: F401  (re-exported)
+from irexec.ir.shape import PartialShape, Shape
 
 if TYPE_CHECKING:
     from irexec.diagnostics.diagnostic import Diagnostic, Location
-
-
-@dataclass
-class RtInfo:
-    """One element of an ``<rt_info>`` block, kept as written so that nothing is lost."""
-
-    tag: str
-    attrs: dict[str, str] = field(default_factory=dict)
-    children: list[RtInfo] = field(default_factory=list)
-
-    def to_dict(self) -> Any:
-        """A plain view: ``value`` attributes become strings, nested blocks dicts."""
-        if not self.children:
-            return self.attrs.get("value", dict(self.attrs))
-        return rt_info_dict(self.children)
-
-
-def rt_info_dict(entries: list[RtInfo]) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for e in entries:
-        key = e.attrs.get("name", e.tag) if e.tag == "attribute" else e.tag
-        out[key] = e.to_dict()
-    return out
 
 
 @dataclass(eq=False)
@@ -62,6 +42,28 @@ class InputPort:
     line: int | None = None
     source: OutputPort | None = None  # set when edges are connected
     column: int | None = None
+
+    # OpenVINO's names (its Input).
+    def get_node(self) -> Node:
+        return self.node
+
+    def get_index(self) -> int:
+        return self.index
+
+    def get_source_output(self) -> OutputPort | None:
+        return self.source
+
+    def get_element_type(self) -> ElementType | None:
+        return None if self.source is None else self.source.element_type
+
+    def get_partial_shape(self) -> PartialShape | None:
+        return None if self.source is None else self.source.get_partial_shape()
+
+    def get_shape(self) -> Shape:
+        return self.source.get_shape()
+
+    def get_rt_info(self, path=None):
+        return rt.get(self.rt_info, path)
 
     def __repr__(self) -> str:
         return f"<input {self.index} of {self.node.name!r}>"
@@ -92,7 +94,9 @@ class OutputPort:
         return self.element_type
 
     def get_partial_shape(self) -> PartialShape | None:
-        return self.partial_shape
+        """The port's partial shape: a copy, which the caller may change (as OpenVINO's)."""
+        shape = self.partial_shape
+        return None if shape is None else PartialShape._of(shape._dims)
 
     # OpenVINO's names for the same facts (its Output / ConstOutput).
     @property
@@ -108,20 +112,70 @@ class OutputPort:
     def get_node(self) -> Node:
         return self.node
 
-    def get_shape(self) -> list[int]:
+    def get_shape(self) -> Shape:
         """The static shape, as OpenVINO's ``get_shape()``: RuntimeError if it is dynamic."""
         shape = self.partial_shape
         if shape is None or not shape.is_static:
             raise RuntimeError(f"output {self.index} of {self.node.name!r} has the dynamic "
                                f"shape {shape}; use get_partial_shape()")
-        return list(shape.to_shape())
+        return shape.to_shape()
 
     @property
-    def shape(self) -> list[int]:
+    def shape(self) -> Shape:
         return self.get_shape()
+
+    def get_target_inputs(self) -> set[InputPort]:
+        return set(self.consumers)
+
+    def get_rt_info(self, path=None):
+        return rt.get(self.rt_info, path)
+
+    def has_rt_info(self, path) -> bool:
+        return rt.has(self.rt_info, path)
+
+    def set_rt_info(self, value, path) -> None:
+        rt.put(self.rt_info, value, path, attribute=True)
 
     def __repr__(self) -> str:
         return (f"<output {self.index} of {self.node.name!r}: "
+                f"{self.element_type} {self.partial_shape}>")
+
+
+class ModelOutput(OutputPort):
+    """A model's output as OpenVINO shows it: the output of its Result layer (``get_node()``
+    is the Result), carrying the tensor its producer makes (names, element type and shape are
+    the producer's, read through). ``Model.outputs`` hands out one per Result, always the same
+    object; ``source`` is the producing layer's port.
+
+    NOTE for developers: irexec's Result layers have no output port of their own (the IR gives
+    them none); this face is what OpenVINO's API needs, nothing in the run uses it."""
+
+    def __init__(self, result: Node, name: str):
+        self.node, self.index, self.port_id = result, 0, 0
+        self.line, self.column = result.line, result.column
+        self._name = name  # the output's name if the tensor has none
+
+    @property
+    def source(self) -> OutputPort | None:
+        return self.node.inputs[0].source if self.node.inputs else None
+
+    def _read(self, attr, default=None):
+        source = self.source
+        return default if source is None else getattr(source, attr)
+
+    names = property(lambda self: self._read("names") or [self._name])
+    element_type = property(lambda self: self._read("element_type"))
+    partial_shape = property(lambda self: self._read("partial_shape"))
+    declared = property(lambda self: self._read("declared"))
+    precision = property(lambda self: self._read("precision"))
+    consumers = property(lambda self: [])
+    rt_info = property(lambda self: self.node.inputs[0].rt_info if self.node.inputs else [])
+
+    def get_any_name(self) -> str:
+        return self.names[0]
+
+    def __repr__(self) -> str:
+        return (f"<output of {self.node.name!r} ({self.get_any_name()}): "
                 f"{self.element_type} {self.partial_shape}>")
 
 
@@ -228,6 +282,89 @@ class Node:
     def get_output_element_type(self, index: int) -> ElementType | None:
         return self.outputs[index].element_type
 
+    def get_output_shape(self, index: int) -> Shape:
+        return self.outputs[index].get_shape()
+
+    def get_name(self) -> str:
+        return self.name
+
+    def set_friendly_name(self, name: str) -> None:
+        self.name = str(name)
+
+    @property
+    def friendly_name(self) -> str:
+        return self.name
+
+    @friendly_name.setter
+    def friendly_name(self, name: str) -> None:
+        self.set_friendly_name(name)
+
+    def get_input_size(self) -> int:
+        return len(self.inputs)
+
+    def input(self, index: int) -> InputPort:
+        return self.inputs[index]
+
+    def input_value(self, index: int) -> OutputPort | None:
+        """The output port feeding input ``index`` (OpenVINO's ``input_value``)."""
+        return self.inputs[index].source
+
+    def get_input_partial_shape(self, index: int) -> PartialShape | None:
+        return self.inputs[index].get_partial_shape()
+
+    def get_input_element_type(self, index: int) -> ElementType | None:
+        return self.inputs[index].get_element_type()
+
+    def get_input_shape(self, index: int) -> Shape:
+        return self.inputs[index].get_shape()
+
+    def get_attributes(self) -> dict[str, Any]:
+        """The layer's attributes by their IR names, parsed (shapes as PartialShape, element
+        types as Type, lists as lists); a copy."""
+        return {**self.attrs}
+
+    def get_rt_info(self, path=None):
+        return rt.get(self.rt_info, path)
+
+    def has_rt_info(self, path) -> bool:
+        return rt.has(self.rt_info, path)
+
+    def set_rt_info(self, value, path) -> None:
+        rt.put(self.rt_info, value, path, attribute=True)
+
+    # A Constant's payload (OpenVINO's Constant.get_data / get_vector).
+    def get_data(self) -> np.ndarray:
+        value = self.value
+        if value is None:
+            raise RuntimeError(f"layer {self.name!r} ({self.type}) holds no data: only a "
+                               f"Constant does")
+        return value
+
+    def get_vector(self) -> list:
+        return self.get_data().reshape(-1).tolist()
+
+    @property
+    def data(self) -> np.ndarray:
+        return self.get_data()
+
+    # A Parameter's (its output's) or a Result's (its input's) layout, as OpenVINO's.
+    def _layout_port(self):
+        return self.outputs[0] if self.outputs else self.inputs[0]
+
+    def get_layout(self):
+        return layout_helpers.get_layout(self._layout_port())
+
+    def set_layout(self, layout) -> None:
+        layout_helpers.set_layout(self._layout_port(), layout)
+
+    @property
+    def layout(self):
+        return self.get_layout()
+
+    @layout.setter
+    def layout(self, layout) -> None:
+        self.set_layout(layout)
+
     def __repr__(self) -> str:
         return f"<layer {self.id} {self.name!r} ({self.type}-{self.version})>"
 
@@ -248,6 +385,7 @@ class Model:
         self._graph = None
         self._order: list[Node] | None = None
         self._kahn_order: list[int] | None = None
+        self._output_faces: dict[int, ModelOutput] = {}  # by id of the Result layer
 
     @property
     def graph(self):
@@ -338,8 +476,17 @@ class Model:
         return [p.outputs[0] for p in self.parameters]
 
     @property
-    def outputs(self) -> list[OutputPort]:
-        return [r.inputs[0].source for r in self.results]
+    def outputs(self) -> list[ModelOutput]:
+        """The model's outputs, one per Result, as OpenVINO's (``get_node()`` is the Result;
+        ``.source`` is the port of the layer that makes the tensor)."""
+        faces = self._output_faces
+        out = []
+        for r in self.results:
+            face = faces.get(id(r))
+            if face is None or face.node is not r:
+                face = faces[id(r)] = ModelOutput(r, self.output_name(r))
+            out.append(face)
+        return out
 
     def cycles(self) -> list[list[int]]:
         """Layer ids of each cycle (a strongly connected group, or a layer feeding itself)."""
@@ -408,6 +555,101 @@ class Model:
     def get_ops(self) -> list[Node]:
         return list(self.nodes)
 
+    def get_ordered_ops(self) -> list[Node]:
+        """Every layer, producers before consumers."""
+        return list(self.topological_order())
+
+    def get_output_op(self, index: int) -> Node:
+        return self.results[index]
+
+    def get_result(self) -> Node:
+        results = self.results
+        if len(results) != 1:
+            raise RuntimeError(f"get_result() needs a model with exactly one Result; this one "
+                               f"has {len(results)}")
+        return results[0]
+
+    def get_output_size(self) -> int:
+        return len(self.results)
+
+    def get_output_element_type(self, index: int) -> ElementType | None:
+        return self.outputs[index].element_type
+
+    def get_output_partial_shape(self, index: int) -> PartialShape | None:
+        return self.outputs[index].get_partial_shape()
+
+    def get_output_shape(self, index: int) -> Shape:
+        return self.outputs[index].get_shape()
+
+    def get_name(self) -> str:
+        return self.name
+
+    def get_friendly_name(self) -> str:
+        return self.name
+
+    def set_friendly_name(self, name: str) -> None:
+        self.name = str(name)
+
+    @property
+    def friendly_name(self) -> str:
+        return self.name
+
+    @friendly_name.setter
+    def friendly_name(self, name: str) -> None:
+        self.set_friendly_name(name)
+
+    def get_rt_info(self, path=None):
+        """The model's ``<rt_info>``: all of it as a dict, or the value at a key or a path of
+        keys (``get_rt_info(["runtime_options", "KV_CACHE_PRECISION"]).astype(str)``)."""
+        return rt.get(self.rt_info, path)
+
+    def has_rt_info(self, path) -> bool:
+        return rt.has(self.rt_info, path)
+
+    def set_rt_info(self, value, path) -> None:
+        """``value`` (kept as text, saved with the model) at a key or a path of keys."""
+        rt.put(self.rt_info, value, path)
+
+    def clone(self) -> Model:
+        """A copy that changes apart from this one (reshape, rt_info, names); constants'
+        payloads are shared (they are read-only)."""
+        import copy
+
+        memo: dict[int, Any] = {}
+        stack = [self]
+        while stack:
+            model = stack.pop()
+            memo[id(model.weights)] = model.weights
+            for node in model.nodes:
+                if node._value is not None:
+                    memo[id(node._value)] = node._value
+                stack.extend(body.model for body in node.bodies.values())
+        graph, order = self._graph, self._order
+        self._graph = self._order = None  # rebuilt on demand in the copy
+        try:
+            copied = copy.deepcopy(self, memo)
+        finally:
+            self._graph, self._order = graph, order
+        return copied
+
+    def __deepcopy__(self, memo) -> Model:
+        copied = object.__new__(Model)
+        memo[id(self)] = copied
+        import copy
+
+        for key, value in self.__dict__.items():
+            if key in ("_graph", "_order", "_kahn_order"):
+                value = None
+            elif key == "_output_faces":
+                value = {}
+            elif key == "by_id":
+                continue
+            else:
+                value = copy.deepcopy(value, memo)
+            setattr(copied, key, value)
+        copied.by_id = {n.id: n for n in copied.nodes}
+        return copied
+
     def input(self, key=None, out_of_range: type[Exception] = IndexError) -> OutputPort:
         return _port_by(self.inputs, key, "input", self._input_names, out_of_range)
 
@@ -425,18 +667,20 @@ class Model:
 
     def reshape(self, shapes) -> None:
         """New shapes for the inputs, and every tensor's type and shape inferred again (as
-        OpenVINO's ``Model.reshape``). ``shapes``: one shape (a list, tuple or PartialShape;
-        -1 or None for a dynamic dim) for a model of one input, or a dict keyed by input index,
-        name or port. The dims the file declared are dropped (they describe the old shapes).
+        OpenVINO's ``Model.reshape``). ``shapes``: one shape (a list, tuple, PartialShape or
+        text such as "1,3,224,224" or "?,3,1..8,224"; -1 or None for a dynamic dim) for a
+        model of one input, or a dict keyed by input index, name or port. The dims the file declared are dropped (they describe the old shapes).
         IRError, the model unchanged, if the new shapes break an op's rules."""
         if not isinstance(shapes, dict):
             shapes = {None: shapes}
         new = {}
         for key, shape in shapes.items():
             port = self.input(key)
-            if isinstance(shape, str):
-                raise TypeError("give a shape as a list, a tuple or a PartialShape, not text")
-            new[port.node] = shape if isinstance(shape, PartialShape) else PartialShape(shape)
+            try:
+                new[port.node] = shape if isinstance(shape, PartialShape) else PartialShape(shape)
+            except (TypeError, ValueError) as e:
+                raise ValueError(f"reshape: {shape!r} is not a shape for input "
+                                 f"{port.get_any_name()!r} ({e})") from None
         saved = [(p, p.declared, getattr(p, "element_type", None),
                   getattr(p, "partial_shape", None))
                  for n in self.nodes for p in (*n.inputs, *n.outputs)]

@@ -122,7 +122,9 @@ def test_input_name_resolution(two_input):
     assert two_input.input_name("converted") is None  # not an input
     assert two_input.output_names() == ["rs_out"]
     assert [p.node.name for p in two_input.inputs] == ["x", "n"]
-    assert [p.node.name for p in two_input.outputs] == ["rs"]
+    # an output is its Result's, as OpenVINO's; ``source`` is the producing layer's port
+    assert [p.get_node().get_type_name() for p in two_input.outputs] == ["Result"]
+    assert [p.source.node.name for p in two_input.outputs] == ["rs"]
 
 
 # --- element types ------------------------------------------------------------------------------
