@@ -36,7 +36,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("irexec.infer", "irexec.availability"),
     ("irexec.io",),
     ("irexec.runtime",),
-    ("irexec.builder", "irexec.api", "irexec"),
+    ("irexec.builder", "irexec.api", "irexec.properties", "irexec"),
     ("irexec.onnx_backend",),
     ("irexec.cli", "irexec.__main__"),
 ]

@@ -141,19 +141,30 @@ class OutputPort:
                 f"{self.element_type} {self.partial_shape}>")
 
 
-class ModelOutput(OutputPort):
+class ModelOutput(str, OutputPort):
     """A model's output as OpenVINO shows it: the output of its Result layer (``get_node()``
     is the Result), carrying the tensor its producer makes (names, element type and shape are
     the producer's, read through). ``Model.outputs`` hands out one per Result, always the same
     object; ``source`` is the producing layer's port.
 
+    It is also the output's name (a ``str``: irexec's output name, the first tensor name or
+    the Result's), so that the keys of a compiled model's Results are OpenVINO's ports and
+    irexec's names at once: ``list(results) == ["logits"]``, ``dict(results)["logits"]``,
+    ``np.savez(f, **results)`` keep working as they did when results were a dict by name.
+
     NOTE for developers: irexec's Result layers have no output port of their own (the IR gives
     them none); this face is what OpenVINO's API needs, nothing in the run uses it."""
+
+    def __new__(cls, result: Node, name: str):
+        return str.__new__(cls, name)
 
     def __init__(self, result: Node, name: str):
         self.node, self.index, self.port_id = result, 0, 0
         self.line, self.column = result.line, result.column
         self._name = name  # the output's name if the tensor has none
+
+    def __reduce__(self):
+        return ModelOutput, (self.node, self._name)
 
     @property
     def source(self) -> OutputPort | None:
@@ -481,10 +492,10 @@ class Model:
         ``.source`` is the port of the layer that makes the tensor)."""
         faces = self._output_faces
         out = []
-        for r in self.results:
+        for r, name in zip(self.results, self.unique_output_names()):
             face = faces.get(id(r))
-            if face is None or face.node is not r:
-                face = faces[id(r)] = ModelOutput(r, self.output_name(r))
+            if face is None or face.node is not r or face._name != name:
+                face = faces[id(r)] = ModelOutput(r, name)
             out.append(face)
         return out
 
@@ -539,6 +550,22 @@ class Model:
         if source is not None and source.names:
             return source.names[0]
         return result.name
+
+    def unique_output_names(self) -> list[str]:
+        """Each Result's output name; a name already taken falls back to the Result's layer
+        name, and if that is taken too, to the layer name with a suffix ``_1``, ``_2`` ...
+        (outputs are found by name: two Results must never share one)."""
+        names: list[str] = []
+        for result in self.results:
+            name = self.output_name(result)
+            if name in names:
+                name = result.name
+            suffix = 0
+            while name in names:
+                suffix += 1
+                name = f"{result.name}_{suffix}"
+            names.append(name)
+        return names
 
     # --- OpenVINO's Model API -----------------------------------------------------------------
 
