@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import datetime
 import enum
+import queue
 import threading
 import time
 
@@ -136,7 +137,10 @@ class InferRequest:
         self._tensors: dict[int, Tensor] = {}  # input position -> its tensor
         self._output_tensors: dict[int, Tensor] = {}  # output position -> a tensor the user set
         self._variables: dict[str, np.ndarray] = {}
-        self._thread: threading.Thread | None = None
+        self._jobs: queue.SimpleQueue | None = None  # the worker thread's, from the first
+        self._done = threading.Event()  # start_async; set when no asynchronous run is going
+        self._done.set()
+        self._worker: threading.Thread | None = None
         self._error: BaseException | None = None
         self._callback = None
         self.userdata = None
@@ -208,22 +212,29 @@ class InferRequest:
     # --- asynchronous runs -----------------------------------------------------------------
 
     def _check_idle(self, what: str) -> None:
-        if self._thread is not None and self._thread.is_alive() and \
-                self._thread is not threading.current_thread():
+        if not self._done.is_set():
             raise RuntimeError(f"{what}: the request is busy with an asynchronous run; wait() "
                                f"for it first")
 
     def start_async(self, inputs=None, userdata=None, share_inputs: bool = False) -> None:
-        """Start a run on another thread and return. The inputs are checked (and, without
-        ``share_inputs``, copied) now; errors of the run itself come from ``wait()``. The
-        callback set by ``set_callback`` is called with ``userdata`` when it ends."""
+        """Start a run on the request's worker thread and return. The inputs are checked
+        (and, without ``share_inputs``, copied) now; errors of the run itself come from
+        ``wait()``. The callback set by ``set_callback`` is called with ``userdata`` when it
+        ends, on that thread."""
         self._check_idle("start_async")
-        self._join()
         bound = self._bind(inputs, copy=not share_inputs)
         if userdata is not None:
             self.userdata = userdata
         self._error = None
+        self._done.clear()
+        if self._jobs is None:
+            self._jobs = queue.SimpleQueue()
+            self._worker = threading.Thread(target=_work, args=(self._jobs,),
+                                            name="irexec-infer", daemon=True)
+            self._worker.start()
+        self._jobs.put(self._job(bound))
 
+    def _job(self, bound):
         def run():
             try:
                 self._run(bound)
@@ -232,22 +243,14 @@ class InferRequest:
             except BaseException as e:  # handed to wait()
                 self._error = e
             finally:
+                self._done.set()
                 if self._on_done is not None:
                     self._on_done()
-
-        self._thread = threading.Thread(target=run, name="irexec-infer", daemon=True)
-        self._thread.start()
-
-    def _join(self, timeout: float | None = None) -> bool:
-        thread = self._thread
-        if thread is None:
-            return True
-        thread.join(timeout)
-        return not thread.is_alive()
+        return run
 
     def wait(self) -> None:
         """Wait for the asynchronous run; raise what it raised."""
-        self._join()
+        self._done.wait()
         error, self._error = self._error, None
         if error is not None:
             raise error
@@ -255,10 +258,15 @@ class InferRequest:
     def wait_for(self, timeout: int) -> bool:
         """Wait up to ``timeout`` milliseconds (-1: as long as it takes); True if the run has
         ended (raising what it raised), False if it is still going."""
-        if not self._join(None if timeout is None or timeout < 0 else timeout / 1e3):
+        if not self._done.wait(None if timeout is None or timeout < 0 else timeout / 1e3):
             return False
         self.wait()
         return True
+
+    def __del__(self):
+        jobs = self._jobs
+        if jobs is not None:
+            jobs.put(None)  # the worker thread ends
 
     def set_callback(self, callback, userdata=None) -> None:
         """``callback(userdata)`` after each asynchronous run, on the run's thread."""
@@ -426,6 +434,17 @@ class InferRequest:
 
     def __repr__(self) -> str:
         return f"<InferRequest of {self.compiled.model.name!r}>"
+
+
+def _work(jobs: queue.SimpleQueue) -> None:
+    """A request's worker thread: runs the jobs ``start_async`` hands it, one at a time, until
+    the request is gone (None). It holds the request only while a job runs."""
+    while True:
+        job = jobs.get()
+        if job is None:
+            return
+        job()
+        job = None
 
 
 class AsyncInferQueue:
