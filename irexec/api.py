@@ -19,6 +19,7 @@ from irexec.infer import infer_model
 from irexec.io.weights import held_open
 from irexec.ir.model import Model
 from irexec.availability import cannot_run_message
+from irexec.builder import add_outputs
 from irexec.runtime.compiled_model import CompiledModel
 from irexec.runtime.properties import (CompiledProperties, Properties, precision_config,
                                        read_values)
@@ -72,6 +73,7 @@ def _is_onnx(model) -> bool:
 
 
 Model.reinfer = staticmethod(infer_model)  # Model.reshape infers again (see ir/model.py)
+Model.add_outputs = add_outputs  # makes Result layers: the builder's (see irexec/builder.py)
 
 
 def _file_order(d: Diagnostic):

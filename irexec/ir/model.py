@@ -190,6 +190,16 @@ class ModelOutput(str, OutputPort):
                 f"{self.element_type} {self.partial_shape}>")
 
 
+class Ports(list):
+    """A layer's ports: a list, which may also be called, as OpenVINO's ``node.inputs()`` and
+    ``node.outputs()`` are methods where irexec's are lists."""
+
+    __slots__ = ()
+
+    def __call__(self) -> list:
+        return list(self)
+
+
 @dataclass
 class PortMapping:
     """One entry of a sub-graph's port map: outer port ``external`` (an input or output port id
@@ -234,8 +244,8 @@ class Node:
     version: str  # as written: "opset1"
     op: Any = None  # the op class that runs the layer (an irexec.ops Op), None if unknown
     attrs: dict[str, Any] = field(default_factory=dict)
-    inputs: list[InputPort] = field(default_factory=list)
-    outputs: list[OutputPort] = field(default_factory=list)
+    inputs: list[InputPort] = field(default_factory=Ports)
+    outputs: list[OutputPort] = field(default_factory=Ports)
     rt_info: list[RtInfo] = field(default_factory=list)
     line: int | None = None
     file: str | None = None
@@ -588,6 +598,24 @@ class Model:
 
     def get_output_op(self, index: int) -> Node:
         return self.results[index]
+
+    def get_parameter_index(self, parameter: Node) -> int:
+        """The position of a Parameter layer among the inputs; -1 if it is not one."""
+        return next((i for i, p in enumerate(self.parameters) if p is parameter), -1)
+
+    def get_result_index(self, result) -> int:
+        """The position of a Result layer (or of a model output) among the outputs; -1 if
+        it is not one."""
+        node = result.node if isinstance(result, ModelOutput) else result
+        return next((i for i, r in enumerate(self.results) if r is node), -1)
+
+    def get_sinks(self) -> list[Node]:
+        """The layers that run though no output needs them (Assign)."""
+        return [n for n in self.nodes if n.op is not None and n.op.spec.role == "sink"]
+
+    @property
+    def sinks(self) -> list[Node]:
+        return self.get_sinks()
 
     def get_result(self) -> Node:
         results = self.results
