@@ -154,9 +154,9 @@ def convert_model(input_model, **kwargs) -> Model:
     return read_model(input_model)
 
 
-def compile_model(model, device: str = "CPU", config: dict | None = None, *,
+def compile_model(model, device_name: str | None = "AUTO", config: dict | None = None, *,
                   defaults: dict | None = None) -> CompiledModel:
-    """Plan a model (or read one from a path) for running. ``device``: "CPU" or "AUTO" (irexec
+    """Plan a model (or read one from a path) for running. ``device_name``: "CPU" or "AUTO" (irexec
     runs with numpy; RuntimeError naming the devices for any other, as OpenVINO's).
     ``config={"precision": "f64"}`` selects precise mode: every float layer computes in float64
     and rounds once to its output type (docs/numerics.md), as does OpenVINO's property
@@ -165,7 +165,7 @@ def compile_model(model, device: str = "CPU", config: dict | None = None, *,
     ``get_property``; ``PERF_COUNT`` makes requests time each layer. ``defaults``: properties
     set on a Core. IRError (IR103) naming every op type of the model irexec cannot run yet, in
     one line, if there is any."""
-    check_device(device)
+    check_device(device_name)
     own, given = _split_config(config)
     values = {**(defaults or {}), **read_values(given)}
     if own is None and precision_config(values):

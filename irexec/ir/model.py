@@ -306,6 +306,44 @@ class Node:
     def get_output_shape(self, index: int) -> Shape:
         return self.outputs[index].get_shape()
 
+    # A layer of one output answers for it (OpenVINO's Node.get_element_type ...).
+    def _only_output(self) -> OutputPort:
+        if len(self.outputs) != 1:
+            raise RuntimeError(f"layer {self.name!r} has {len(self.outputs)} outputs; name one "
+                               f"(get_output_element_type(i) ...)")
+        return self.outputs[0]
+
+    def get_element_type(self) -> ElementType | None:
+        return self._only_output().element_type
+
+    def get_partial_shape(self) -> PartialShape | None:
+        return self._only_output().get_partial_shape()
+
+    def get_shape(self) -> Shape:
+        return self._only_output().get_shape()
+
+    @property
+    def shape(self) -> Shape:
+        return self.get_shape()
+
+    @property
+    def element_type(self) -> ElementType | None:
+        return self.get_element_type()
+
+    # A Parameter's declared type and shape (OpenVINO's Parameter.set_partial_shape ...);
+    # ``Model.validate_nodes_and_infer_types()`` then infers the model again.
+    def set_partial_shape(self, shape) -> None:
+        self.attrs["shape"] = shape if isinstance(shape, PartialShape) else PartialShape(shape)
+
+    def set_element_type(self, element_type) -> None:
+        from irexec.ir.element_type import lookup
+
+        self.attrs["element_type"] = lookup(element_type)
+
+    @property
+    def partial_shape(self) -> PartialShape | None:
+        return self.get_partial_shape()
+
     def get_name(self) -> str:
         return self.name
 
@@ -636,6 +674,44 @@ class Model:
     def get_output_shape(self, index: int) -> Shape:
         return self.outputs[index].get_shape()
 
+    # A layer of one output answers for it (OpenVINO's Node.get_element_type ...).
+    def _only_output(self) -> OutputPort:
+        if len(self.outputs) != 1:
+            raise RuntimeError(f"layer {self.name!r} has {len(self.outputs)} outputs; name one "
+                               f"(get_output_element_type(i) ...)")
+        return self.outputs[0]
+
+    def get_element_type(self) -> ElementType | None:
+        return self._only_output().element_type
+
+    def get_partial_shape(self) -> PartialShape | None:
+        return self._only_output().get_partial_shape()
+
+    def get_shape(self) -> Shape:
+        return self._only_output().get_shape()
+
+    @property
+    def shape(self) -> Shape:
+        return self.get_shape()
+
+    @property
+    def element_type(self) -> ElementType | None:
+        return self.get_element_type()
+
+    # A Parameter's declared type and shape (OpenVINO's Parameter.set_partial_shape ...);
+    # ``Model.validate_nodes_and_infer_types()`` then infers the model again.
+    def set_partial_shape(self, shape) -> None:
+        self.attrs["shape"] = shape if isinstance(shape, PartialShape) else PartialShape(shape)
+
+    def set_element_type(self, element_type) -> None:
+        from irexec.ir.element_type import lookup
+
+        self.attrs["element_type"] = lookup(element_type)
+
+    @property
+    def partial_shape(self) -> PartialShape | None:
+        return self.get_partial_shape()
+
     def get_name(self) -> str:
         return self.name
 
@@ -756,6 +832,19 @@ class Model:
                     port.element_type, port.partial_shape = et, shape
             for param, shape in old_attrs.items():
                 param.attrs["shape"] = shape
+            raise IRError(errors)
+
+    def validate_nodes_and_infer_types(self) -> None:
+        """Infer every layer again (after ``set_partial_shape`` on Parameters, say); IRError
+        listing every problem."""
+        for node in self.nodes:  # what the file declared no longer binds
+            for port in node.inputs:
+                port.declared = None
+            if node.op is not None:
+                for port in node.outputs:
+                    port.declared = None
+        errors = [d for d in Model.reinfer(self) if d.is_error]
+        if errors:
             raise IRError(errors)
 
     def __repr__(self) -> str:

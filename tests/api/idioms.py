@@ -327,6 +327,32 @@ def _(paths):
 
 
 @idiom
+def graph_walk_and_extra_outputs(ov, paths, tmp):
+    model = ov.Core().read_model(str(paths["classifier"]))
+    param = model.get_parameters()[0]
+    param.set_partial_shape(ov.PartialShape([2, 3, 4, 4]))
+    model.validate_nodes_and_infer_types()
+    relu = next(op for op in model.get_ordered_ops() if op.get_type_name() == "Relu")
+    consumers = [t.get_node().get_type_name() for t in relu.output(0).get_target_inputs()]
+    model.add_outputs(relu.output(0))
+    compiled = ov.compile_model(model, "CPU", CONFIG)
+    batch = np.concatenate(IMAGES[:2])
+    results = compiled(batch)
+    return {"outputs": len(compiled.outputs), "probs": results[0], "relu": results[1],
+            "consumers": consumers, "node_outputs": [o.get_index() for o in relu.outputs()],
+            "param_type": param.get_element_type().get_type_name(),
+            "out_shape": str(model.output(0).get_partial_shape())}
+
+
+@expected("graph_walk_and_extra_outputs")
+def _(paths):
+    batch = np.concatenate(IMAGES[:2])
+    return {"outputs": 2, "probs": _ref(batch), "relu": models.relu_reference(batch),
+            "consumers": ["ReduceMean"], "node_outputs": [0], "param_type": "f32",
+            "out_shape": "[2,5]"}
+
+
+@idiom
 def rt_info_and_clone(ov, paths, tmp):
     model = ov.Core().read_model(str(paths["classifier"]))
     model.set_rt_info("f16", ["runtime_options", "KV_CACHE_PRECISION"])

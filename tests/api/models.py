@@ -40,6 +40,13 @@ def classifier(batch=1):
     return b.build()
 
 
+def relu_reference(x: np.ndarray) -> np.ndarray:
+    """The classifier's Relu layer (its 1x1 convolution plus bias, then max(0, .))."""
+    conv = np.einsum("oc,nchw->nohw", CONV_W[:, :, 0, 0].astype(np.float64),
+                     x.astype(np.float64)) + CONV_B
+    return np.maximum(conv, 0).astype(np.float32)
+
+
 def classifier_reference(x: np.ndarray) -> np.ndarray:
     """The classifier computed by hand in float64, then rounded to float32."""
     x = x.astype(np.float64)

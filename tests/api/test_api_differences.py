@@ -81,3 +81,9 @@ def test_string_outputs_are_object_arrays_of_str():
     b.result(b.parameter("s", "string", [2]))
     out = irexec.compile_model(b.build())(np.array(["a", "bc"]))[0]
     assert out.dtype == object and out.tolist() == ["a", "bc"]
+
+
+def test_a_type_prints_as_its_ir_name():
+    assert str(irexec.Type.f32) == "f32" == irexec.Type.f32.get_type_name()
+    ov = pytest.importorskip("openvino")
+    assert str(ov.Type.f32) == "<Type: 'float32'>" and ov.Type.f32.get_type_name() == "f32"
