@@ -155,17 +155,19 @@ class ElementType(metaclass=_TypeLookup):
 
     @property
     def is_signed(self) -> Flag:
-        return _flag(self.kind in ("int", "float"))
+        """OpenVINO's answer: the signed integers, the floats and boolean."""
+        return _flag(self.kind in ("int", "float", "boolean"))
 
     @property
     def is_quantized(self) -> Flag:
-        """OpenVINO's quantized types: the 8-bit and narrower integers."""
-        return _flag(self.kind in ("int", "uint") and self.bits <= 8)
+        """OpenVINO's quantized types (a list of its own: i4, i8, i32, u8, nf4, the f8 and
+        f4 floats)."""
+        return _flag(self.name in _QUANTIZED)
 
     @property
     def is_integral_number(self) -> Flag:
-        """An integer type, boolean excluded (OpenVINO's ``is_integral_number()``)."""
-        return _flag(self.kind in ("int", "uint"))
+        """OpenVINO's ``is_integral_number()``: not a float, not boolean."""
+        return _flag(self.integral_number)
 
     @property
     def real(self) -> bool:
@@ -173,12 +175,12 @@ class ElementType(metaclass=_TypeLookup):
 
     @property
     def integral(self) -> bool:
-        """OpenVINO's ``integral``: not a float (boolean counts)."""
-        return self.kind in ("int", "uint", "boolean", "nf4")
+        """OpenVINO's ``integral``: not a float (boolean, nf4, string count)."""
+        return self.kind not in ("float", "complex")
 
     @property
     def integral_number(self) -> bool:
-        return self.kind in ("int", "uint")
+        return self.integral and self.kind != "boolean"
 
     @property
     def signed(self) -> bool:
@@ -207,19 +209,20 @@ class ElementType(metaclass=_TypeLookup):
         return self.name
 
     def get_size(self) -> int:
-        """Bytes of one element, rounded up (OpenVINO's: 1 for u1, 4 for f32)."""
-        return (self.bits + 7) // 8
+        """Bytes of one element, rounded up (OpenVINO's: 1 for u1, 4 for f32, 32 for string,
+        its C++ string object)."""
+        return (self.get_bitwidth() + 7) // 8
 
     @property
     def size(self) -> int:
         return self.get_size()
 
     def get_bitwidth(self) -> int:
-        return self.bits
+        return 256 if self.kind == "string" else self.bits
 
     @property
     def bitwidth(self) -> int:
-        return self.bits
+        return self.get_bitwidth()
 
     def compatible(self, other) -> bool:
         other = lookup(other)
@@ -299,6 +302,8 @@ for _et_item in _TABLE:
 SUPPORTED: tuple[ElementType, ...] = tuple(et for et in _TABLE if et.in_ir)
 NOT_IN_IR: tuple[ElementType, ...] = tuple(et for et in _TABLE if et.is_supported and not et.in_ir)
 
+
+_QUANTIZED = frozenset({"i4", "i8", "i32", "u8", "nf4", "f8e4m3", "f8e5m2", "f8e8m0", "f4e2m1"})
 
 # Python's own types as OpenVINO's Type() reads them.
 _BY_PYTHON_TYPE = {float: "f64", int: "i64", bool: "boolean", str: "string", bytes: "string"}

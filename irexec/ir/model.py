@@ -233,6 +233,16 @@ class Body:
     # How the port map is written (one <port_map> or If's <then_port_map>/<else_port_map>).
     port_map_tag: str = "port_map"
 
+    def clone(self) -> Body:
+        import copy
+
+        twin = copy.copy(self)
+        twin.model = self.model.clone()
+        twin.inputs = [copy.copy(m) for m in self.inputs]
+        twin.outputs = [copy.copy(m) for m in self.outputs]
+        twin.back_edges = list(self.back_edges)
+        return twin
+
 
 @dataclass(eq=False)
 class Node:
@@ -742,43 +752,47 @@ class Model:
         rt.put(self.rt_info, value, path)
 
     def clone(self) -> Model:
-        """A copy that changes apart from this one (reshape, rt_info, names); constants'
-        payloads are shared (they are read-only)."""
+        """A copy that changes apart from this one (reshape, rt_info, names, layers added);
+        constants' payloads and parsed attribute values are shared (never changed in place).
+        Walks the layers in a loop: a model of any depth copies."""
         import copy
 
-        memo: dict[int, Any] = {}
-        stack = [self]
-        while stack:
-            model = stack.pop()
-            memo[id(model.weights)] = model.weights
-            for node in model.nodes:
-                if node._value is not None:
-                    memo[id(node._value)] = node._value
-                stack.extend(body.model for body in node.bodies.values())
-        graph, order = self._graph, self._order
-        self._graph = self._order = None  # rebuilt on demand in the copy
-        try:
-            copied = copy.deepcopy(self, memo)
-        finally:
-            self._graph, self._order = graph, order
-        return copied
-
-    def __deepcopy__(self, memo) -> Model:
-        copied = object.__new__(Model)
-        memo[id(self)] = copied
-        import copy
-
+        port_of: dict[int, OutputPort] = {}
+        input_of: dict[int, InputPort] = {}
+        nodes = []
+        for node in self.nodes:
+            twin = copy.copy(node)
+            twin.attrs, twin.extra_attrs = dict(node.attrs), dict(node.extra_attrs)
+            twin.rt_info = copy.deepcopy(node.rt_info)
+            twin.bodies = {name: body.clone() for name, body in node.bodies.items()}
+            twin.outputs, twin.inputs = Ports(), Ports()
+            for port in node.outputs:
+                new = copy.copy(port)
+                new.node, new.names = twin, list(port.names)
+                new.rt_info = copy.deepcopy(port.rt_info)
+                port_of[id(port)] = new
+                twin.outputs.append(new)
+            for port in node.inputs:
+                new = copy.copy(port)
+                new.node, new.rt_info = twin, copy.deepcopy(port.rt_info)
+                input_of[id(port)] = new
+                twin.inputs.append(new)
+            nodes.append(twin)
+        for node in self.nodes:
+            for port in node.outputs:
+                port_of[id(port)].consumers = [input_of[id(c)] for c in port.consumers
+                                               if id(c) in input_of]
+            for port in node.inputs:
+                if port.source is not None:
+                    input_of[id(port)].source = port_of.get(id(port.source))
+        copied = Model(nodes, name=self.name, ir_version=self.ir_version,
+                       rt_info=copy.deepcopy(self.rt_info), path=self.path)
+        own = set(copied.__dict__)
         for key, value in self.__dict__.items():
-            if key in ("_graph", "_order", "_kahn_order"):
-                value = None
-            elif key == "_output_faces":
-                value = {}
-            elif key == "by_id":
-                continue
-            else:
-                value = copy.deepcopy(value, memo)
-            setattr(copied, key, value)
-        copied.by_id = {n.id: n for n in copied.nodes}
+            if key not in own:  # anything else a model carries, as it is
+                setattr(copied, key, value)
+        copied.diagnostics = list(self.diagnostics)
+        copied.weights = self.weights
         return copied
 
     def input(self, key=None, out_of_range: type[Exception] = IndexError) -> OutputPort:
