@@ -23,7 +23,6 @@ from irexec.builder import add_outputs
 from irexec.runtime.compiled_model import CompiledModel
 from irexec.runtime.properties import (CompiledProperties, Properties, precision_config,
                                        read_values)
-from irexec.ops.type.convert import compress_to_f16
 from irexec.runtime.results import DEVICES, Tensor, check_device
 from irexec.version import __version__
 
@@ -296,6 +295,8 @@ def save_model(model: Model, output_model, compress_to_fp16: bool = True, weight
     from irexec.io.ir_writer import write_ir
 
     if compress_to_fp16:
+        from irexec.ops.type.convert import compress_to_f16  # the op's module, when needed
+
         model = model.clone()
         compress_to_f16(model)
     write_ir(model, output_model, weights)
