@@ -87,3 +87,20 @@ def test_a_type_prints_as_its_ir_name():
     assert str(irexec.Type.f32) == "f32" == irexec.Type.f32.get_type_name()
     ov = pytest.importorskip("openvino")
     assert str(ov.Type.f32) == "<Type: 'float32'>" and ov.Type.f32.get_type_name() == "f32"
+
+
+def test_an_input_missing_from_a_call_is_an_error_not_the_last_value():
+    b = ModelBuilder()
+    a, x = b.parameter("a", "f32", [2]), b.parameter("b", "f32", [2])
+    b.result(b.op("Add", a, x))
+    compiled = irexec.compile_model(b.build())
+    ones = np.ones(2, np.float32)
+    assert compiled({"a": ones, "b": ones})[0].tolist() == [2, 2]
+    with pytest.raises(irexec.IRError) as e:
+        compiled({"a": ones})
+    assert e.value.code == "IR602" and "'b'" in str(e.value)
+    request = compiled.create_infer_request()
+    with pytest.raises(RuntimeError):  # never given: IR602 (an IRError, a RuntimeError)
+        request.infer({"a": ones})
+    request.infer({"a": ones, "b": ones})
+    assert request.infer({"a": ones * 3})[0].tolist() == [4, 4]  # b from the earlier run
