@@ -287,11 +287,12 @@ class Core:
         return {n.name: "CPU" for n in _layers(model) if n.op is not None}
 
 
-def save_model(model: Model, output_model, compress_to_fp16: bool = True, weights=None) -> None:
+def save_model(model: Model, output_model, compress_to_fp16: bool = False, weights=None) -> None:
     """Write a model as IR v11: ``output_model`` (.xml) and ``weights`` (default: the .bin
-    beside it). ``compress_to_fp16`` (the default, as OpenVINO's): f32 and f64 Constants are
+    beside it), every Constant as it is. ``compress_to_fp16=True``: f32 and f64 Constants are
     stored as f16 and converted back by a Convert marked ``decompression``, as OpenVINO writes
-    them (``irexec.ops.type.convert.compress_to_f16``); the model itself is unchanged."""
+    them (``irexec.ops.type.convert.compress_to_f16``); the model itself is unchanged.
+    OpenVINO compresses by default; irexec only when asked (docs/compatibility.md)."""
     from irexec.io.ir_writer import write_ir
 
     if compress_to_fp16:

@@ -380,7 +380,7 @@ def _openvino():
 def run_kernel_case(case: KernelCase, scale: int, runs: int, ov, tmp: str) -> Row:
     model, inputs, axes = case.build(scale)
     xml = os.path.join(tmp, "kernel.xml")
-    irexec.save_model(model, xml, compress_to_fp16=False)
+    irexec.save_model(model, xml)
     compiled = irexec.compile_model(irexec.read_model(xml))
     data = inputs["data"]
     out_name = compiled.output_names()[0]
@@ -414,7 +414,7 @@ def run_move_case(case: MoveCase, scale: int, runs: int, tmp: str) -> dict:
     machine falls on all three alike; the medians."""
     model, inputs, numpy = case.build(scale)
     xml = os.path.join(tmp, "move.xml")
-    irexec.save_model(model, xml, compress_to_fp16=False)
+    irexec.save_model(model, xml)
     compiled = irexec.compile_model(irexec.read_model(xml))
     out_name = compiled.output_names()[0]
     ours = compiled(inputs)[out_name]
@@ -464,7 +464,7 @@ def move_table(rows: list[dict]) -> str:
 def run_ratio_case(case: RatioCase, scale: int, runs: int, ov, tmp: str) -> dict:
     model, inputs = case.build(scale)
     xml = os.path.join(tmp, "ratio.xml")
-    irexec.save_model(model, xml, compress_to_fp16=False)
+    irexec.save_model(model, xml)
     compiled = irexec.compile_model(irexec.read_model(xml))
     ours = compiled(inputs)
     row = {"case": case.name, "irexec_s": median_time(lambda: compiled(inputs), runs)}
@@ -499,7 +499,7 @@ def ratio_table(rows: list[dict]) -> str:
 
 def run_overhead_case(n: int, runs: int, ov, tmp: str, ov_compile: bool) -> dict:
     xml = os.path.join(tmp, f"chain_{n}.xml")
-    irexec.save_model(chain_model(n), xml, compress_to_fp16=False)
+    irexec.save_model(chain_model(n), xml)
     few = max(3, runs // 3)
     t_read = median_time(lambda: irexec.read_model(xml), few, warmup=1)
     model = irexec.read_model(xml)
@@ -537,7 +537,7 @@ def memory_chain(n: int, shape, tmp: str) -> dict:
         x = b.op("Reverse", x, b.constant(np.array([i % len(shape)], np.int64)), mode="index")
     b.result(x, name="out")
     xml = os.path.join(tmp, "memory_chain.xml")
-    irexec.save_model(b.build(), xml, compress_to_fp16=False)
+    irexec.save_model(b.build(), xml)
     compiled = irexec.compile_model(irexec.read_model(xml))
     data = _f32(shape)
     grow = peak_growth(lambda: compiled({"data": data}))
@@ -553,7 +553,7 @@ def memory_unused_weights(gib: float, tmp: str) -> dict:
     x = b.parameter("data", "f32", [8, 16])
     b.result(b.op("Reverse", x, b.constant(np.array([1], np.int64)), mode="index"), name="out")
     xml = os.path.join(tmp, "unused_weights.xml")
-    irexec.save_model(b.build(), xml, compress_to_fp16=False)
+    irexec.save_model(b.build(), xml)
     bin_path = os.path.splitext(xml)[0] + ".bin"
     offset = -(-os.path.getsize(bin_path) // 64) * 64
     count = int(gib * (1 << 30)) // 4
@@ -613,7 +613,7 @@ def random_uniform_case(elements: int, runs: int, ov, tmp: str) -> dict:
                output_type="f32", global_seed=1, op_seed=2)
     b.result(out, "random")
     path = os.path.join(tmp, "random_uniform.xml")
-    irexec.save_model(b.build(), path, compress_to_fp16=False)
+    irexec.save_model(b.build(), path)
     compiled = irexec.compile_model(irexec.read_model(path))
     generator, buffer = np.random.default_rng(0), np.empty(elements, np.float32)
     row = {"case": f"RandomUniform f32 [{elements:,}]",
@@ -710,7 +710,7 @@ def embedding_bag_case(count: int, runs: int, tmp: str) -> dict:
              b.parameter("offsets", "i64", [len(offsets)])]
     b.result(b.op("EmbeddingBagOffsets", *ports, version="opset15"), "out")
     path = os.path.join(tmp, "embedding_bag.xml")
-    irexec.save_model(b.build(), path, compress_to_fp16=False)
+    irexec.save_model(b.build(), path)
     compiled = irexec.compile_model(irexec.read_model(path))
     feed = {"table": table, "indices": indices, "offsets": offsets}
     ours = median_time(lambda: compiled(feed), runs)

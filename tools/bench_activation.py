@@ -61,7 +61,7 @@ def _one_layer(op, version, attrs, type_name, n, tmp):
     b = ModelBuilder()
     b.result(b.op(op, b.parameter("x", type_name, [n]), version=version, name="y", **attrs))
     path = os.path.join(tmp, f"{op}_{type_name}.xml")
-    irexec.save_model(b.build(), path, compress_to_fp16=False)
+    irexec.save_model(b.build(), path)
     return irexec.compile_model(irexec.read_model(path))
 
 

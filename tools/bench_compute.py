@@ -241,7 +241,7 @@ def main(argv=None) -> int:
                 continue
             model, inputs, reference = build()
             xml = os.path.join(tmp, "model.xml")
-            irexec.save_model(model, xml, compress_to_fp16=False)
+            irexec.save_model(model, xml)
             compiled = irexec.compile_model(irexec.read_model(xml))
             fns = [lambda: compiled(inputs)]
             if reference is not None and reference.__code__.co_argcount == 1:

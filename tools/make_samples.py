@@ -97,7 +97,7 @@ def main(outdir: str) -> int:
     os.makedirs(outdir, exist_ok=True)
     for make in SAMPLES:
         path = os.path.join(outdir, f"{make.__name__}.xml")
-        irexec.save_model(make(), path, compress_to_fp16=False)
+        irexec.save_model(make(), path)
         print(f"wrote {path}")
     return 0
 

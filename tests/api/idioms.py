@@ -378,7 +378,7 @@ def _(paths):
 @idiom
 def save_compressed_and_read_from_memory(ov, paths, tmp):
     model = ov.Core().read_model(str(paths["classifier"]))
-    ov.save_model(model, str(tmp / "fp16.xml"))  # compress_to_fp16=True, OpenVINO's default
+    ov.save_model(model, str(tmp / "fp16.xml"), compress_to_fp16=True)
     compressed = ov.Core().read_model(str(tmp / "fp16.xml"))
     converts = sorted(op.get_friendly_name() for op in compressed.get_ops()
                       if op.get_type_name() == "Convert")

@@ -104,3 +104,19 @@ def test_an_input_missing_from_a_call_is_an_error_not_the_last_value():
         request.infer({"a": ones})
     request.infer({"a": ones, "b": ones})
     assert request.infer({"a": ones * 3})[0].tolist() == [4, 4]  # b from the earlier run
+
+
+def test_save_model_keeps_weights_as_they_are_unless_asked(tmp_path):
+    b = ModelBuilder()
+    x = b.parameter("x", "f32", [2])
+    b.result(b.op("Add", x, b.constant(np.array([0.1, 0.2], np.float32), name="w")))
+    model = b.build()
+    irexec.save_model(model, tmp_path / "plain.xml")
+    irexec.save_model(model, tmp_path / "small.xml", compress_to_fp16=True)
+    plain, small = irexec.read_model(tmp_path / "plain.xml"), irexec.read_model(tmp_path / "small.xml")
+    assert sorted(n.type for n in plain.nodes) == ["Add", "Constant", "Parameter", "Result"]
+    assert "Convert" in [n.type for n in small.nodes]
+    x = np.zeros(2, np.float32)
+    assert irexec.compile_model(plain)(x)[0].tolist() == np.float32([0.1, 0.2]).tolist()
+    assert irexec.compile_model(small)(x)[0].tolist() == \
+        np.float16([0.1, 0.2]).astype(np.float32).tolist()

@@ -112,7 +112,7 @@ def _layers(xml):
 
 def test_compress_to_fp16_writes_what_openvino_writes(tmp_path):
     model = _with_constants()
-    irexec.save_model(model, tmp_path / "ours.xml")
+    irexec.save_model(model, tmp_path / "ours.xml", compress_to_fp16=True)
     layers = _layers(tmp_path / "ours.xml")
     assert layers["mixed_compressed"] == ("Const", "f16") and layers["mixed"] == ("Convert", "f32")
     assert layers["huge"] == ("Const", "f32")  # every value beyond f16: kept
@@ -128,9 +128,11 @@ def test_compress_to_fp16_writes_what_openvino_writes(tmp_path):
     np.testing.assert_array_equal(got["out"], want.astype(np.float64) + [0.5, 0.25, 2.0, 8.0])
     assert [n.type for n in model.nodes].count("Convert") == 1  # the model itself unchanged
     ov = pytest.importorskip("openvino")
-    irexec.save_model(model, tmp_path / "plain.xml", compress_to_fp16=False)
+    irexec.save_model(model, tmp_path / "plain.xml")  # irexec's default: as it is
     core = ov.Core()
     ov.save_model(core.read_model(str(tmp_path / "plain.xml")), str(tmp_path / "theirs.xml"))
+    assert all(t != "Convert" or n == "wide" for n, (t, _) in _layers(tmp_path / "plain.xml")
+               .items())  # nothing compressed without asking
     assert _layers(tmp_path / "theirs.xml") == layers
     theirs = core.compile_model(str(tmp_path / "theirs.xml"), "CPU",
                                 {"INFERENCE_PRECISION_HINT": "f32"})(x)
