@@ -294,13 +294,9 @@ class InferRequest:
 
     def _input_tensor(self, i: int) -> Tensor:
         tensor = self._tensors.get(i)
-        if tensor is None:
+        if tensor is None:  # zeros to fill; a dynamic dim is 0 until ``tensor.shape = ...``
             port = self.compiled.model.inputs[i]
-            shape = port.partial_shape
-            if shape is None or not shape.is_static:
-                raise RuntimeError(f"input {port.get_any_name()!r} has the dynamic shape "
-                                   f"{shape} and no tensor yet: set_tensor it, or infer with it")
-            tensor = self._tensors[i] = Tensor(port.element_type, shape.to_shape())
+            tensor = self._tensors[i] = Tensor(port.element_type, _blank_dims(port))
         return tensor
 
     def _output_tensor(self, i: int) -> Tensor:
@@ -310,9 +306,8 @@ class InferRequest:
         if i < len(self.results):
             return Tensor(self.results[i], shared_memory=True)
         port = self.compiled.model.outputs[i]
-        shape = port.partial_shape
-        if shape is not None and shape.is_static and port.element_type.dtype is not None:
-            return Tensor(port.element_type, shape.to_shape())  # before any run: zeros
+        if port.element_type is not None and port.element_type.dtype is not None:
+            return Tensor(port.element_type, _blank_dims(port))  # before any run: zeros
         raise RuntimeError(f"output {port.get_any_name()!r} has no tensor yet: run first")
 
     def get_tensor(self, key) -> Tensor:
@@ -434,6 +429,15 @@ class InferRequest:
 
     def __repr__(self) -> str:
         return f"<InferRequest of {self.compiled.model.name!r}>"
+
+
+def _blank_dims(port) -> list[int]:
+    """The dims of a tensor made before any value: each dim's size, 0 where it is dynamic (as
+    OpenVINO's request makes them); a dynamic rank is [0]."""
+    shape = port.partial_shape
+    if shape is None or not shape.rank_is_static:
+        return [0]
+    return [d.min if d.is_static else 0 for d in shape]
 
 
 def _work(jobs: queue.SimpleQueue) -> None:

@@ -20,10 +20,19 @@ from irexec.version import __version__
 
 
 class _Named(enum.Enum):
-    """An OpenVINO property enum: printed and parsed by its name."""
+    """An OpenVINO property enum: printed and parsed by its name, and equal to it (OpenVINO's
+    compiled models report some hints as the enum, some as its name: ``"THROUGHPUT"``)."""
 
     def __str__(self) -> str:
         return self.name
+
+    def __eq__(self, other) -> bool:
+        if isinstance(other, str):
+            return self.name == other.strip().upper()
+        return enum.Enum.__eq__(self, other)
+
+    def __hash__(self) -> int:
+        return hash(self.name)
 
     @classmethod
     def parse(cls, value):

@@ -227,7 +227,14 @@ def dynamic_batch(ov, paths, tmp):
     request = compiled.create_infer_request()
     one = request.infer({0: IMAGES[0]})[0].copy()
     four = request.infer({0: np.concatenate(IMAGES)})[0].copy()
-    return {"shape": str(shape), "dynamic": shape.is_dynamic, "static": shape.is_static,
+    filled = compiled.create_infer_request()
+    tensor = filled.get_input_tensor()
+    empty = list(tensor.shape)
+    tensor.shape = [2, 3, 4, 4]
+    tensor.data[:] = np.concatenate(IMAGES[2:])
+    filled.infer()
+    return {"empty": empty, "filled": filled.get_output_tensor().data.copy(),
+            "shape": str(shape), "dynamic": shape.is_dynamic, "static": shape.is_static,
             "batch_dim": str(shape[0]), "min": list(shape.get_min_shape())[1:],
             "out_shape": str(compiled.output(0).get_partial_shape()), "one": one,
             "four": four, "model_dynamic": model.is_dynamic()}
@@ -235,7 +242,8 @@ def dynamic_batch(ov, paths, tmp):
 
 @expected("dynamic_batch")
 def _(paths):
-    return {"shape": "[?,3,4,4]", "dynamic": True, "static": False, "batch_dim": "?",
+    return {"empty": [0, 3, 4, 4], "filled": _ref(np.concatenate(IMAGES[2:])),
+            "shape": "[?,3,4,4]", "dynamic": True, "static": False, "batch_dim": "?",
             "min": [3, 4, 4], "out_shape": "[?,5]", "one": _ref(IMAGES[0]),
             "four": _ref(np.concatenate(IMAGES)), "model_dynamic": True}
 
