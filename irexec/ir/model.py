@@ -388,9 +388,13 @@ class Node:
         return self.inputs[index].get_shape()
 
     def get_attributes(self) -> dict[str, Any]:
-        """The layer's attributes by their IR names, parsed (shapes as PartialShape, element
-        types as Type, lists as lists); a copy."""
-        return {**self.attrs}
+        """The layer's attributes by their IR names as OpenVINO's ``get_attributes`` gives
+        them: plain Python values (element types by name, shapes as lists with -1 for a
+        dynamic dim, sequences as lists); a Constant's without its place in the .bin. The
+        parsed values are ``node.attrs``."""
+        skip = ("offset", "size") if self.op is not None and \
+            getattr(self.op.spec, "role", None) == "constant" else ()
+        return {k: _plain_attr(v) for k, v in self.attrs.items() if k not in skip}
 
     def get_rt_info(self, path=None):
         return rt.get(self.rt_info, path)
@@ -436,6 +440,22 @@ class Node:
 
     def __repr__(self) -> str:
         return f"<layer {self.id} {self.name!r} ({self.type}-{self.version})>"
+
+
+def _plain_attr(value):
+    if isinstance(value, ElementType):
+        return value.name
+    if isinstance(value, PartialShape):
+        if not value.rank_is_static:
+            return [-1]  # never a Parameter's in practice: OpenVINO prints "..."
+        return [d.min if d.is_static else -1 for d in value]
+    if isinstance(value, (list, tuple)):
+        return [_plain_attr(v) for v in value]
+    if isinstance(value, np.ndarray):
+        return value.tolist()
+    if isinstance(value, np.generic):
+        return value.item()
+    return value
 
 
 class Model:

@@ -229,3 +229,18 @@ def test_properties_set_on_the_core_are_defaults_and_read_only_ones_refuse():
     precise = irexec.compile_model("samples/reverse_mask.xml", "CPU",
                                    dict([hints.inference_precision(irexec.Type.f64)]))
     assert precise.precision == "f64"
+
+
+def test_get_attributes_gives_plain_values_as_openvino():
+    model = irexec.read_model("samples/reverse_sequence.xml")
+    by_type = {n.get_type_name(): n.get_attributes() for n in model.nodes}
+    assert by_type["Parameter"] == {"shape": [4, 10, 100, 200], "element_type": "f32"}
+    assert by_type["Constant"] == {"element_type": "i32", "shape": [4]}
+    assert by_type["ReverseSequence"] == {"batch_axis": 0, "seq_axis": 1}
+    model.reshape({"data": "?,10,100,200"})
+    assert model.get_parameters()[0].get_attributes()["shape"] == [-1, 10, 100, 200]
+    ov = pytest.importorskip("openvino")
+    theirs = ov.Core().read_model("samples/reverse_sequence.xml")
+    for node in theirs.get_ordered_ops():
+        if node.get_type_name() in ("Parameter", "ReverseSequence"):
+            assert node.get_attributes() == by_type[node.get_type_name()]
