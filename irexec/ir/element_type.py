@@ -53,6 +53,9 @@ class Flag:
     def __repr__(self) -> str:
         return repr(self._value)
 
+    def __reduce__(self):
+        return _flag, (self._value,)
+
 
 Flag.TRUE, Flag.FALSE = Flag(True), Flag(False)
 
