@@ -154,7 +154,9 @@ class OutputIndex:
             return int(key) % n if -n <= key < n else None
         if isinstance(key, OutputPort):
             i = self.by_id.get(id(key))
-            if i is None:  # a port of a copy of the model: by its names
+            if i is None and isinstance(key, str):  # another model's output: by its name
+                i = self.by_key.get(str.__str__(key))
+            if i is None:  # a layer's port of a copy of the model: by its tensor names
                 i = next((self.by_key[n] for n in key.names if n in self.by_key), None)
             return i
         raise TypeError(f"outputs are chosen by index, name or port, not "
