@@ -244,3 +244,34 @@ def test_get_attributes_gives_plain_values_as_openvino():
     for node in theirs.get_ordered_ops():
         if node.get_type_name() in ("Parameter", "ReverseSequence"):
             assert node.get_attributes() == by_type[node.get_type_name()]
+
+
+def test_reset_state_starts_again_from_readvalues_init_subgraph(tmp_path):
+    b = ModelBuilder("init_subgraph")
+    x = b.parameter("x", "f32", [2])
+    init = b.op("Multiply", x, b.constant(np.float32(3.0)), name="init")
+    read = b.op("ReadValue", init, version="opset6", variable_id="v", variable_type="f32",
+                variable_shape=[2], name="read")
+    total = b.op("Add", read, x, name="total")
+    b.op("Assign", total, version="opset6", variable_id="v", name="write")
+    b.result(total)
+    irexec.save_model(b.build(), tmp_path / "m.xml")
+
+    def script(ov):
+        request = ov.compile_model(str(tmp_path / "m.xml"), "CPU",
+                                   {"INFERENCE_PRECISION_HINT": "f32"}).create_infer_request()
+        one, two = np.ones(2, np.float32), np.full(2, 2.0, np.float32)
+        runs = [request.infer({0: one})[0].copy(), request.infer({0: one})[0].copy()]
+        (state,) = request.query_state()
+        state.reset()
+        after_reset = state.state.data.copy()
+        runs.append(request.infer({0: two})[0].copy())
+        return runs, after_reset
+
+    runs, after_reset = script(irexec)
+    assert [r.tolist() for r in runs] == [[4, 4], [5, 5], [8, 8]]  # 3x + x, then + x, then 3x + x
+    assert after_reset.tolist() == [0, 0]  # no value until the next run: read as zeros
+    ov = pytest.importorskip("openvino")
+    theirs, theirs_after = script(ov)
+    assert [r.tolist() for r in theirs] == [r.tolist() for r in runs]
+    assert theirs_after.tolist() == after_reset.tolist()
