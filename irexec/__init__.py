@@ -7,22 +7,38 @@
 """
 
 from irexec import ops as _ops  # noqa: F401  (registers the built-in operations)
-from irexec.api import Core, compile_model, read_model, save_model
+from irexec import properties
+from irexec.api import (Core, Version, compile_model, convert_model, get_version, read_model,
+                        save_model, serialize)
 from irexec.errors import InternalError, IRError, OpError
 from irexec.generation import generate
+from irexec.ir import layout as layout_helpers
 from irexec.ir.element_type import ElementType
-from irexec.ir.model import Model
-from irexec.ir.shape import Dimension, PartialShape
+from irexec.ir.element_type import ElementType as Type
+from irexec.ir.layout import Layout, get_batch, set_batch
+from irexec.ir.model import InputPort, Model, Node, OutputPort
+from irexec.ir.rt_info import RtValue as OVAny
+from irexec.ir.shape import Dimension, PartialShape, Shape
 from irexec.opsets import graph as _graph  # noqa: F401  (Model(results, parameters, name))
 from irexec.ops.registry import register as register_op
-from irexec.runtime.compiled_model import CompiledModel, InferRequest
-from irexec.runtime.results import Tensor
+from irexec.runtime.compiled_model import CompiledModel
+from irexec.runtime.infer_request import (AsyncInferQueue, InferRequest, ProfilingInfo,
+                                          VariableState)
+from irexec.runtime.results import Results, Tensor
 from irexec.version import __version__
 
+# OpenVINO's names for the port classes (isinstance checks in scripts written for it)
+Output = ConstOutput = OutputPort
+Input = InputPort
+OVDict = Results
+
 __all__ = [
-    "CompiledModel", "Core", "Dimension", "ElementType", "IRError", "InferRequest",
-    "InternalError", "Model", "OpError", "PartialShape", "Tensor", "compile_model", "generate", "read_model",
-    "register_op", "save_model",
+    "AsyncInferQueue", "CompiledModel", "ConstOutput", "Core", "Dimension", "ElementType",
+    "IRError", "InferRequest", "Input", "InputPort", "InternalError", "Layout", "Model", "Node",
+    "OVAny", "OVDict", "OpError", "Output", "OutputPort", "PartialShape", "ProfilingInfo",
+    "Results", "Shape", "Tensor", "Type", "VariableState", "Version", "compile_model",
+    "convert_model", "generate", "get_batch", "get_version", "layout_helpers", "properties", "read_model",
+    "register_op", "save_model", "serialize", "set_batch",
 ]
 
 

@@ -125,3 +125,53 @@ class ModelBuilder:
         raise_if_errors(diags)
         model.diagnostics.extend(diags.warnings)
         return model
+
+
+def add_outputs(model: Model, outputs) -> list:
+    """OpenVINO's ``Model.add_outputs``: a Result for each of ``outputs`` (a port, a tensor
+    name, a layer name, or ``(layer name, output index)``, or a list of them), so that a
+    compiled model also returns those tensors. Returns the new outputs (a port that already is
+    an output is returned as it is)."""
+    items = outputs if isinstance(outputs, list) else [outputs]
+    added = []
+    for item in items:
+        port = _output_port(model, item)
+        existing = next((o for o in model.outputs if o.source is port), None)
+        if existing is not None:
+            added.append(existing)
+            continue
+        op = _lookup("Result", "opset1", None)
+        node = Node(id=max((n.id for n in model.nodes), default=-1) + 1,
+                    name=f"{port.node.name}/sink_port_{port.index}", type=op.spec.type,
+                    version="opset1", op=op)
+        sink = InputPort(node, 0, 0, source=port)
+        node.inputs.append(sink)
+        port.consumers.append(sink)
+        model.nodes.append(node)
+        model.by_id[node.id] = node
+        model._graph = model._order = model._kahn_order = None
+        added.append(model.outputs[-1])
+    return added
+
+
+def _output_port(model: Model, item) -> OutputPort:
+    if isinstance(item, OutputPort):
+        return getattr(item, "source", None) or item
+    if isinstance(item, tuple) and len(item) == 2:
+        name, index = item
+        for node in model.nodes:
+            if node.name == name and 0 <= index < len(node.outputs):
+                return node.outputs[index]
+        raise RuntimeError(f"add_outputs: the model has no layer {name!r} with an output "
+                           f"{index}")
+    if isinstance(item, str):
+        for node in model.nodes:
+            for port in node.outputs:
+                if item in port.names:
+                    return port
+        for node in model.nodes:
+            if node.name == item and node.outputs:
+                return node.outputs[0]
+        raise RuntimeError(f"add_outputs: the model has no tensor or layer named {item!r}")
+    raise TypeError(f"add_outputs takes ports, names or (layer name, index), not "
+                    f"{type(item).__name__}")

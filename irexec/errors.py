@@ -6,8 +6,9 @@ from __future__ import annotations
 from irexec.diagnostics.diagnostic import Diagnostic, Location
 
 
-class IRError(Exception):
-    """A problem with a model or its inputs. Carries one or more Diagnostics."""
+class IRError(RuntimeError):
+    """A problem with a model or its inputs. Carries one or more Diagnostics. A RuntimeError,
+    as OpenVINO's errors are, so ``except RuntimeError`` written for OpenVINO catches it."""
 
     def __init__(self, diagnostics: list[Diagnostic] | Diagnostic):
         if isinstance(diagnostics, Diagnostic):

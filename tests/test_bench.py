@@ -33,4 +33,6 @@ def test_quick_bench_prints_every_case(tmp_path):
     assert "| RandomUniform f32 [16,384] |" in table
     assert "| EmbeddingBagOffsets sum, 100 indices" in table
     assert "DIFFERENT from OpenVINO" not in table
+    assert "| one-layer call [1,64]: `compiled(x)`" in table
+    assert "| AsyncInferQueue(2) on" in table and "DIFFERENT results" not in table
     assert out_json.exists()

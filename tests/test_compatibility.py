@@ -150,13 +150,17 @@ def test_reverse_sequence_zero_size_data_still_checks_lengths():
     assert info.value.code == "IR308"
 
 
-def test_input_of_another_element_type_is_rejected():
+def test_input_of_another_element_type_is_rejected_on_the_command_line(tmp_path):
     b = ModelBuilder()
     b.result(b.parameter("x", "f32", [2]))
-    with pytest.raises(irexec.IRError) as info:
-        irexec.compile_model(b.build())({"x": np.zeros(2, np.float64)})
+    compiled = irexec.compile_model(b.build())
+    with pytest.raises(irexec.IRError) as info:  # what `irexec run --input` checks
+        compiled.check_input("x", np.zeros(2, np.float64))
     assert info.value.code == "IR603"
     assert "f32" in str(info.value) and "f64" in str(info.value)
+    # the Python API converts numbers, as OpenVINO's data dispatcher does (Python lists too)
+    assert compiled({"x": np.array([1.5, 2.5])})[0].dtype == np.float32
+    assert compiled({"x": [1.5, 2.5]})[0].tolist() == [1.5, 2.5]
 
 
 def test_a_variable_no_assign_writes_is_rejected(tmp_path):

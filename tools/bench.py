@@ -802,6 +802,107 @@ def llm_table(rows: list[dict]) -> str:
 LLM_CASES = ("llama_tiny", "llama_1024_int4")
 
 
+def api_call_case(runs: int) -> dict:
+    """The Python API's cost on a one-layer model (Relu on [1, 64] f32, so the call's fixed cost
+    is all there is): ``compiled(x)`` (a bare array, OpenVINO's form) against
+    ``request.infer({"x": x})`` (the request path irexec had before OpenVINO's forms) and
+    ``compiled({"x": x})``, called in turn in one run (median of 20 calls a sample). Target
+    (issue "Drop-in for OpenVINO's Python API"): ``compiled(x)`` at most 1.2x ``infer``."""
+    from tools.bench_compute import alternate
+
+    b = ModelBuilder("one_layer")
+    x_port = b.parameter("x", "f32", [1, 64])
+    b.result(b.op("Relu", x_port, name="relu"))
+    compiled = irexec.compile_model(b.build())
+    request = compiled.create_infer_request()
+    x = _rng().standard_normal((1, 64)).astype(np.float32)
+    feed = {"x": x}
+    calls = 20
+
+    def repeat(fn):
+        def many():
+            for _ in range(calls):
+                fn()
+        return many
+
+    t_bare, t_dict, t_infer = alternate(
+        [repeat(lambda: compiled(x)), repeat(lambda: compiled(feed)),
+         repeat(lambda: request.infer(feed))], runs * 5, median=True)
+    same = np.array_equal(compiled(x)[0], request.infer(feed)[0])
+    return {"case": "one-layer call [1,64]", "bare_s": t_bare / calls, "dict_s": t_dict / calls,
+            "infer_s": t_infer / calls, "ratio": t_bare / t_infer, "same": same}
+
+
+def _queue_model(quick: bool):
+    """ResNet-18 at 224 (tools/bench_models.py: torch, converted by OpenVINO, cached in
+    .bench-models), or with --quick (or without torch) a small convolution stack."""
+    if not quick:
+        try:
+            from pathlib import Path
+
+            from tools.bench_models import build
+
+            cache = Path(__file__).resolve().parent.parent / ".bench-models"
+            cache.mkdir(exist_ok=True)
+            xml, _ = build("resnet18", cache)
+            return "ResNet-18 [1,3,224,224]", irexec.read_model(xml)
+        except ImportError:
+            pass
+    b = ModelBuilder("conv_stack")
+    y = b.parameter("x", "f32", [1, 8, 32, 32])
+    rng = _rng()
+    for i in range(4):
+        w = (rng.standard_normal((8, 8, 3, 3)) * 0.1).astype(np.float32)
+        y = b.op("Relu", b.op("Convolution", y, b.constant(w), strides=[1, 1], pads_begin=[1, 1],
+                              pads_end=[1, 1], dilations=[1, 1], name=f"conv{i}"))
+    b.result(y)
+    return "4 convolutions [1,8,32,32]", b.build()
+
+
+def async_queue_case(runs: int, quick: bool) -> dict:
+    """An AsyncInferQueue of 2 requests against the same two requests called in turn, each
+    sample two inferences, alternated in one run. Target: the queue at least as fast (numpy
+    releases the GIL in its large operations, so the two overlap where cores are free)."""
+    from tools.bench_compute import alternate
+
+    name, model = _queue_model(quick)
+    compiled = irexec.compile_model(model)
+    x = _rng().standard_normal(tuple(model.input(0).get_shape())).astype(np.float32)
+    queue = irexec.AsyncInferQueue(compiled, 2)
+    first, second = compiled.create_infer_request(), compiled.create_infer_request()
+
+    def in_turn():
+        first.infer(x)
+        second.infer(x)
+
+    def queued():
+        queue.start_async(x)
+        queue.start_async(x)
+        queue.wait_all()
+
+    t_turn, t_queue = alternate([in_turn, queued], runs, median=True)
+    return {"case": f"AsyncInferQueue(2) on {name}, 2 inferences", "in_turn_s": t_turn,
+            "queue_s": t_queue, "ratio": t_queue / t_turn,
+            "same": np.array_equal(queue[0].results[0], first.results[0])}
+
+
+def api_table(rows: list[dict]) -> str:
+    lines = ["| API case | irexec ms | reference ms | ratio | target |",
+             "| --- | --- | --- | --- | --- |"]
+    for r in rows:
+        if "bare_s" in r:
+            lines.append(f"| {r['case']}: `compiled(x)` / `request.infer({{name: x}})` "
+                         f"(`compiled({{name: x}})` {r['dict_s'] * 1e3:.4f} ms) | "
+                         f"{r['bare_s'] * 1e3:.4f} | {r['infer_s'] * 1e3:.4f} | "
+                         f"{r['ratio']:.2f} | <= 1.2 |")
+        else:
+            lines.append(f"| {r['case']}: queue / in turn | {_ms(r['queue_s'])} | "
+                         f"{_ms(r['in_turn_s'])} | {r['ratio']:.2f} | <= 1.0 |")
+        if not r["same"]:
+            lines[-1] += " (DIFFERENT results)"
+    return "\n".join(lines)
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="small sizes, few runs (for CI)")
@@ -883,6 +984,12 @@ def main(argv=None) -> int:
                 r = llms[-1]
                 print(f"  llm {name}: prefill {_ms(r['irexec_prefill_s'])} ms, step "
                       f"{_ms(r['irexec_step_s'])} ms", flush=True)
+        api = []
+        if wanted("API"):
+            api.append(api_call_case(runs))
+            print(f"  {api[-1]['case']}: compiled(x) {api[-1]['ratio']:.2f}x infer", flush=True)
+            api.append(async_queue_case(runs, args.quick))
+            print(f"  {api[-1]['case']}: {api[-1]['ratio']:.2f}x in turn", flush=True)
         embedding = []
         if wanted("EmbeddingBag"):
             embedding.append(embedding_bag_case(100 if args.quick else 100_000, runs, tmp))
@@ -894,6 +1001,9 @@ def main(argv=None) -> int:
         for e in embedding:
             print(f"| {e['case']} | {_ms(e['irexec_s'])} | {_ms(e['numpy_s'])} | "
                   f"{e['ratio']:.2f}{'' if e['same'] else ' (DIFFERENT from numpy)'} |")
+        print()
+    if api:
+        print(api_table(api))
         print()
     if memory:
         print("| memory case | value |\n| --- | --- |")
@@ -922,7 +1032,7 @@ def main(argv=None) -> int:
             json.dump({"machine": machine(), "kernels": [r.__dict__ for r in rows],
                        "ratios": ratios, "movement": moves, "overhead": overhead,
                        "memory": memory, "generators": generators, "embedding": embedding,
-                       "llm": llms},
+                       "llm": llms, "api": api},
                       f, indent=1)
     return 0
 

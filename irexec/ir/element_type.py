@@ -20,9 +20,66 @@ import ml_dtypes
 import numpy as np
 
 
+class Flag:
+    """A yes/no fact that reads both ways OpenVINO's and irexec's code ask it: ``et.is_real``
+    (a property, irexec's) and ``et.is_real()`` (a method, OpenVINO's ``Type``). Truthy as the
+    fact, equal to the bool; two objects, ``Flag.TRUE`` and ``Flag.FALSE``.
+
+    NOTE for developers: the one element-type table serves both APIs, and the two spell these
+    questions differently; a Flag lets existing ``if et.is_real:`` code and scripts written for
+    ``ov.Type`` run on the same objects. ``is`` comparisons with True/False do not hold."""
+
+    __slots__ = ("_value",)
+    TRUE: Flag
+    FALSE: Flag
+
+    def __init__(self, value: bool):
+        self._value = value
+
+    def __bool__(self) -> bool:
+        return self._value
+
+    __call__ = __bool__
+
+    def __index__(self) -> int:
+        return int(self._value)
+
+    def __eq__(self, other) -> bool:
+        return self._value == bool(other) if isinstance(other, (Flag, bool)) else NotImplemented
+
+    def __hash__(self) -> int:
+        return hash(self._value)
+
+    def __repr__(self) -> str:
+        return repr(self._value)
+
+    def __reduce__(self):
+        return _flag, (self._value,)
+
+
+Flag.TRUE, Flag.FALSE = Flag(True), Flag(False)
+
+
+def _flag(value: bool) -> Flag:
+    return Flag.TRUE if value else Flag.FALSE
+
+
+class _TypeLookup(type):
+    """``ElementType(np.float32)``, ``ElementType(float)``, ``ElementType("f32")``: the table's
+    entry, as OpenVINO's ``Type(dtype)``; the full five-field form builds a table row."""
+
+    def __call__(cls, *args, **kwargs):
+        if len(args) == 1 and not kwargs:
+            return lookup(args[0])
+        return super().__call__(*args, **kwargs)
+
+
 @dataclass(frozen=True)
-class ElementType:
-    """An OpenVINO element type: ``f32``, ``i64``, ``boolean`` ..."""
+class ElementType(metaclass=_TypeLookup):
+    """An OpenVINO element type: ``f32``, ``i64``, ``boolean`` ... Also OpenVINO's ``Type``
+    (``irexec.Type`` is this class): ``Type.f32``, ``Type(np.float32)``, ``to_dtype()``,
+    ``get_size()``, ``is_real()`` ... (the questions OpenVINO asks with a call are
+    :class:`Flag` s here, so ``is_real`` and ``is_real()`` both work)."""
 
     name: str  # the IR name, as written in element_type="..."
     precision: str  # the legacy precision name, as written on ports: FP32, I64, BOOL ...
@@ -52,21 +109,22 @@ class ElementType:
         return self.kind != "complex"
 
     @property
-    def is_integral(self) -> bool:
-        """An integer type (signed or unsigned); boolean is not one."""
-        return self.kind in ("int", "uint")
+    def is_integral(self) -> Flag:
+        """An integer type (signed or unsigned); boolean is not one. (OpenVINO's
+        ``is_integral()`` counts boolean: that is :attr:`integral`.)"""
+        return _flag(self.kind in ("int", "uint"))
 
     @property
-    def is_real(self) -> bool:
-        return self.kind == "float"
+    def is_real(self) -> Flag:
+        return _flag(self.kind == "float")
 
     @property
     def is_numeric(self) -> bool:
         return self.kind in ("int", "uint", "float")
 
     @property
-    def is_dynamic(self) -> bool:
-        return self.kind == "dynamic"
+    def is_dynamic(self) -> Flag:
+        return _flag(self.kind == "dynamic")
 
     @property
     def is_narrow(self) -> bool:
@@ -90,6 +148,100 @@ class ElementType:
             per_group = 24 // self.bits
             return 3 * -(-count // per_group)
         return (count * self.bits + 7) // 8
+
+    # --- OpenVINO's Type ------------------------------------------------------------------------
+    # Its methods and properties, answered from the row; nothing here is a second table.
+
+    @property
+    def is_static(self) -> Flag:
+        return _flag(self.kind != "dynamic")
+
+    @property
+    def is_signed(self) -> Flag:
+        """OpenVINO's answer: the signed integers, the floats and boolean."""
+        return _flag(self.kind in ("int", "float", "boolean"))
+
+    @property
+    def is_quantized(self) -> Flag:
+        """OpenVINO's quantized types (a list of its own: i4, i8, i32, u8, nf4, the f8 and
+        f4 floats)."""
+        return _flag(self.name in _QUANTIZED)
+
+    @property
+    def is_integral_number(self) -> Flag:
+        """OpenVINO's ``is_integral_number()``: not a float, not boolean."""
+        return _flag(self.integral_number)
+
+    @property
+    def real(self) -> bool:
+        return self.kind == "float"
+
+    @property
+    def integral(self) -> bool:
+        """OpenVINO's ``integral``: not a float (boolean, nf4, string count)."""
+        return self.kind not in ("float", "complex")
+
+    @property
+    def integral_number(self) -> bool:
+        return self.integral and self.kind != "boolean"
+
+    @property
+    def signed(self) -> bool:
+        return bool(self.is_signed)
+
+    @property
+    def quantized(self) -> bool:
+        return bool(self.is_quantized)
+
+    def to_dtype(self) -> np.dtype:
+        """The numpy dtype irexec holds this type in (and takes inputs of): numpy's own,
+        ml_dtypes' for bf16, f8, i4, u1 ... (OpenVINO's gives float16 for bf16 and uint8 or
+        int8 for the narrow types; docs/api.md)."""
+        if self.dtype is None:
+            raise RuntimeError(f"element type {self.name} has no numpy dtype")
+        return self.dtype
+
+    def get_type_name(self) -> str:
+        return self.name
+
+    @property
+    def type_name(self) -> str:
+        return self.name
+
+    def to_string(self) -> str:
+        return self.name
+
+    def get_size(self) -> int:
+        """Bytes of one element, rounded up (OpenVINO's: 1 for u1, 4 for f32, 32 for string,
+        its C++ string object)."""
+        return (self.get_bitwidth() + 7) // 8
+
+    @property
+    def size(self) -> int:
+        return self.get_size()
+
+    def get_bitwidth(self) -> int:
+        return 256 if self.kind == "string" else self.bits
+
+    @property
+    def bitwidth(self) -> int:
+        return self.get_bitwidth()
+
+    def compatible(self, other) -> bool:
+        other = lookup(other)
+        return self == other or self.kind == "dynamic" or other.kind == "dynamic"
+
+    def merge(self, other) -> ElementType | None:
+        """The type both allow (dynamic gives way), None when they differ."""
+        other = lookup(other)
+        if self.kind == "dynamic":
+            return other
+        if other.kind == "dynamic" or other == self:
+            return self
+        return None
+
+    def __reduce__(self):
+        return lookup, (self.name,)  # unpickled: the table's own row
 
     # Class-level attributes (ElementType.f32 ...) are attached below the table.
 
@@ -152,6 +304,38 @@ for _et_item in _TABLE:
 # for ONNX models and the Python API only (complex64, complex128).
 SUPPORTED: tuple[ElementType, ...] = tuple(et for et in _TABLE if et.in_ir)
 NOT_IN_IR: tuple[ElementType, ...] = tuple(et for et in _TABLE if et.is_supported and not et.in_ir)
+
+
+_QUANTIZED = frozenset({"i4", "i8", "i32", "u8", "nf4", "f8e4m3", "f8e5m2", "f8e8m0", "f4e2m1"})
+
+# Python's own types as OpenVINO's Type() reads them.
+_BY_PYTHON_TYPE = {float: "f64", int: "i64", bool: "boolean", str: "string", bytes: "string"}
+
+
+def lookup(value) -> ElementType:
+    """An element type from anything that names one: an ElementType, an IR name ("f32"), a
+    numpy dtype or scalar type, or Python's float, int, bool, str. TypeError if it names
+    none (a user's argument: say what was given)."""
+    if isinstance(value, ElementType):
+        return value
+    if isinstance(value, str):
+        try:
+            return from_name(value)
+        except KeyError:
+            raise TypeError(f"{value!r} is not an element type name (such as f32, i64, "
+                            f"boolean)") from None
+    if isinstance(value, type) and value in _BY_PYTHON_TYPE:
+        return _BY_NAME[_BY_PYTHON_TYPE[value]]
+    try:
+        dtype = np.dtype(value)
+    except TypeError:
+        raise TypeError(f"{value!r} does not name an element type") from None
+    if dtype.kind in "US":
+        return _BY_NAME["string"]
+    try:
+        return from_dtype(dtype)
+    except KeyError:
+        raise TypeError(f"numpy dtype {dtype} is not an element type irexec holds") from None
 
 
 def from_name(name: str) -> ElementType:

@@ -21,34 +21,14 @@ import heapq
 import numpy as np
 
 from irexec.errors import IRError
+from irexec.ir import layout as layout_helpers
+from irexec.ir import rt_info as rt
 from irexec.ir.element_type import ElementType
-from irexec.ir.shape import PartialShape
+from irexec.ir.rt_info import RtInfo, rt_info_dict  # noqa: F401  (re-exported)
+from irexec.ir.shape import PartialShape, Shape
 
 if TYPE_CHECKING:
     from irexec.diagnostics.diagnostic import Diagnostic, Location
-
-
-@dataclass
-class RtInfo:
-    """One element of an ``<rt_info>`` block, kept as written so that nothing is lost."""
-
-    tag: str
-    attrs: dict[str, str] = field(default_factory=dict)
-    children: list[RtInfo] = field(default_factory=list)
-
-    def to_dict(self) -> Any:
-        """A plain view: ``value`` attributes become strings, nested blocks dicts."""
-        if not self.children:
-            return self.attrs.get("value", dict(self.attrs))
-        return rt_info_dict(self.children)
-
-
-def rt_info_dict(entries: list[RtInfo]) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for e in entries:
-        key = e.attrs.get("name", e.tag) if e.tag == "attribute" else e.tag
-        out[key] = e.to_dict()
-    return out
 
 
 @dataclass(eq=False)
@@ -62,6 +42,28 @@ class InputPort:
     line: int | None = None
     source: OutputPort | None = None  # set when edges are connected
     column: int | None = None
+
+    # OpenVINO's names (its Input).
+    def get_node(self) -> Node:
+        return self.node
+
+    def get_index(self) -> int:
+        return self.index
+
+    def get_source_output(self) -> OutputPort | None:
+        return self.source
+
+    def get_element_type(self) -> ElementType | None:
+        return None if self.source is None else self.source.element_type
+
+    def get_partial_shape(self) -> PartialShape | None:
+        return None if self.source is None else self.source.get_partial_shape()
+
+    def get_shape(self) -> Shape:
+        return self.source.get_shape()
+
+    def get_rt_info(self, path=None):
+        return rt.get(self.rt_info, path)
 
     def __repr__(self) -> str:
         return f"<input {self.index} of {self.node.name!r}>"
@@ -92,7 +94,9 @@ class OutputPort:
         return self.element_type
 
     def get_partial_shape(self) -> PartialShape | None:
-        return self.partial_shape
+        """The port's partial shape: a copy, which the caller may change (as OpenVINO's)."""
+        shape = self.partial_shape
+        return None if shape is None else PartialShape._of(shape._dims)
 
     # OpenVINO's names for the same facts (its Output / ConstOutput).
     @property
@@ -108,21 +112,92 @@ class OutputPort:
     def get_node(self) -> Node:
         return self.node
 
-    def get_shape(self) -> list[int]:
+    def get_shape(self) -> Shape:
         """The static shape, as OpenVINO's ``get_shape()``: RuntimeError if it is dynamic."""
         shape = self.partial_shape
         if shape is None or not shape.is_static:
             raise RuntimeError(f"output {self.index} of {self.node.name!r} has the dynamic "
                                f"shape {shape}; use get_partial_shape()")
-        return list(shape.to_shape())
+        return shape.to_shape()
 
     @property
-    def shape(self) -> list[int]:
+    def shape(self) -> Shape:
         return self.get_shape()
+
+    def get_target_inputs(self) -> set[InputPort]:
+        return set(self.consumers)
+
+    def get_rt_info(self, path=None):
+        return rt.get(self.rt_info, path)
+
+    def has_rt_info(self, path) -> bool:
+        return rt.has(self.rt_info, path)
+
+    def set_rt_info(self, value, path) -> None:
+        rt.put(self.rt_info, value, path, attribute=True)
 
     def __repr__(self) -> str:
         return (f"<output {self.index} of {self.node.name!r}: "
                 f"{self.element_type} {self.partial_shape}>")
+
+
+class ModelOutput(str, OutputPort):
+    """A model's output as OpenVINO shows it: the output of its Result layer (``get_node()``
+    is the Result), carrying the tensor its producer makes (names, element type and shape are
+    the producer's, read through). ``Model.outputs`` hands out one per Result, always the same
+    object; ``source`` is the producing layer's port.
+
+    It is also the output's name (a ``str``: irexec's output name, the first tensor name or
+    the Result's), so that the keys of a compiled model's Results are OpenVINO's ports and
+    irexec's names at once: ``list(results) == ["logits"]``, ``dict(results)["logits"]``,
+    ``np.savez(f, **results)`` keep working as they did when results were a dict by name.
+
+    NOTE for developers: irexec's Result layers have no output port of their own (the IR gives
+    them none); this face is what OpenVINO's API needs, nothing in the run uses it."""
+
+    def __new__(cls, result: Node, name: str):
+        return str.__new__(cls, name)
+
+    def __init__(self, result: Node, name: str):
+        self.node, self.index, self.port_id = result, 0, 0
+        self.line, self.column = result.line, result.column
+        self._name = name  # the output's name if the tensor has none
+
+    def __reduce__(self):
+        return ModelOutput, (self.node, self._name)
+
+    @property
+    def source(self) -> OutputPort | None:
+        return self.node.inputs[0].source if self.node.inputs else None
+
+    def _read(self, attr, default=None):
+        source = self.source
+        return default if source is None else getattr(source, attr)
+
+    names = property(lambda self: self._read("names") or [self._name])
+    element_type = property(lambda self: self._read("element_type"))
+    partial_shape = property(lambda self: self._read("partial_shape"))
+    declared = property(lambda self: self._read("declared"))
+    precision = property(lambda self: self._read("precision"))
+    consumers = property(lambda self: [])
+    rt_info = property(lambda self: self.node.inputs[0].rt_info if self.node.inputs else [])
+
+    def get_any_name(self) -> str:
+        return self.names[0]
+
+    def __repr__(self) -> str:
+        return (f"<output of {self.node.name!r} ({self.get_any_name()}): "
+                f"{self.element_type} {self.partial_shape}>")
+
+
+class Ports(list):
+    """A layer's ports: a list, which may also be called, as OpenVINO's ``node.inputs()`` and
+    ``node.outputs()`` are methods where irexec's are lists."""
+
+    __slots__ = ()
+
+    def __call__(self) -> list:
+        return list(self)
 
 
 @dataclass
@@ -158,6 +233,16 @@ class Body:
     # How the port map is written (one <port_map> or If's <then_port_map>/<else_port_map>).
     port_map_tag: str = "port_map"
 
+    def clone(self) -> Body:
+        import copy
+
+        twin = copy.copy(self)
+        twin.model = self.model.clone()
+        twin.inputs = [copy.copy(m) for m in self.inputs]
+        twin.outputs = [copy.copy(m) for m in self.outputs]
+        twin.back_edges = list(self.back_edges)
+        return twin
+
 
 @dataclass(eq=False)
 class Node:
@@ -169,8 +254,8 @@ class Node:
     version: str  # as written: "opset1"
     op: Any = None  # the op class that runs the layer (an irexec.ops Op), None if unknown
     attrs: dict[str, Any] = field(default_factory=dict)
-    inputs: list[InputPort] = field(default_factory=list)
-    outputs: list[OutputPort] = field(default_factory=list)
+    inputs: list[InputPort] = field(default_factory=Ports)
+    outputs: list[OutputPort] = field(default_factory=Ports)
     rt_info: list[RtInfo] = field(default_factory=list)
     line: int | None = None
     file: str | None = None
@@ -231,8 +316,149 @@ class Node:
     def get_output_element_type(self, index: int) -> ElementType | None:
         return self.outputs[index].element_type
 
+    def get_output_shape(self, index: int) -> Shape:
+        return self.outputs[index].get_shape()
+
+    # A layer of one output answers for it (OpenVINO's Node.get_element_type ...).
+    def _only_output(self) -> OutputPort:
+        if len(self.outputs) != 1:
+            raise RuntimeError(f"layer {self.name!r} has {len(self.outputs)} outputs; name one "
+                               f"(get_output_element_type(i) ...)")
+        return self.outputs[0]
+
+    def get_element_type(self) -> ElementType | None:
+        return self._only_output().element_type
+
+    def get_partial_shape(self) -> PartialShape | None:
+        return self._only_output().get_partial_shape()
+
+    def get_shape(self) -> Shape:
+        return self._only_output().get_shape()
+
+    @property
+    def shape(self) -> Shape:
+        return self.get_shape()
+
+    @property
+    def element_type(self) -> ElementType | None:
+        return self.get_element_type()
+
+    # A Parameter's declared type and shape (OpenVINO's Parameter.set_partial_shape ...);
+    # ``Model.validate_nodes_and_infer_types()`` then infers the model again.
+    def set_partial_shape(self, shape) -> None:
+        self.attrs["shape"] = shape if isinstance(shape, PartialShape) else PartialShape(shape)
+
+    def set_element_type(self, element_type) -> None:
+        from irexec.ir.element_type import lookup
+
+        self.attrs["element_type"] = lookup(element_type)
+
+    @property
+    def partial_shape(self) -> PartialShape | None:
+        return self.get_partial_shape()
+
+    def get_name(self) -> str:
+        return self.name
+
+    def set_friendly_name(self, name: str) -> None:
+        self.name = str(name)
+
+    @property
+    def friendly_name(self) -> str:
+        return self.name
+
+    @friendly_name.setter
+    def friendly_name(self, name: str) -> None:
+        self.set_friendly_name(name)
+
+    def get_input_size(self) -> int:
+        return len(self.inputs)
+
+    def input(self, index: int) -> InputPort:
+        return self.inputs[index]
+
+    def input_value(self, index: int) -> OutputPort | None:
+        """The output port feeding input ``index`` (OpenVINO's ``input_value``)."""
+        return self.inputs[index].source
+
+    def get_input_partial_shape(self, index: int) -> PartialShape | None:
+        return self.inputs[index].get_partial_shape()
+
+    def get_input_element_type(self, index: int) -> ElementType | None:
+        return self.inputs[index].get_element_type()
+
+    def get_input_shape(self, index: int) -> Shape:
+        return self.inputs[index].get_shape()
+
+    def get_attributes(self) -> dict[str, Any]:
+        """The layer's attributes by their IR names as OpenVINO's ``get_attributes`` gives
+        them: plain Python values (element types by name, shapes as lists with -1 for a
+        dynamic dim, sequences as lists); a Constant's without its place in the .bin. The
+        parsed values are ``node.attrs``."""
+        skip = ("offset", "size") if self.op is not None and \
+            getattr(self.op.spec, "role", None) == "constant" else ()
+        return {k: _plain_attr(v) for k, v in self.attrs.items() if k not in skip}
+
+    def get_rt_info(self, path=None):
+        return rt.get(self.rt_info, path)
+
+    def has_rt_info(self, path) -> bool:
+        return rt.has(self.rt_info, path)
+
+    def set_rt_info(self, value, path) -> None:
+        rt.put(self.rt_info, value, path, attribute=True)
+
+    # A Constant's payload (OpenVINO's Constant.get_data / get_vector).
+    def get_data(self) -> np.ndarray:
+        value = self.value
+        if value is None:
+            raise RuntimeError(f"layer {self.name!r} ({self.type}) holds no data: only a "
+                               f"Constant does")
+        return value
+
+    def get_vector(self) -> list:
+        return self.get_data().reshape(-1).tolist()
+
+    @property
+    def data(self) -> np.ndarray:
+        return self.get_data()
+
+    # A Parameter's (its output's) or a Result's (its input's) layout, as OpenVINO's.
+    def _layout_port(self):
+        return self.outputs[0] if self.outputs else self.inputs[0]
+
+    def get_layout(self):
+        return layout_helpers.get_layout(self._layout_port())
+
+    def set_layout(self, layout) -> None:
+        layout_helpers.set_layout(self._layout_port(), layout)
+
+    @property
+    def layout(self):
+        return self.get_layout()
+
+    @layout.setter
+    def layout(self, layout) -> None:
+        self.set_layout(layout)
+
     def __repr__(self) -> str:
         return f"<layer {self.id} {self.name!r} ({self.type}-{self.version})>"
+
+
+def _plain_attr(value):
+    if isinstance(value, ElementType):
+        return value.name
+    if isinstance(value, PartialShape):
+        if not value.rank_is_static:
+            return [-1]  # never a Parameter's in practice: OpenVINO prints "..."
+        return [d.min if d.is_static else -1 for d in value]
+    if isinstance(value, (list, tuple)):
+        return [_plain_attr(v) for v in value]
+    if isinstance(value, np.ndarray):
+        return value.tolist()
+    if isinstance(value, np.generic):
+        return value.item()
+    return value
 
 
 class Model:
@@ -273,6 +499,7 @@ class Model:
         self._graph = None
         self._order: list[Node] | None = None
         self._kahn_order: list[int] | None = None
+        self._output_faces: dict[int, ModelOutput] = {}  # by id of the Result layer
         if built:
             errors = [d for d in Model.reinfer(self) if d.is_error]
             if errors:
@@ -286,6 +513,7 @@ class Model:
         self._graph = None
         self._order = None
         self._kahn_order = None
+        self._output_faces = {}
 
     @property
     def graph(self):
@@ -376,8 +604,17 @@ class Model:
         return [p.outputs[0] for p in self.parameters]
 
     @property
-    def outputs(self) -> list[OutputPort]:
-        return [r.inputs[0].source for r in self.results]
+    def outputs(self) -> list[ModelOutput]:
+        """The model's outputs, one per Result, as OpenVINO's (``get_node()`` is the Result;
+        ``.source`` is the port of the layer that makes the tensor)."""
+        faces = self._output_faces
+        out = []
+        for r, name in zip(self.results, self.unique_output_names()):
+            face = faces.get(id(r))
+            if face is None or face.node is not r or face._name != name:
+                face = faces[id(r)] = ModelOutput(r, name)
+            out.append(face)
+        return out
 
     def cycles(self) -> list[list[int]]:
         """Layer ids of each cycle (a strongly connected group, or a layer feeding itself)."""
@@ -431,6 +668,22 @@ class Model:
             return source.names[0]
         return result.name
 
+    def unique_output_names(self) -> list[str]:
+        """Each Result's output name; a name already taken falls back to the Result's layer
+        name, and if that is taken too, to the layer name with a suffix ``_1``, ``_2`` ...
+        (outputs are found by name: two Results must never share one)."""
+        names: list[str] = []
+        for result in self.results:
+            name = self.output_name(result)
+            if name in names:
+                name = result.name
+            suffix = 0
+            while name in names:
+                suffix += 1
+                name = f"{result.name}_{suffix}"
+            names.append(name)
+        return names
+
     # --- OpenVINO's Model API -----------------------------------------------------------------
 
     # Inference lives above ir/ (it needs the ops): irexec/api.py sets this hook to
@@ -445,6 +698,161 @@ class Model:
 
     def get_ops(self) -> list[Node]:
         return list(self.nodes)
+
+    def get_ordered_ops(self) -> list[Node]:
+        """Every layer, producers before consumers."""
+        return list(self.topological_order())
+
+    def get_output_op(self, index: int) -> Node:
+        return self.results[index]
+
+    def get_parameter_index(self, parameter: Node) -> int:
+        """The position of a Parameter layer among the inputs; -1 if it is not one."""
+        return next((i for i, p in enumerate(self.parameters) if p is parameter), -1)
+
+    def get_result_index(self, result) -> int:
+        """The position of a Result layer (or of a model output) among the outputs; -1 if
+        it is not one."""
+        node = result.node if isinstance(result, ModelOutput) else result
+        return next((i for i, r in enumerate(self.results) if r is node), -1)
+
+    def get_sinks(self) -> list[Node]:
+        """The layers that run though no output needs them (Assign)."""
+        return [n for n in self.nodes if n.op is not None and n.op.spec.role == "sink"]
+
+    @property
+    def sinks(self) -> list[Node]:
+        return self.get_sinks()
+
+    def get_result(self) -> Node:
+        results = self.results
+        if len(results) != 1:
+            raise RuntimeError(f"get_result() needs a model with exactly one Result; this one "
+                               f"has {len(results)}")
+        return results[0]
+
+    def get_output_size(self) -> int:
+        return len(self.results)
+
+    def get_output_element_type(self, index: int) -> ElementType | None:
+        return self.outputs[index].element_type
+
+    def get_output_partial_shape(self, index: int) -> PartialShape | None:
+        return self.outputs[index].get_partial_shape()
+
+    def get_output_shape(self, index: int) -> Shape:
+        return self.outputs[index].get_shape()
+
+    # A layer of one output answers for it (OpenVINO's Node.get_element_type ...).
+    def _only_output(self) -> OutputPort:
+        if len(self.outputs) != 1:
+            raise RuntimeError(f"layer {self.name!r} has {len(self.outputs)} outputs; name one "
+                               f"(get_output_element_type(i) ...)")
+        return self.outputs[0]
+
+    def get_element_type(self) -> ElementType | None:
+        return self._only_output().element_type
+
+    def get_partial_shape(self) -> PartialShape | None:
+        return self._only_output().get_partial_shape()
+
+    def get_shape(self) -> Shape:
+        return self._only_output().get_shape()
+
+    @property
+    def shape(self) -> Shape:
+        return self.get_shape()
+
+    @property
+    def element_type(self) -> ElementType | None:
+        return self.get_element_type()
+
+    # A Parameter's declared type and shape (OpenVINO's Parameter.set_partial_shape ...);
+    # ``Model.validate_nodes_and_infer_types()`` then infers the model again.
+    def set_partial_shape(self, shape) -> None:
+        self.attrs["shape"] = shape if isinstance(shape, PartialShape) else PartialShape(shape)
+
+    def set_element_type(self, element_type) -> None:
+        from irexec.ir.element_type import lookup
+
+        self.attrs["element_type"] = lookup(element_type)
+
+    @property
+    def partial_shape(self) -> PartialShape | None:
+        return self.get_partial_shape()
+
+    def get_name(self) -> str:
+        return self.name
+
+    def get_friendly_name(self) -> str:
+        return self.name
+
+    def set_friendly_name(self, name: str) -> None:
+        self.name = str(name)
+
+    @property
+    def friendly_name(self) -> str:
+        return self.name
+
+    @friendly_name.setter
+    def friendly_name(self, name: str) -> None:
+        self.set_friendly_name(name)
+
+    def get_rt_info(self, path=None):
+        """The model's ``<rt_info>``: all of it as a dict, or the value at a key or a path of
+        keys (``get_rt_info(["runtime_options", "KV_CACHE_PRECISION"]).astype(str)``)."""
+        return rt.get(self.rt_info, path)
+
+    def has_rt_info(self, path) -> bool:
+        return rt.has(self.rt_info, path)
+
+    def set_rt_info(self, value, path) -> None:
+        """``value`` (kept as text, saved with the model) at a key or a path of keys."""
+        rt.put(self.rt_info, value, path)
+
+    def clone(self) -> Model:
+        """A copy that changes apart from this one (reshape, rt_info, names, layers added);
+        constants' payloads and parsed attribute values are shared (never changed in place).
+        Walks the layers in a loop: a model of any depth copies."""
+        import copy
+
+        port_of: dict[int, OutputPort] = {}
+        input_of: dict[int, InputPort] = {}
+        nodes = []
+        for node in self.nodes:
+            twin = copy.copy(node)
+            twin.attrs, twin.extra_attrs = dict(node.attrs), dict(node.extra_attrs)
+            twin.rt_info = copy.deepcopy(node.rt_info)
+            twin.bodies = {name: body.clone() for name, body in node.bodies.items()}
+            twin.outputs, twin.inputs = Ports(), Ports()
+            for port in node.outputs:
+                new = copy.copy(port)
+                new.node, new.names = twin, list(port.names)
+                new.rt_info = copy.deepcopy(port.rt_info)
+                port_of[id(port)] = new
+                twin.outputs.append(new)
+            for port in node.inputs:
+                new = copy.copy(port)
+                new.node, new.rt_info = twin, copy.deepcopy(port.rt_info)
+                input_of[id(port)] = new
+                twin.inputs.append(new)
+            nodes.append(twin)
+        for node in self.nodes:
+            for port in node.outputs:
+                port_of[id(port)].consumers = [input_of[id(c)] for c in port.consumers
+                                               if id(c) in input_of]
+            for port in node.inputs:
+                if port.source is not None:
+                    input_of[id(port)].source = port_of.get(id(port.source))
+        copied = Model(nodes, name=self.name, ir_version=self.ir_version,
+                       rt_info=copy.deepcopy(self.rt_info), path=self.path)
+        own = set(copied.__dict__)
+        for key, value in self.__dict__.items():
+            if key not in own:  # anything else a model carries, as it is
+                setattr(copied, key, value)
+        copied.diagnostics = list(self.diagnostics)
+        copied.weights = self.weights
+        return copied
 
     def input(self, key=None, out_of_range: type[Exception] = IndexError) -> OutputPort:
         return _port_by(self.inputs, key, "input", self._input_names, out_of_range)
@@ -463,18 +871,20 @@ class Model:
 
     def reshape(self, shapes) -> None:
         """New shapes for the inputs, and every tensor's type and shape inferred again (as
-        OpenVINO's ``Model.reshape``). ``shapes``: one shape (a list, tuple or PartialShape;
-        -1 or None for a dynamic dim) for a model of one input, or a dict keyed by input index,
-        name or port. The dims the file declared are dropped (they describe the old shapes).
+        OpenVINO's ``Model.reshape``). ``shapes``: one shape (a list, tuple, PartialShape or
+        text such as "1,3,224,224" or "?,3,1..8,224"; -1 or None for a dynamic dim) for a
+        model of one input, or a dict keyed by input index, name or port. The dims the file declared are dropped (they describe the old shapes).
         IRError, the model unchanged, if the new shapes break an op's rules."""
         if not isinstance(shapes, dict):
             shapes = {None: shapes}
         new = {}
         for key, shape in shapes.items():
             port = self.input(key)
-            if isinstance(shape, str):
-                raise TypeError("give a shape as a list, a tuple or a PartialShape, not text")
-            new[port.node] = shape if isinstance(shape, PartialShape) else PartialShape(shape)
+            try:
+                new[port.node] = shape if isinstance(shape, PartialShape) else PartialShape(shape)
+            except (TypeError, ValueError) as e:
+                raise ValueError(f"reshape: {shape!r} is not a shape for input "
+                                 f"{port.get_any_name()!r} ({e})") from None
         saved = [(p, p.declared, getattr(p, "element_type", None),
                   getattr(p, "partial_shape", None))
                  for n in self.nodes for p in (*n.inputs, *n.outputs)]
@@ -495,6 +905,19 @@ class Model:
                     port.element_type, port.partial_shape = et, shape
             for param, shape in old_attrs.items():
                 param.attrs["shape"] = shape
+            raise IRError(errors)
+
+    def validate_nodes_and_infer_types(self) -> None:
+        """Infer every layer again (after ``set_partial_shape`` on Parameters, say); IRError
+        listing every problem."""
+        for node in self.nodes:  # what the file declared no longer binds
+            for port in node.inputs:
+                port.declared = None
+            if node.op is not None:
+                for port in node.outputs:
+                    port.declared = None
+        errors = [d for d in Model.reinfer(self) if d.is_error]
+        if errors:
             raise IRError(errors)
 
     def __repr__(self) -> str:

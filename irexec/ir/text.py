@@ -6,46 +6,14 @@ line and layer. Each ``format_*`` is the exact inverse used by the writer.
 
 from __future__ import annotations
 
-import re
-
 from irexec.ir import element_type as et_table
 from irexec.ir.element_type import ElementType
 from irexec.ir.shape import Dimension, PartialShape
 
-# Numbers in IR text are ASCII, as OpenVINO reads them: Python's \d, \s, int() and str.strip()
-# would also take a fullwidth "\uff14" for 4, or an ideographic space around it.
-SPACE = " \t\n\r\f\v"
-_INT = re.compile(r"[ \t\n\r\f\v]*[-+]?[0-9]{1,20}[ \t\n\r\f\v]*")  # 20 digits: any 64-bit value
-_MAX_DIM = 2**63 - 1
-
-
-def parse_int(text: str) -> int:
-    if text.isdigit() and text.isascii() and len(text) <= 19:  # plain digits: the common case
-        return int(text)
-    if not _INT.fullmatch(text):
-        raise ValueError(f"'{short(text)}' is not an integer (of at most 20 digits)")
-    value = int(text)
-    if not -2**63 <= value < 2**64:
-        raise ValueError(f"'{short(text)}' does not fit in 64 bits")
-    return value
-
-
-def short(text: str, limit: int = 40) -> str:
-    """Echo user text in messages without flooding them."""
-    return text if len(text) <= limit else text[:limit] + "..."
-
-
-def is_uint(text: str) -> bool:
-    if text.isdigit() and text.isascii() and len(text) <= 20:
-        return True
-    return bool(_INT.fullmatch(text)) and int(text) >= 0
-
-
-def parse_uint(text: str) -> int:
-    value = parse_int(text)
-    if value < 0:
-        raise ValueError(f"'{text}' is negative; a non-negative integer is needed")
-    return value
+from irexec.ir.numbers import (  # noqa: F401  (the text forms of numbers, re-exported)
+    _INT, _MAX_DIM, SPACE, is_uint, parse_int, parse_uint, short)
+from irexec.ir.shape import (  # noqa: F401  (the text forms of shapes, re-exported)
+    _strip_brackets, parse_dimension, parse_partial_shape)
 
 
 def parse_bool(text: str) -> bool:
@@ -75,50 +43,6 @@ def parse_precision(text: str) -> ElementType:
         return et_table.from_precision(ascii_name(text, "a precision"))
     except KeyError:
         raise ValueError(f"'{text}' is not a precision (such as FP32, f32, I64, BOOL)") from None
-
-
-def _strip_brackets(text: str) -> str:
-    text = text.strip(SPACE)
-    if text.startswith("[") and text.endswith("]"):
-        text = text[1:-1].strip(SPACE)
-    return text
-
-
-def parse_dimension(text: str) -> Dimension:
-    t = text.strip(SPACE)
-    if t == "":
-        raise ValueError("a dimension is empty (two commas in a row, or one at an end?)")
-    if t in ("?", "-1"):
-        return Dimension.dynamic()
-    if ".." in t:
-        lo_text, hi_text = t.split("..", 1)
-        try:
-            lo = parse_uint(lo_text) if lo_text.strip(SPACE) else 0
-            hi = parse_uint(hi_text) if hi_text.strip(SPACE) else None
-        except ValueError as e:
-            raise ValueError(f"interval '{t}': {e}") from None
-        if hi is not None and hi < lo:
-            raise ValueError(f"interval '{t}' has its upper bound below its lower bound")
-        return Dimension(lo, hi)
-    if not _INT.fullmatch(t):
-        raise ValueError(f"'{t}' is not a dimension (a size, ?, -1, or an interval like 2..10)")
-    value = int(t)
-    if value < 0:
-        raise ValueError(f"dimension '{t}' is negative; use -1 or ? for a dynamic size")
-    if value > _MAX_DIM:
-        raise ValueError(f"dimension '{t}' is too large")
-    return Dimension.static(value)
-
-
-def parse_partial_shape(text: str) -> PartialShape:
-    """``1,3,224,224``; ``?``/``-1`` dynamic; ``2..10``, ``..8``, ``3..`` intervals; ``...`` a
-    dynamic rank; empty for a scalar. Brackets and spaces around are tolerated."""
-    t = _strip_brackets(text)
-    if t == "...":
-        return PartialShape.dynamic()
-    if t == "":
-        return PartialShape([])
-    return PartialShape([parse_dimension(part) for part in t.split(",")])
 
 
 def parse_static_shape(text: str) -> tuple[int, ...]:

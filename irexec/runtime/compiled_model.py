@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 
 import numpy as np
 
@@ -20,11 +20,16 @@ from irexec.runtime.plan import call_signature, remember_call
 from irexec.runtime.plan import check as check_step
 from irexec.runtime.plan import check_known, exact_check, oversized, small_values
 from irexec.runtime.precise import precision_of
-from irexec.runtime.results import Results, Tensor, port_names
+from irexec.runtime.infer_request import InferRequest, VariableState, variable_states
+from irexec.runtime.properties import CompiledProperties
+from irexec.runtime.results import OutputIndex, Results, Tensor
 from irexec.runtime.loop_code import LoopCode
 from irexec.runtime.loop_code import small as small_body
 from irexec.runtime.trace import Tracer, body_trace, traces_bodies
 from irexec.diagnostics.diagnostic import Location
+
+
+_KEPT_POOLS = 4  # spare-memory pools kept between calls: one per call running at once
 
 
 def _plain_form(slot: InputSlot) -> tuple[np.dtype | None, tuple[int, ...] | None]:
@@ -41,12 +46,20 @@ def _plain_form(slot: InputSlot) -> tuple[np.dtype | None, tuple[int, ...] | Non
     return dtype, (slot.shape.to_shape() if slot.shape.is_static else None)
 
 
-def _as_array(value, slot: InputSlot, plain=(None, None)) -> np.ndarray:
+def _as_array(value, slot: InputSlot, plain=(None, None), convert: bool = False) -> np.ndarray:
+    """``value`` as the array the input ``slot`` takes; IRError (IR603, IR604) if it cannot
+    be. ``convert``: numbers of another type are converted to the input's, as OpenVINO's
+    Python API converts them (``astype``: a float64 array for an f32 input, a Python list);
+    without it (irexec's own checks: the command line) another type is an error."""
     dtype, shape = plain
     if type(value) is np.ndarray and dtype is not None and value.dtype == dtype:
         if value.shape == shape or shape is None and slot.shape.contains(value.shape):
             return value
+    if isinstance(value, Tensor):
+        value = value.data
     array = np.asarray(value)
+    if convert:
+        array = _converted(array, slot)
     if array.dtype.byteorder not in ("=", "|") and array.dtype.kind in "biuf":
         array = array.astype(array.dtype.newbyteorder("="))  # big-endian input: same values
     if array.dtype.kind == "U":  # numpy unicode strings: held as object arrays of str
@@ -77,6 +90,46 @@ def _as_array(value, slot: InputSlot, plain=(None, None)) -> np.ndarray:
     return _check_shape(array, slot)
 
 
+_NUMERIC_KINDS = "biuf"
+
+
+def _converted(array: np.ndarray, slot: InputSlot) -> np.ndarray:
+    """OpenVINO's conversions of a value for an input: numbers (booleans too) cast to the
+    input's numeric type; a scalar given for an input of one element takes its shape."""
+    expected = slot.element_type
+    if expected.is_dynamic or expected.is_coded or expected.dtype is None:
+        return array
+    target = expected.dtype
+    if array.dtype != target and expected.kind in ("boolean", "int", "uint", "float") and \
+            _is_number(array.dtype):
+        array = array.astype(target)
+    if array.ndim == 0 and slot.shape.is_static:
+        dims = slot.shape.to_shape()
+        if len(dims) and int(np.prod(dims)) == 1:
+            array = array.reshape(dims)
+    return array
+
+
+def _is_number(dtype: np.dtype) -> bool:
+    if dtype.kind in _NUMERIC_KINDS:
+        return True
+    try:  # ml_dtypes' types (bf16, f8, i4 ...) are numbers too
+        et = et_table.from_dtype(dtype)
+    except KeyError:
+        return False
+    return et.kind in ("int", "uint", "float") and not et.is_coded
+
+
+def _is_simple_list(value) -> bool:
+    """A list of numbers (or of lists of numbers): one input's value, for a model of one
+    input, as OpenVINO reads it."""
+    for item in value:
+        items = item if isinstance(item, list) else (item,)
+        if not all(isinstance(v, (int, float, str, bytes, np.number)) for v in items):
+            return False
+    return True
+
+
 def _how_to_give(et) -> str:
     """How to make an array of this element type, for error messages."""
     if et.is_coded:
@@ -96,7 +149,8 @@ def _check_shape(array: np.ndarray, slot: InputSlot) -> np.ndarray:
 
 
 class CompiledModel:
-    """A model ready to run: ``compiled(inputs) -> {output name: array}``.
+    """A model ready to run: ``compiled(inputs) -> Results`` (outputs by index, name or
+    port, as OpenVINO's).
 
     Thread safety: one CompiledModel may be called from any number of threads at once. A call
     reads the plan and the constants (never written after compiling), keeps its values in its
@@ -104,24 +158,29 @@ class CompiledModel:
     never written again by irexec. An InferRequest keeps its last ``results``: give each thread
     its own."""
 
-    def __init__(self, model: Model, config: Mapping | None = None):
+    def __init__(self, model: Model, config: Mapping | None = None,
+                 properties: CompiledProperties | None = None):
         self.model = model
         # config {"precision": "f64"}: precise mode (irexec/runtime/precise.py)
         self.precision = precision_of(config)
         # config {"decompression": "fused" | "per-call" | "ir"}: irexec/runtime/fusion.py
         self.decompression = fusion.mode_of(config)
+        # OpenVINO's properties as given and as irexec reports them (runtime/properties.py)
+        self.properties = properties or CompiledProperties(model.name, self.precision)
         self.plan: Plan = compile_plan(model, precise=self.precision == "f64",
                                        decompression=self.decompression)
         self._by_name: dict[str, InputSlot] = {}
         self._plain = {slot.slot: _plain_form(slot) for slot in self.plan.inputs}
-        # how Results maps the model's output ports to names, made once
-        self._output_ports = port_names(self.model.outputs, [o.name for o in self.plan.outputs])
+        # how Results finds an output by index, name or port, made once
+        self._outputs_index = OutputIndex(self.model.outputs,
+                                          [o.name for o in self.plan.outputs])
+        self._position = {slot.slot: i for i, slot in enumerate(self.plan.inputs)}
         for slot in self.plan.inputs:
             for name in slot.names:
                 self._by_name.setdefault(name, slot)
-        self._pool: buffers.Pool | None = None
-        self._lock = threading.Lock()  # hands the pool to one call at a time
-        self._returned: list[np.ndarray] = []
+        # spare memory for the kernels' outputs, one pool per call in flight (see _infer)
+        self._pools: list[tuple[buffers.Pool, list[np.ndarray]]] = []
+        self._lock = threading.Lock()
         self._variables: dict[str, np.ndarray] = {}  # the state of calls made without a request
         for node, runners in self.plan.bodies:
             for name, body in node.bodies.items():
@@ -161,57 +220,126 @@ class CompiledModel:
                                Location(self.model.path))
         return _as_array(value, slot)
 
-    def _bind_inputs(self, inputs) -> dict[int, np.ndarray]:
+    def _input_position(self, key) -> int | None:
+        """The position of the input ``key`` names: an index, a name (a Parameter's layer name
+        or any tensor name of its port), or a port (``model.input(i)``, ``compiled.input(i)``
+        or a port of a copy of the model with the same name); None if none."""
         slots = self.plan.inputs
+        if type(key) is str:
+            slot = self._by_name.get(key)
+            return None if slot is None else self._position[slot.slot]
+        if isinstance(key, (int, np.integer)) and not isinstance(key, bool):
+            return int(key) if 0 <= key < len(slots) else None
+        if isinstance(key, OutputPort):
+            for i, port in enumerate(self.model.inputs):
+                if port is key:
+                    return i
+            for name in (key.node.name, *key.names):
+                slot = self._by_name.get(name)
+                if slot is not None:
+                    return self._position[slot.slot]
+            return None
+        raise IRError.make("IR601", f"an input is chosen by name, index or port, not "
+                                    f"{type(key).__name__} ({key!r})", Location(self.model.path))
+
+    def _no_such_input(self, key) -> IRError:
+        known = ", ".join(repr(s.name) for s in self.plan.inputs) or "none"
+        what = f"index {key}" if isinstance(key, (int, np.integer)) else \
+            f"port {key!r}" if isinstance(key, OutputPort) else f"named {key!r}"
+        return IRError.make("IR601", f"the model has no input {what} (inputs: {known})",
+                            Location(self.model.path))
+
+    def _bind_one(self, position: int, value) -> np.ndarray:
+        """The array for input ``position`` from a value (converted as for a call)."""
+        slot = self.plan.inputs[position]
+        return _as_array(value, slot, self._plain[slot.slot], True)
+
+    def _bind_inputs(self, inputs, fill=None, convert: bool = True) -> dict[int, np.ndarray]:
+        """{slot: array} for a call, from every form OpenVINO's API takes: one array (or
+        Tensor, or scalar) for a model of one input, a list or tuple in Parameter order, a
+        dict keyed by name, index or port; values as arrays, Tensors, lists or numbers.
+        ``fill(position)``: the array for an input not given (an infer request's tensors),
+        None if it has none; an input neither given nor filled is an error (IR602)."""
+        slots = self.plan.inputs
+        plain = self._plain
+        kind = type(inputs)
+        if kind is np.ndarray or kind is Tensor or (
+                inputs is not None and not isinstance(inputs, (Mapping, list, tuple))):
+            if len(slots) != 1:
+                raise IRError.make("IR602", f"one value was given but the model takes "
+                                            f"{len(slots)} inputs (in order: "
+                                            f"{', '.join(s.name for s in slots)}); give a "
+                                            f"list or a dict", Location(self.model.path))
+            slot = slots[0]
+            return {slot.slot: _as_array(inputs, slot, plain[slot.slot], convert)}
+        given: dict[int, np.ndarray] = {}
         if inputs is None:
-            inputs = {}
-        if type(inputs) is dict or isinstance(inputs, Mapping):
-            given: dict[int, np.ndarray] = {}
+            pass
+        elif kind is dict or isinstance(inputs, Mapping):
+            if isinstance(inputs, Results):
+                inputs = dict(enumerate(inputs.values()))
             for key, value in inputs.items():
-                slot = self._by_name.get(key)
-                if slot is None:
-                    known = ", ".join(repr(s.name) for s in slots) or "none"
-                    raise IRError.make("IR601", f"the model has no input named {key!r} "
-                                                f"(inputs: {known})", Location(self.model.path))
+                i = self._input_position(key)
+                if i is None:
+                    raise self._no_such_input(key)
+                slot = slots[i]
                 if slot.slot in given:
                     raise IRError.make("IR601", f"input '{slot.name}' is given twice (as "
-                                                f"{key!r} and another of its names)", slot.location)
-                given[slot.slot] = _as_array(value, slot, self._plain[slot.slot])
-        elif isinstance(inputs, Sequence) and not isinstance(inputs, (str, bytes)):
-            if len(inputs) != len(slots):
+                                                f"{key!r} and another of its names)",
+                                       slot.location)
+                given[slot.slot] = _as_array(value, slot, plain[slot.slot], convert)
+        else:
+            if len(slots) == 1 and kind is list and _is_simple_list(inputs):
+                inputs = [inputs]  # a list of numbers: the one input's value
+            if len(inputs) > len(slots) or (fill is None and len(inputs) != len(slots)):
                 raise IRError.make("IR602", f"the model takes {len(slots)} inputs (in order: "
                                             f"{', '.join(s.name for s in slots)}) but "
-                                            f"{len(inputs)} {'was' if len(inputs) == 1 else 'were'} given", Location(self.model.path))
-            given = {s.slot: _as_array(v, s, self._plain[s.slot])
-                     for s, v in zip(slots, inputs)}
-        else:
-            raise IRError.make("IR601", "inputs must be a dict {name: array} or a list in "
-                                        "Parameter order", Location(self.model.path))
-        missing = [s.name for s in slots if s.slot not in given]
-        if missing:
-            raise IRError.make("IR602", f"no value given for input{'s' * (len(missing) > 1)} "
-                                        f"{', '.join(map(repr, missing))}",
-                               Location(self.model.path))
+                                            f"{len(inputs)} {'was' if len(inputs) == 1 else 'were'}"
+                                            f" given", Location(self.model.path))
+            for s, v in zip(slots, inputs):
+                given[s.slot] = _as_array(v, s, plain[s.slot], convert)
+        if len(given) < len(slots):
+            missing = []
+            for i, s in enumerate(slots):
+                if s.slot not in given:
+                    value = None if fill is None else fill(i)
+                    if value is None:
+                        missing.append(s.name)
+                    else:
+                        given[s.slot] = _as_array(value, s, plain[s.slot], convert)
+            if missing:
+                raise IRError.make("IR602", f"no value given for input{'s' * (len(missing) > 1)} "
+                                            f"{', '.join(map(repr, missing))}",
+                                   Location(self.model.path))
         return given
 
-    def __call__(self, inputs=None, trace=None, variables: dict | None = None,
-                 trace_bodies: bool = False, profile: dict | None = None) \
-            -> dict[str, np.ndarray]:
-        """Run the plan. ``trace`` (a directory, or a callable ``trace(layer, port, array)``)
+    def __call__(self, inputs=None, share_inputs: bool = True, share_outputs: bool = False, *,
+                 decode_strings: bool = True, trace=None, variables: dict | None = None,
+                 trace_bodies: bool = False, profile: dict | None = None) -> Results:
+        """Run the plan on ``inputs`` (every form OpenVINO takes: see ``_bind_inputs``) and
+        return the outputs as :class:`Results`. ``share_inputs``/``share_outputs`` are
+        OpenVINO's and change nothing here: irexec never copies nor writes the inputs, and the
+        arrays it returns are its own, never written again. ``decode_strings`` is accepted
+        (string outputs are arrays of Python str either way).
+        ``trace`` (a directory, or a callable ``trace(layer, port, array)``)
         is given every layer's outputs as they are made; with ``trace_bodies`` the layers of
         sub-graphs too, per iteration (see ``irexec.runtime.trace``). ``profile``: a dict to
         which each layer's time in this call is added, in seconds, keyed by layer id (a layer
         with bodies counts theirs; layers folded into constants take none).
         ``variables`` holds a stateful model's variables (ReadValue/Assign) between calls: an
         InferRequest's own; by default the compiled model's."""
+        return self._infer(self._bind_inputs(inputs), trace, variables, trace_bodies, profile)
+
+    def _infer(self, bound: dict[int, np.ndarray], trace=None, variables: dict | None = None,
+               trace_bodies: bool = False, profile: dict | None = None) -> Results:
+        """Run the plan on inputs already bound to their slots."""
         plan = self.plan
         # Memory no one can reach any more, for the kernels' outputs (see kernels/buffers.py):
-        # this call's freed intermediates, and the last call's outputs if the caller dropped
-        # them. Each call takes the pool for itself under the lock, so concurrent calls (from
-        # several threads) never share one: a second call meanwhile starts a fresh pool.
+        # this call's freed intermediates, and an earlier call's outputs if the caller dropped
+        # them. Each call takes a pool for itself under the lock, so concurrent calls (from
+        # several threads, an AsyncInferQueue) never share one; each gives it back after.
         with self._lock:
-            pool, self._pool = self._pool or buffers.Pool(), None
-            returned, self._returned = self._returned, []
+            pool, returned = self._pools.pop() if self._pools else (buffers.Pool(), [])
         while returned:
             pool.give(returned.pop(), 0)
         tracer = Tracer(trace, self.model, trace_bodies) if trace is not None else None
@@ -219,26 +347,32 @@ class CompiledModel:
         try:
             with buffers.using(pool), state.using(self._variables if variables is None
                                                    else variables), ew.ignoring():
-                outputs = self._run(plan, inputs, tracer, profile=profile)
+                outputs = self._run(plan, None, tracer, bound, profile=profile)
         finally:
             if tracer is not None:
                 tracer.deactivate(token)
                 tracer.close()  # a trace folder's index lists what was made, even after an error
+        returned = [a for a in outputs if a.nbytes >= buffers.MIN_BYTES]
         with self._lock:
-            self._returned = [a for a in outputs.values() if a.nbytes >= buffers.MIN_BYTES]
-            self._pool = pool
-        return Results(outputs, self._output_ports)
+            if len(self._pools) < _KEPT_POOLS:
+                self._pools.append((pool, returned))
+        return Results(outputs, self._outputs_index)
+
+    @property
+    def _pool(self) -> buffers.Pool | None:
+        """The spare-memory pool the next call takes (None before the first call)."""
+        return self._pools[-1][0] if self._pools else None
 
     def release_memory(self) -> None:
         """Drop the spare arrays kept for reuse by the next call (as OpenVINO's
         ``CompiledModel.release_memory``), and the kernels' scratch memory of every thread
         (kernels/scratch.py). Arrays already returned are never touched."""
-        self._pool = None
-        self._returned = []
+        with self._lock:
+            self._pools = []
         scratch.release()
 
     def _run(self, plan: Plan, inputs, tracer: Tracer | None, bound=None,
-             profile: dict | None = None) -> dict[str, np.ndarray]:
+             profile: dict | None = None) -> list[np.ndarray]:
         """Run the plan on ``inputs`` (checked here), or on ``bound``: {slot: array} already
         known to fit (a body's Parameters, fed by its layer after inference)."""
         pool = buffers.current()
@@ -326,8 +460,7 @@ class CompiledModel:
             tracer.finish()
         if not known:
             remember_call(plan, call)
-        return {o.name: (np.array(values[o.slot]) if o.copy else values[o.slot])
-                for o in plan.outputs}
+        return [np.array(values[o.slot]) if o.copy else values[o.slot] for o in plan.outputs]
 
     def run_by_id(self, values: dict[int, np.ndarray], trace=None) -> dict[int, np.ndarray]:
         """Run with inputs keyed by Parameter layer id; outputs keyed by Result layer id (how a
@@ -344,7 +477,7 @@ class CompiledModel:
                 outputs = self._run(plan, None, tracer, bound)
             finally:
                 tracer.deactivate(token)
-        return {o.layer_id: outputs[o.name] for o in plan.outputs}
+        return {o.layer_id: a for o, a in zip(plan.outputs, outputs)}
 
     @staticmethod
     def _store(step, values: list, result) -> None:
@@ -359,6 +492,25 @@ class CompiledModel:
 
     # --- OpenVINO's names ---------------------------------------------------------------------
 
+    def get_runtime_model(self) -> Model:
+        """The model this runs (irexec runs the model as read: no other graph)."""
+        return self.model
+
+    def query_state(self) -> list[VariableState]:
+        """The variables of the calls made on the compiled model itself (``compiled(x)``)."""
+        return variable_states(self.model, self._variables)
+
+    def reset_state(self) -> None:
+        self._variables.clear()
+
+    def get_property(self, name: str):
+        """One of the properties this was compiled with (``irexec.properties``), or one
+        irexec reports (``OPTIMAL_NUMBER_OF_INFER_REQUESTS``, ``SUPPORTED_PROPERTIES`` ...)."""
+        return self.properties.get(name)
+
+    def set_property(self, properties) -> None:
+        self.properties.set(properties)
+
     def input(self, key=None):
         """An input port: the only one (no key), by index, or by name (as OpenVINO's)."""
         return self.model.input(key, out_of_range=RuntimeError)
@@ -370,6 +522,11 @@ class CompiledModel:
     def infer_new_request(self, inputs=None) -> Results:
         """Run once in a new request (OpenVINO's name for a call)."""
         return self.create_infer_request().infer(inputs)
+
+    def __repr__(self) -> str:
+        return (f"<CompiledModel: {self.model.name!r}, inputs "
+                f"{[p.get_any_name() for p in self.model.inputs]}, outputs "
+                f"{[p.get_any_name() for p in self.model.outputs]}>")
 
 
 class BodyRunner:
@@ -428,124 +585,3 @@ class BodyRunner:
         shape = port.partial_shape
         dims = [d.min if d.is_static else 0 for d in shape] if shape.rank_is_static else []
         return np.zeros(dims, dtype=port.element_type.dtype)
-
-
-class VariableState:
-    """One variable of a stateful model, as OpenVINO's ``VariableState``: ``name``, ``state``
-    (its value; None before the first Assign), ``reset()``."""
-
-    def __init__(self, variables: dict[str, np.ndarray], name: str):
-        self._variables, self.name = variables, name
-
-    @property
-    def state(self) -> np.ndarray | None:
-        return self._variables.get(self.name)
-
-    def reset(self) -> None:
-        self._variables.pop(self.name, None)
-
-
-class InferRequest:
-    """OpenVINO's request-style interface: ``request.infer(inputs)``, then ``request.results``;
-    or tensors set one by one (``set_tensor``, or writing into ``get_tensor(name).data``), then
-    ``infer()``; ``start_async``/``wait`` run it on another thread. A request keeps its own
-    variables of a stateful model (ReadValue/Assign) between calls."""
-
-    def __init__(self, compiled: CompiledModel):
-        self.compiled = compiled
-        self.results: Results = Results({}, [])
-        self._inputs: dict[str, Tensor] = {}  # by Parameter layer name
-        self._thread: threading.Thread | None = None
-        self._error: BaseException | None = None
-        self._variables: dict[str, np.ndarray] = {}
-
-    def infer(self, inputs=None) -> Results:
-        """Run on ``inputs`` (remembered as this request's input tensors), or, without them,
-        on the tensors set before."""
-        if inputs is None:
-            inputs = {name: t.data for name, t in self._inputs.items()}
-        elif isinstance(inputs, Mapping):
-            for key, value in inputs.items():
-                self._remember(key, value)
-        self.results = self.compiled(inputs, variables=self._variables)
-        return self.results
-
-    def query_state(self) -> list[VariableState]:
-        """The model's variables (every ReadValue's variable_id), in model order."""
-        names = dict.fromkeys(n.attrs["variable_id"] for n in self.compiled.model.nodes
-                              if "variable_id" in n.attrs and n.op.spec.role != "sink")
-        return [VariableState(self._variables, name) for name in names]
-
-    def reset_state(self) -> None:
-        """Every variable back to its initial value."""
-        self._variables.clear()
-
-    def _remember(self, key, value) -> None:
-        name = self._input_layer(key)
-        if name is not None:
-            self._inputs[name] = value if isinstance(value, Tensor) else \
-                Tensor(value, shared_memory=True)
-
-    def _input_layer(self, key) -> str | None:
-        if isinstance(key, OutputPort):
-            key = key.node.name if key.node.type == "Parameter" else None
-        if isinstance(key, (int, np.integer)) and not isinstance(key, bool):
-            names = self.compiled.input_names()
-            return names[key] if -len(names) <= key < len(names) else None
-        return self.compiled.input_name(key) if isinstance(key, str) else None
-
-    def set_tensor(self, key, tensor) -> None:
-        """The value of an input (by name or port) for the next ``infer()``: a Tensor (or a
-        numpy array), checked now against the input's element type and shape."""
-        name = self._input_layer(key)
-        if name is None:
-            raise RuntimeError(f"set_tensor: the model has no input {key!r} (irexec makes new "
-                               f"output arrays; an output's tensor cannot be set)")
-        array = tensor.data if isinstance(tensor, Tensor) else tensor
-        self.compiled.check_input(name, array)
-        self._inputs[name] = tensor if isinstance(tensor, Tensor) else \
-            Tensor(array, shared_memory=True)
-
-    def get_tensor(self, key) -> Tensor:
-        """An input's tensor (the one set; for a static shape not set yet, one of zeros that
-        the next ``infer()`` reads, so writing into its ``.data`` gives the input) or an
-        output's from the last inference, by name or port."""
-        name = self._input_layer(key)
-        if name is not None:
-            if name not in self._inputs:
-                port = self.compiled.model.input(name)
-                if port.partial_shape is None or not port.partial_shape.is_static:
-                    raise RuntimeError(f"input {name!r} has the dynamic shape "
-                                       f"{port.partial_shape} and no tensor yet: set_tensor it")
-                self._inputs[name] = Tensor(port.element_type, port.get_shape())
-            return self._inputs[name]
-        if key in self.results:
-            return Tensor(self.results[key], shared_memory=True)
-        port = self.compiled.model.output(key)  # raises if there is no such output
-        raise RuntimeError(f"output {port.get_any_name()!r} has no tensor yet: call infer() "
-                           f"first")
-
-    def start_async(self, inputs=None, userdata=None) -> None:
-        """Start ``infer(inputs)`` on another thread; ``wait()`` for it. RuntimeError if the
-        request is still busy with the last one."""
-        if self._thread is not None and self._thread.is_alive():
-            raise RuntimeError("the request is busy: wait() for it first")
-        self._error = None
-
-        def run():
-            try:
-                self.infer(inputs)
-            except BaseException as e:  # handed to wait()
-                self._error = e
-
-        self._thread = threading.Thread(target=run, name="irexec-infer", daemon=True)
-        self._thread.start()
-
-    def wait(self) -> None:
-        """Wait for ``start_async``'s inference; raise what it raised."""
-        if self._thread is not None:
-            self._thread.join()
-            self._thread = None
-        error, self._error = self._error, None
-        if error is not None:
-            raise error

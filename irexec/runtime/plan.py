@@ -255,20 +255,8 @@ def compile_plan(model: Model, precise: bool = False, decompression: str = "fuse
 
 
 def output_names(model: Model) -> list[str]:
-    """Each Result's output name; a name already taken falls back to the Result's layer name,
-    and if that is taken too, to the layer name with a suffix ``_1``, ``_2`` ... (outputs are a
-    dict: two Results must never share a key)."""
-    names: list[str] = []
-    for result in model.results:
-        name = model.output_name(result)
-        if name in names:
-            name = result.name
-        suffix = 0
-        while name in names:
-            suffix += 1
-            name = f"{result.name}_{suffix}"
-        names.append(name)
-    return names
+    """Each Result's output name, unique (``Model.unique_output_names``)."""
+    return model.unique_output_names()
 
 
 def _compile_plan(model: Model, precise: bool = False, decompression: str = "fused") -> Plan:

@@ -118,8 +118,15 @@ def test_run_fixed_succeeds(code, tmp_path):
 @pytest.mark.parametrize("code", [c for c in RUNTIME if load_inputs(inputs_path(c)) is not None])
 def test_python_api_fails_with_its_code(code):
     compiled = irexec.compile_model(xml_path(code))
-    with pytest.raises(irexec.IRError) as info:
-        compiled(load_inputs(inputs_path(code)))
+    inputs = load_inputs(inputs_path(code))
+    if code == "IR603":  # a call converts numbers as OpenVINO's API does; the check is strict
+        compiled(inputs)
+        with pytest.raises(irexec.IRError) as info:
+            for name, value in inputs.items():
+                compiled.check_input(name, value)
+    else:
+        with pytest.raises(irexec.IRError) as info:
+            compiled(inputs)
     assert [d.code for d in info.value.diagnostics] == [code]
     outputs = irexec.compile_model(xml_path(code, fixed=True))(
         load_inputs(inputs_path(code, fixed=True)))
