@@ -8,6 +8,7 @@
 
 from irexec import ops as _ops  # noqa: F401  (registers the built-in operations)
 from irexec.api import Core, compile_model, read_model, save_model
+from irexec import pickling as _pickling  # noqa: F401  (Model and CompiledModel pickle as IR)
 from irexec.errors import InternalError, IRError, OpError
 from irexec.ir.element_type import ElementType
 from irexec.ir.model import Model

@@ -36,9 +36,9 @@ LAYERS: list[tuple[str, ...]] = [
     ("irexec.infer", "irexec.availability"),
     ("irexec.io",),
     ("irexec.runtime",),
-    ("irexec.builder", "irexec.api", "irexec"),
+    ("irexec.builder", "irexec.api", "irexec.pickling", "irexec"),
     ("irexec.onnx_backend",),
-    ("irexec.cli", "irexec.__main__"),
+    ("irexec.cli", "irexec.__main__", "irexec.batch"),
 ]
 
 
