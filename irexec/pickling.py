@@ -132,6 +132,14 @@ class ModelSource:
     def without_bytes(self) -> ModelSource:
         return ModelSource(self.digest, self.path, self.weights_path)
 
+    def found_here(self) -> bool:
+        """Whether this machine has the model's files, with the sender's digest."""
+        try:
+            return self.path is not None and _file_digest(self.path, self.weights_path) == \
+                self.digest
+        except OSError:
+            return False
+
     def read(self) -> Model:
         """The model, read afresh (IRError if the bytes or the file are not what was sent)."""
         if self.xml is not None:
@@ -162,6 +170,13 @@ class ModelSource:
                 _compiled.clear()  # one model at a time per worker: a new job drops the old
                 _compiled[key] = found
         return found
+
+
+    def remember(self, compiled: CompiledModel, config: dict | None = None) -> None:
+        """Take ``compiled`` (this very model, already compiled here) as this process's copy."""
+        with _cache_lock:
+            _compiled.clear()
+            _compiled[(self.digest, repr(sorted((config or {}).items())))] = compiled
 
 
 _compiled: dict = {}

@@ -1,4 +1,5 @@
-"""A progress bar on stderr for long work, shown only when stderr is a terminal.
+"""A progress bar on stderr for long work (with the rate so far and the time left at that rate),
+shown only when stderr is a terminal.
 
 Piped or redirected, nothing is drawn, so logs and scripts see only the results. No dependency:
 a bar is one line redrawn with a carriage return. Lines the command prints while the bar is up go
@@ -25,6 +26,7 @@ class Progress:
         self.enabled = self._is_terminal() if enabled is None else enabled
         self._drawn = 0
         self._last = 0.0
+        self._started = time.monotonic()
 
     def _is_terminal(self) -> bool:
         try:
@@ -35,7 +37,17 @@ class Progress:
     def _line(self) -> str:
         filled = WIDTH * self.done // self.total if self.total else WIDTH
         return (f"[{'#' * filled}{'.' * (WIDTH - filled)}] {self.done}/{self.total}"
-                f" {self.label}")[:200]
+                f"{self._pace()} {self.label}")[:200]
+
+    def _pace(self) -> str:
+        """The rate so far and the time left at that rate (nothing before the first item)."""
+        elapsed = time.monotonic() - self._started
+        if not self.done or elapsed <= 0:
+            return ""
+        rate = self.done / elapsed
+        left = int(round((self.total - self.done) / rate)) if self.total > self.done else 0
+        shown = f"{rate:.1f}/s" if rate >= 1 else f"{1 / rate:.1f} s each"
+        return f" {shown}, ETA {left // 3600}:{left // 60 % 60:02d}:{left % 60:02d}"
 
     def _draw(self, force: bool = False) -> None:
         if not self.enabled:

@@ -1,0 +1,76 @@
+"""Run or compare a model over many samples: here, in a pool of worker processes, or on a Dask
+cluster. The command line's ``--input-dir``, ``--jobs`` and ``--scheduler`` stand on this.
+
+    import irexec.batch
+    for results in irexec.batch.run("model.xml", samples, jobs=2):   # in sample order
+        print(results[0])
+
+``samples``: a folder (of .npz/.npy files or images), or a list whose items are each a dict
+{input name: array}, a list of arrays in Parameter order, or one array (a model of one input).
+``client``: a ``distributed.Client`` (the work goes to its cluster); else ``jobs`` worker
+processes here (default: one per core; 1 runs in this process). Dask is imported only when a
+client or scheduler is given.
+
+Layout: ``datasets`` (samples from folders and files), ``work`` (a job and what a worker does
+with one sample), ``pool`` (local worker processes), ``dask_runner`` (Dask), ``runner`` (where to
+run; outcomes in order), ``sink`` (output files), ``compare`` (dataset comparison).
+"""
+
+from __future__ import annotations
+
+import os
+
+from irexec.batch.datasets import ImageOptions, Sample, folder_samples, given_samples
+from irexec.batch.runner import Place, in_order
+from irexec.batch.work import Job
+from irexec.errors import IRError
+from irexec.pickling import ModelSource
+from irexec.runtime.results import Results
+
+
+def compiled_and_source(model, config: dict | None = None):
+    """(CompiledModel, ModelSource) for a path, a Model or a CompiledModel."""
+    from irexec.api import compile_model, read_model
+    from irexec.runtime.compiled_model import CompiledModel
+
+    if isinstance(model, (str, os.PathLike)):
+        compiled = compile_model(read_model(model), config=config)
+        return compiled, ModelSource.of_file(model, with_bytes=True)
+    if isinstance(model, CompiledModel):
+        return model, ModelSource.of_model(model.model)
+    return compile_model(model, config=config), ModelSource.of_model(model)
+
+
+def samples_of(samples) -> list[Sample]:
+    if isinstance(samples, (str, os.PathLike)):
+        return folder_samples(samples)
+    return given_samples(samples)
+
+
+def run(model, samples, client=None, jobs: int | None = None, *, seed: int = 0,
+        config: dict | None = None, memory_budget: int | None = None,
+        image: ImageOptions | None = None):
+    """Yield each sample's results (OpenVINO's results object: by output name, index or port)
+    in sample order. A sample that fails raises its IRError when its turn comes."""
+    compiled, source = compiled_and_source(model, config)
+    if config is None and compiled.precision != "f32":
+        config = {"precision": compiled.precision}
+    job = Job(source, config, seed, memory_budget, image or ImageOptions())
+    listed = samples_of(samples)
+    place = Place(jobs, client)
+    for _, outcome in in_order(place.outcomes(job, listed, compiled)):
+        if not outcome.ok:
+            raise IRError(outcome.errors)
+        yield Results(outcome.outputs, [o for o in compiled.model.outputs])
+
+
+def compare(model, samples, client=None, jobs: int | None = None, **options):
+    """Yield each sample's comparison (``irexec.batch.compare.SampleSummary``: per layer output
+    its errors and whether it is within tolerance, and the first layer that departs) in sample
+    order. ``options``: see :func:`irexec.batch.compare.compare`."""
+    from irexec.batch.compare import compare as _compare
+
+    yield from _compare(model, samples, client=client, jobs=jobs, **options)
+
+
+__all__ = ["ImageOptions", "Job", "Place", "Sample", "compare", "in_order", "run"]

@@ -1,0 +1,94 @@
+"""Where the samples of a job run: here one after another, in a local pool of worker processes,
+or on a Dask cluster; in every case the outcomes are handed back in sample order.
+
+The three places run the same function on the same recipe (irexec/batch/work.py), so their
+outputs are the same bit for bit; only where and when differ.
+"""
+
+from __future__ import annotations
+
+from irexec.batch import pool as local_pool
+from irexec.batch.datasets import Sample
+from irexec.batch.work import Job, Outcome, cores, run_sample
+
+
+class Place:
+    """Where to run: ``jobs`` worker processes here (1: in this process), or a Dask ``client``
+    (or a scheduler ``address``, "local" for a LocalCluster of ``jobs`` workers)."""
+
+    def __init__(self, jobs: int | None = None, client=None, address: str | None = None,
+                 ship: str = "auto"):
+        self.jobs = jobs if jobs is not None else cores()
+        self.client, self.address, self.ship = client, address, ship
+        self._cluster = None
+        self.pool: local_pool.Pool | None = None  # the running pool, for tests and progress
+
+    @property
+    def distributed(self) -> bool:
+        return self.client is not None or self.address is not None
+
+    def describe(self) -> str:
+        if self.distributed:
+            workers = len(self.client.nthreads()) if self.client is not None else 0
+            where = "a local Dask cluster" if self.address == "local" else \
+                f"the Dask scheduler at {self.client.scheduler.address}"
+            return f"{workers} worker{'s' * (workers != 1)} of {where}"
+        if self.jobs <= 1:
+            return "this process"
+        return f"{self.jobs} worker processes"
+
+    def open(self) -> Place:
+        if self.client is None and self.address is not None:
+            from irexec.batch import dask_runner
+
+            self.client, self._cluster = dask_runner.connect(self.address, self.jobs)
+        return self
+
+    def close(self) -> None:
+        if self._cluster is not None:
+            self.client.close()
+            self._cluster.close()
+            self.client = self._cluster = None
+
+    def __enter__(self) -> Place:
+        return self.open()
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def outcomes(self, job: Job, samples: list[Sample], compiled=None):
+        """(index, Outcome) for every sample, as they finish (any order)."""
+        if not samples:
+            return
+        if self.distributed:
+            from irexec.batch import dask_runner
+
+            self.open()
+            job, samples = dask_runner.prepare(self.client, job, samples, job.image, compiled,
+                                               self.ship)
+            yield from dask_runner.imap(self.client, job, samples)
+        elif self.jobs <= 1 or len(samples) == 1:
+            if compiled is not None:
+                job.source.remember(compiled, job.config)
+            for index, sample in enumerate(samples):
+                yield index, run_sample(job, sample)
+        else:
+            self.pool = local_pool.Pool(job, min(self.jobs, len(samples)))
+            try:
+                yield from self.pool.imap(samples)
+            finally:
+                self.pool = None
+
+
+def in_order(pairs, first: int = 0):
+    """(index, value) pairs arriving in any order, yielded in index order from ``first``."""
+    waiting: dict[int, object] = {}
+    following = first
+    for index, value in pairs:
+        waiting[index] = value
+        while following in waiting:
+            yield following, waiting.pop(following)
+            following += 1
+
+
+__all__ = ["Outcome", "Place", "in_order"]
