@@ -128,6 +128,10 @@ class Pool:
         """The process ids of the live workers (for tests that kill one)."""
         return [w.pid for w in self.workers if w.ready]
 
+    def busy_pids(self) -> list[int]:
+        """The process ids of the workers holding samples now."""
+        return [w.pid for w in self.workers if w.ready and w.held]
+
     def _start(self) -> _Worker:
         worker = _Worker(self._payload, self.threads)
         self.workers.append(worker)

@@ -45,8 +45,10 @@ def is_whole(path: str, names: list[str]) -> bool:
                 return False
             for member in members:
                 with archive.open(member) as f:
-                    version = np.lib.format.read_magic(f)
-                    np.lib.format._read_array_header(f, version)  # noqa: SLF001
+                    if np.lib.format.read_magic(f) == (1, 0):
+                        np.lib.format.read_array_header_1_0(f)
+                    else:
+                        np.lib.format.read_array_header_2_0(f)
             return archive.testzip() is None
     except (OSError, zipfile.BadZipFile, ValueError, EOFError):
         return False

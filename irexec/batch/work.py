@@ -48,7 +48,9 @@ class Job:
     protected: Any = ()  # files no trace may replace (a safe_write.Guard)
 
     def compiled(self):
-        return self.source.compile(self.config)
+        """The compiled model, read and compiled within the job's memory budget (once here)."""
+        with _limit(self):
+            return self.source.compile(self.config)
 
     def without_bytes(self) -> Job:
         return dataclasses.replace(self, source=self.source.without_bytes())
