@@ -13,8 +13,9 @@ imports Dask, and only when a scheduler is asked for.
   ``distributed.scheduler.allowed-failures`` times). Outcomes come back here, and the caller
   writes the files: one writer, each file once.
 * BLAS: workers started by a nanny get ``OMP_NUM_THREADS=1`` and its kin from Dask's own
-  ``distributed.nanny.pre-spawn-environ``; each task also holds the BLAS pools of its process to
-  the worker's share of the cores through threadpoolctl when that is installed.
+  ``distributed.nanny.pre-spawn-environ``; the first task in each worker process also holds its
+  BLAS pools to one thread (one per task thread) through threadpoolctl when that is installed,
+  for workers started without a nanny.
 """
 
 from __future__ import annotations
@@ -75,21 +76,18 @@ _limited = False
 
 
 def _hold_blas() -> None:
-    """Hold this worker process's BLAS pools to its share of the cores, once."""
+    """One BLAS thread per task: a Dask worker runs one task per thread, and its threads are
+    what the cluster's operator gave it for this machine's cores (as Dask's own nanny sets
+    OMP_NUM_THREADS=1). Once per worker process, through threadpoolctl when installed."""
     global _limited
     if _limited:
         return
     _limited = True
     try:
-        from distributed import get_worker
         from threadpoolctl import threadpool_limits
     except ImportError:
         return
-    try:
-        threads = get_worker().state.nthreads
-    except Exception:  # noqa: BLE001  (not in a worker: nothing to hold)
-        return
-    threadpool_limits(limits=max(1, cores() // max(1, threads)))
+    threadpool_limits(limits=1)
 
 
 def _task(job: Job, sample: Sample) -> Outcome:
@@ -150,7 +148,7 @@ def imap(client, job: Job, samples: list[Sample]):
         index_of[future.key] = i
         return future
 
-    pending = as_completed([submit(i) for i, _ in zip(todo, range(window))], with_results=False)
+    pending = as_completed([submit(i) for _, i in zip(range(window), todo)], with_results=False)
     try:
         for future in pending:
             index = index_of.pop(future.key)
