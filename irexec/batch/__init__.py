@@ -13,38 +13,16 @@ client or scheduler is given.
 
 Layout: ``datasets`` (samples from folders and files), ``work`` (a job and what a worker does
 with one sample), ``pool`` (local worker processes), ``dask_runner`` (Dask), ``runner`` (where to
-run; outcomes in order), ``sink`` (output files), ``compare`` (dataset comparison).
+run; outcomes in order), ``sink`` (output files), ``comparison`` (dataset comparison).
 """
 
 from __future__ import annotations
 
-import os
-
-from irexec.batch.datasets import ImageOptions, Sample, folder_samples, given_samples
-from irexec.batch.runner import Place, in_order
+from irexec.batch.datasets import ImageOptions, Sample
+from irexec.batch.runner import Place, compiled_and_source, in_order, samples_of
 from irexec.batch.work import Job
 from irexec.errors import IRError
-from irexec.pickling import ModelSource
 from irexec.runtime.results import Results
-
-
-def compiled_and_source(model, config: dict | None = None):
-    """(CompiledModel, ModelSource) for a path, a Model or a CompiledModel."""
-    from irexec.api import compile_model, read_model
-    from irexec.runtime.compiled_model import CompiledModel
-
-    if isinstance(model, (str, os.PathLike)):
-        compiled = compile_model(read_model(model), config=config)
-        return compiled, ModelSource.of_file(model, with_bytes=True)
-    if isinstance(model, CompiledModel):
-        return model, ModelSource.of_model(model.model)
-    return compile_model(model, config=config), ModelSource.of_model(model)
-
-
-def samples_of(samples) -> list[Sample]:
-    if isinstance(samples, (str, os.PathLike)):
-        return folder_samples(samples)
-    return given_samples(samples)
 
 
 def run(model, samples, client=None, jobs: int | None = None, *, seed: int = 0,
@@ -65,10 +43,10 @@ def run(model, samples, client=None, jobs: int | None = None, *, seed: int = 0,
 
 
 def compare(model, samples, client=None, jobs: int | None = None, **options):
-    """Yield each sample's comparison (``irexec.batch.compare.SampleSummary``: per layer output
+    """Yield each sample's comparison (``irexec.batch.comparison.SampleSummary``: per layer output
     its errors and whether it is within tolerance, and the first layer that departs) in sample
-    order. ``options``: see :func:`irexec.batch.compare.compare`."""
-    from irexec.batch.compare import compare as _compare
+    order. ``options``: see :func:`irexec.batch.comparison.compare`."""
+    from irexec.batch.comparison import compare as _compare
 
     yield from _compare(model, samples, client=client, jobs=jobs, **options)
 

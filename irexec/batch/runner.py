@@ -7,9 +7,12 @@ outputs are the same bit for bit; only where and when differ.
 
 from __future__ import annotations
 
+import os
+
 from irexec.batch import pool as local_pool
-from irexec.batch.datasets import Sample
+from irexec.batch.datasets import Sample, folder_samples, given_samples
 from irexec.batch.work import Job, Outcome, cores, run_sample
+from irexec.pickling import ModelSource
 
 
 class Place:
@@ -91,4 +94,23 @@ def in_order(pairs, first: int = 0):
             following += 1
 
 
-__all__ = ["Outcome", "Place", "in_order"]
+def compiled_and_source(model, config: dict | None = None):
+    """(CompiledModel, ModelSource) for a path, a Model or a CompiledModel."""
+    from irexec.api import compile_model, read_model
+    from irexec.runtime.compiled_model import CompiledModel
+
+    if isinstance(model, (str, os.PathLike)):
+        compiled = compile_model(read_model(model), config=config)
+        return compiled, ModelSource.of_file(model, with_bytes=True)
+    if isinstance(model, CompiledModel):
+        return model, ModelSource.of_model(model.model)
+    return compile_model(model, config=config), ModelSource.of_model(model)
+
+
+def samples_of(samples) -> list[Sample]:
+    if isinstance(samples, (str, os.PathLike)):
+        return folder_samples(samples)
+    return given_samples(samples)
+
+
+__all__ = ["Outcome", "Place", "compiled_and_source", "in_order", "samples_of"]

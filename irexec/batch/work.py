@@ -42,7 +42,7 @@ class Job:
     seed: int = 0
     memory_budget: int | None = None  # bytes one tensor may take, in every worker
     image: ImageOptions = field(default_factory=ImageOptions)
-    comparison: Any = None  # irexec.batch.compare.Comparison for a dataset comparison
+    comparison: Any = None  # irexec.batch.comparison.Comparison for a dataset comparison
     trace: str | None = None  # a folder: each sample's layer outputs in trace/<stem>/
     trace_bodies: bool = False
     protected: Any = ()  # files no trace may replace (a safe_write.Guard)
