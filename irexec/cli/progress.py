@@ -15,6 +15,7 @@ from irexec.diagnostics import printable
 
 WIDTH = 30
 MIN_INTERVAL = 0.1  # seconds between redraws, so a fast loop does not flood the terminal
+FLUSH_INTERVAL = 0.2  # seconds between flushes of lines printed to a file or pipe
 
 
 class Progress:
@@ -27,6 +28,7 @@ class Progress:
         self._drawn = 0
         self._last = 0.0
         self._started = time.monotonic()
+        self._flushed = 0.0
 
     def _is_terminal(self) -> bool:
         try:
@@ -77,13 +79,24 @@ class Progress:
         self._draw(force=self.done == self.total)
 
     def print(self, text: str, file=None) -> None:
-        """Print a line of output without mixing it into the bar."""
+        """Print a line of output without mixing it into the bar. Lines to a file or pipe are
+        flushed at most every FLUSH_INTERVAL seconds (a flush per line costs a system call per
+        sample of a large dataset), and always before a line to another stream, so the two keep
+        their order."""
         self._clear()
-        print(text, file=file or sys.stdout, flush=True)
+        stream = file or sys.stdout
+        if stream is not sys.stdout:
+            sys.stdout.flush()
+        now = time.monotonic()
+        flush = self.enabled or stream is not sys.stdout or now - self._flushed >= FLUSH_INTERVAL
+        print(text, file=stream, flush=flush)
+        if flush:
+            self._flushed = now
         self._draw(force=True)
 
     def close(self) -> None:
         self._clear()
+        sys.stdout.flush()
 
     def __enter__(self) -> Progress:
         return self
