@@ -5,7 +5,9 @@ imports Dask, and only when a scheduler is asked for.
   started as Dask documents), within ``IREXEC_CONNECT_TIMEOUT`` seconds (default 10);
   ``connect("local")`` starts a ``LocalCluster`` of worker processes, one thread each.
 * The job (model recipe, seed, options) is scattered to every worker once; a worker compiles the
-  model once (irexec/pickling.py caches it per process) and runs tasks of one sample each.
+  model once (irexec/pickling.py caches it per process) and runs tasks of a few consecutive
+  samples each (one each for a short dataset; up to 16 for a long one, so that the scheduler's
+  cost per task is shared).
 * The model goes as its path and digest when every worker finds the same files there, else as
   its bytes; samples go as paths when every worker sees the same input files (same names and
   sizes), else as arrays read here.
@@ -34,6 +36,8 @@ INSTALL_DASK = ("--scheduler needs Dask's distributed scheduler, which is not in
                 "install it with: pip install 'dask[distributed]' (in a clone of irexec: "
                 "pip install '.[dask]')")
 WINDOW_PER_WORKER = 4  # tasks in flight per worker thread: enough to keep each busy
+TASKS_PER_THREAD = 16  # a dataset is cut in about this many tasks per worker thread ...
+MAX_CHUNK = 16  # ... of at most this many samples each
 
 
 def connect_timeout() -> float:
@@ -90,9 +94,9 @@ def _hold_blas() -> None:
     threadpool_limits(limits=1)
 
 
-def _task(job: Job, sample: Sample) -> Outcome:
+def _chunk_task(job: Job, samples: list[Sample]) -> list[Outcome]:
     _hold_blas()
-    return run_sample(job, sample)
+    return [run_sample(job, sample) for sample in samples]
 
 
 def _sees(paths: list[tuple[str, int]]) -> bool:
@@ -132,39 +136,55 @@ def prepare(client, job: Job, samples: list[Sample], image_options=None, compile
     return job, samples
 
 
+def chunk_size(count: int, threads: int) -> int:
+    """Samples per task: one for a short dataset (every sample its own task, for balance), up to
+    MAX_CHUNK when there are many (each task costs the scheduler a round of messages)."""
+    return max(1, min(MAX_CHUNK, count // max(1, threads * TASKS_PER_THREAD)))
+
+
 def imap(client, job: Job, samples: list[Sample]):
-    """(index, Outcome) as the cluster finishes them, a bounded number in flight."""
+    """(index, Outcome) as the cluster finishes them, a bounded number of tasks in flight, each
+    task a run of consecutive samples."""
     from distributed import as_completed
 
     threads = sum(client.nthreads().values()) or 1
     window = max(2, WINDOW_PER_WORKER * threads)
+    size = chunk_size(len(samples), threads)
+    chunks = iter([list(range(i, min(i + size, len(samples))))
+                   for i in range(0, len(samples), size)])
     job_future = client.scatter(job, broadcast=True, hash=False)
-    index_of = {}
-    todo = iter(range(len(samples)))
+    chunk_of = {}
 
-    def submit(i):
-        future = client.submit(_task, job_future, samples[i], pure=False,
-                               key=f"irexec-sample-{i}-{os.urandom(4).hex()}")
-        index_of[future.key] = i
+    def submit(indices):
+        future = client.submit(_chunk_task, job_future, [samples[i] for i in indices],
+                               pure=False, key=f"irexec-samples-{indices[0]}-{os.urandom(4).hex()}")
+        chunk_of[future.key] = indices
         return future
 
-    pending = as_completed([submit(i) for _, i in zip(range(window), todo)], with_results=False)
+    pending = as_completed([submit(c) for _, c in zip(range(window), chunks)], with_results=True,
+                           raise_errors=False)
     try:
-        for future in pending:
-            index = index_of.pop(future.key)
-            try:
-                outcome = future.result()
-            except Exception as e:  # noqa: BLE001  (KilledWorker after too many deaths, ...)
-                outcome = Outcome(errors=list(IRError.make(
-                    "IR001", f"the cluster could not run this sample: {type(e).__name__}: "
-                             f"{str(e).splitlines()[0] if str(e) else ''}",
-                    Location(samples[index].path or samples[index].name)).diagnostics))
+        for future, result in pending:
+            indices = chunk_of.pop(future.key)
+            if future.status == "error":  # KilledWorker after too many deaths, ...
+                result = [_lost(samples[i], future) for i in indices]
             future.release()
-            following = next(todo, None)
+            following = next(chunks, None)
             if following is not None:
                 pending.add(submit(following))
-            yield index, outcome
+            yield from zip(indices, result)
     finally:
         for future in list(getattr(pending, "futures", ())):
             future.cancel()
         job_future.release()
+
+
+def _lost(sample: Sample, future) -> Outcome:
+    try:
+        e = future.exception()
+        reason = f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"
+    except Exception as other:  # noqa: BLE001
+        reason = type(other).__name__
+    return Outcome(errors=list(IRError.make(
+        "IR001", f"the cluster could not run this sample: {reason}",
+        Location(sample.path or sample.name)).diagnostics))

@@ -24,6 +24,7 @@ class Place:
         self.jobs = jobs if jobs is not None else cores()
         self.client, self.address, self.ship = client, address, ship
         self._cluster = None
+        self._opened = False  # whether the client is ours to close
         self.pool: local_pool.Pool | None = None  # the running pool, for tests and progress
 
     @property
@@ -45,13 +46,16 @@ class Place:
             from irexec.batch import dask_runner
 
             self.client, self._cluster = dask_runner.connect(self.address, self.jobs)
+            self._opened = True
         return self
 
     def close(self) -> None:
-        if self._cluster is not None:
+        if self._opened:
             self.client.close()
-            self._cluster.close()
+            if self._cluster is not None:
+                self._cluster.close()
             self.client = self._cluster = None
+            self._opened = False
 
     def __enter__(self) -> Place:
         return self.open()

@@ -27,8 +27,10 @@ from tests.cli.inproc import irexec_cli  # noqa: E402
 
 @pytest.fixture(scope="module")
 def client():
+    import logging
+
     cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                                       dashboard_address=None)
+                                       dashboard_address=None, silence_logs=logging.CRITICAL)
     with distributed.Client(cluster) as c:
         c.wait_for_workers(2, timeout=120)
         yield c
@@ -130,3 +132,18 @@ def test_unreachable_scheduler_is_one_line(model, tmp_path):
     assert error.startswith("error: cannot reach the Dask scheduler at 'tcp://127.0.0.1:")
     assert "within 2 s" in error and "--scheduler local" in error
     assert elapsed < 60  # a guard against hanging, not a timing
+
+
+def test_dataset_comparison_on_the_cluster(client, tmp_path):
+    folder = tmp_path / "m"
+    folder.mkdir()
+    original = conv_model(folder)
+    twin = conv_model(folder, name="twin", f16_weights=True)
+    data = str(write_samples(tmp_path / "in", 3))
+    here = list(irexec.batch.compare(twin, data, jobs=1, against=original))
+    there = list(irexec.batch.compare(twin, data, client=client, against=original))
+    assert [n for n, _ in there] == [n for n, _ in here] == ["s000.npz", "s001.npz", "s002.npz"]
+    for (_, a), (_, b) in zip(here, there):
+        assert a.first.key == b.first.key == "conv0"
+        assert [(x.key, x.verdict, x.max_abs, x.max_ulps) for x in a.layers] == \
+            [(x.key, x.verdict, x.max_abs, x.max_ulps) for x in b.layers]
