@@ -227,3 +227,16 @@ def test_usage_errors(model, tmp_path):
         assert proc.returncode == 2 and "needs" in proc.stderr
     proc = run_cli("run", model, "--input-dir", tmp_path, "--jobs", "0")
     assert proc.returncode == 2
+
+
+def test_each_sample_starts_from_the_initial_state():
+    path = ROOT / "tests" / "data" / "subgraphs" / "stateful.xml"
+    compiled = irexec.compile_model(path)
+    from irexec.runtime.inputs import make_inputs
+
+    x = make_inputs(compiled.model, {}, 0)
+    calls = [compiled(x) for _ in range(3)]  # one compiled model carries its state
+    assert not all(np.array_equal(calls[0][0], c[0]) for c in calls[1:])
+    for jobs in (1, 2):
+        got = list(irexec.batch.run(str(path), [x, x, x], jobs=jobs))
+        assert all(np.array_equal(r[0], calls[0][0]) for r in got)
