@@ -840,8 +840,13 @@ def batch_cases(quick: bool, tmp: str) -> dict:
 
         from distributed import Client, LocalCluster
 
-        cluster = LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                               dashboard_address=None, silence_logs=logging.ERROR)
+        import dask
+
+        from irexec.batch.dask_runner import WORKER_CONFIG
+
+        with dask.config.set(WORKER_CONFIG):  # as --scheduler local starts its cluster
+            cluster = LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                   dashboard_address=None, silence_logs=logging.ERROR)
         client = Client(cluster)
         _timed_outcomes(Place(client=client), job, samples[:8])  # each worker compiles once
         out["dask2"] = _timed_outcomes(Place(client=client), job, samples)

@@ -35,6 +35,9 @@ DEFAULT_TIMEOUT = 10.0
 INSTALL_DASK = ("--scheduler needs Dask's distributed scheduler, which is not installed here; "
                 "install it with: pip install 'dask[distributed]' (in a clone of irexec: "
                 "pip install '.[dask]')")
+# Dask's statistical profiler samples every worker thread's stack every 10 ms; on irexec's many
+# short numpy calls it cost up to 40% of a ResNet-18 call on a worker (docs/scale.md).
+WORKER_CONFIG = {"distributed.worker.profile.enabled": False}
 WINDOW_PER_WORKER = 4  # tasks in flight per worker thread: enough to keep each busy
 TASKS_PER_THREAD = 16  # a dataset is cut in about this many tasks per worker thread ...
 MAX_CHUNK = 16  # ... of at most this many samples each
@@ -60,8 +63,12 @@ def connect(address: str, jobs: int | None = None):
     if address == "local":
         import logging
 
-        cluster = LocalCluster(n_workers=jobs or cores(), threads_per_worker=1, processes=True,
-                               dashboard_address=None, silence_logs=logging.ERROR)
+        import dask
+
+        with dask.config.set(WORKER_CONFIG):
+            cluster = LocalCluster(n_workers=jobs or cores(), threads_per_worker=1,
+                                   processes=True, dashboard_address=None,
+                                   silence_logs=logging.ERROR)
         return Client(cluster), cluster
     timeout = connect_timeout()
     try:
