@@ -33,4 +33,5 @@ def test_quick_bench_prints_every_case(tmp_path):
     assert "| RandomUniform f32 [16,384] |" in table
     assert "| EmbeddingBagOffsets sum, 100 indices" in table
     assert "DIFFERENT from OpenVINO" not in table
+    assert "| --jobs 2 |" in table and "fixed cost per sample" in table  # the batch case
     assert out_json.exists()

@@ -86,10 +86,17 @@ class _Worker:
         finally:
             theirs.close()
         self.conn = Connection(ours.detach())
-        self.conn.send_bytes(payload)
+        self.payload = payload  # sent by ``send_job``, once every worker has been started
         self.held: collections.deque[int] = collections.deque()
         self.ready = False
         self.pid = self.process.pid
+
+    def send_job(self) -> None:
+        """Send the job (a worker reads it once its interpreter is up: started first, the
+        workers start side by side, even when the job is large)."""
+        if self.payload is not None:
+            self.conn.send_bytes(self.payload)
+            self.payload = None
 
     def alive(self) -> bool:
         return self.process.poll() is None
@@ -142,6 +149,8 @@ class Pool:
         deaths = collections.Counter()
         for _ in range(min(self.jobs, len(samples))):
             self._start()
+        for worker in self.workers:
+            worker.send_job()
         remaining = len(samples)
         try:
             while remaining:
@@ -204,7 +213,7 @@ class Pool:
                                             f"(exit {code}); run with --jobs 1 to see why")
         self.replaced += 1
         if queue:
-            self._start()
+            self._start().send_job()
         return finished
 
     def close(self, kill: bool = False) -> None:

@@ -80,6 +80,8 @@ class Place:
             for index, sample in enumerate(samples):
                 yield index, run_sample(job, sample)
         else:
+            if job.source.xml is not None and job.source.found_here():
+                job = job.without_bytes()  # the workers read the same files, checked by digest
             self.pool = local_pool.Pool(job, min(self.jobs, len(samples)))
             try:
                 yield from self.pool.imap(samples)
