@@ -21,10 +21,12 @@ from __future__ import annotations
 import collections
 import os
 import pickle
+import queue
 import signal
 import socket
 import subprocess
 import sys
+import threading
 from multiprocessing.connection import Connection, wait
 
 from irexec.batch.work import Job, Outcome, blas_environment, cores, run_sample
@@ -36,7 +38,10 @@ MAX_DEATHS = 3
 
 
 def _worker_main(conn, payload: bytes) -> None:
-    """A worker: the job, then (index, sample) messages until None; one reply per sample."""
+    """A worker: the job, then (index, sample) messages until None; one reply per sample.
+
+    A thread reads the socket all the time, so the parent's send of a large sample never waits
+    for this worker to finish sending a large result (each side would wait for the other)."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
     try:
         job: Job = pickle.loads(payload)
@@ -44,12 +49,22 @@ def _worker_main(conn, payload: bytes) -> None:
     except IRError as e:
         conn.send(("fatal", list(e.diagnostics)))
         return
+    inbox: queue.SimpleQueue = queue.SimpleQueue()
+
+    def read():
+        while True:
+            try:
+                message = conn.recv()
+            except (EOFError, OSError):
+                message = None
+            inbox.put(message)
+            if message is None:
+                return
+
+    threading.Thread(target=read, name="irexec-worker-inbox", daemon=True).start()
     conn.send(("ready", os.getpid()))
     while True:
-        try:
-            message = conn.recv()
-        except EOFError:
-            return
+        message = inbox.get()
         if message is None:
             return
         index, sample = message
@@ -145,7 +160,7 @@ class Pool:
         return worker
 
     def imap(self, samples: list):
-        queue = collections.deque(range(len(samples)))
+        todo = collections.deque(range(len(samples)))
         deaths = collections.Counter()
         for _ in range(min(self.jobs, len(samples))):
             self._start()
@@ -154,11 +169,16 @@ class Pool:
         remaining = len(samples)
         try:
             while remaining:
-                for w in self.workers:
-                    while w.ready and queue and len(w.held) < PREFETCH:
-                        index = queue.popleft()
-                        w.conn.send((index, samples[index]))
-                        w.held.append(index)
+                for w in list(self.workers):
+                    try:
+                        while w.ready and todo and len(w.held) < PREFETCH:
+                            index = todo.popleft()
+                            w.held.append(index)
+                            w.conn.send((index, samples[index]))
+                    except OSError:  # it died since: its samples go back, a new one comes
+                        for index, outcome in self._bury(w, todo, deaths):
+                            remaining -= 1
+                            yield index, outcome
                 waitables = {w.conn: w for w in self.workers}
                 for ready in wait(list(waitables)):
                     worker = waitables[ready]
@@ -175,7 +195,7 @@ class Pool:
                         remaining -= 1
                         yield index, outcome
                     if dead:
-                        for index, outcome in self._bury(worker, queue, deaths):
+                        for index, outcome in self._bury(worker, todo, deaths):
                             remaining -= 1
                             yield index, outcome
         finally:
@@ -189,7 +209,7 @@ class Pool:
         except (EOFError, OSError):
             return None, True
 
-    def _bury(self, worker: _Worker, queue, deaths):
+    def _bury(self, worker: _Worker, todo, deaths):
         """A worker died: what it finished is kept, what it held goes back to the queue (or,
         after MAX_DEATHS, fails), and a new worker takes its place."""
         finished = []  # a socket's replies all come before its end: nothing is left unread
@@ -205,14 +225,14 @@ class Pool:
                                      Location(None))
                 finished.append((index, Outcome(errors=list(error.diagnostics))))
             else:
-                queue.appendleft(index)
+                todo.appendleft(index)
         if not worker.ready and code not in (None, 0):
             deaths[-1] += 1  # a worker that dies before it is ready: never loop for ever
             if deaths[-1] >= MAX_DEATHS:
                 raise IRError.make("IR001", f"irexec's worker processes die as they start "
                                             f"(exit {code}); run with --jobs 1 to see why")
         self.replaced += 1
-        if queue:
+        if todo:
             self._start().send_job()
         return finished
 

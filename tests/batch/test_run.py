@@ -240,3 +240,18 @@ def test_each_sample_starts_from_the_initial_state():
     for jobs in (1, 2):
         got = list(irexec.batch.run(str(path), [x, x, x], jobs=jobs))
         assert all(np.array_equal(r[0], calls[0][0]) for r in got)
+
+
+def test_large_samples_and_results_do_not_stall_the_pipes(tmp_path):
+    """Samples of 1 MiB sent as arrays while results of 1 MiB come back (no side waits for the
+    other to read)."""
+    from irexec.builder import ModelBuilder
+
+    b = ModelBuilder("big")
+    b.result(b.op("Relu", b.parameter("x", "f32", [1, 512, 512]), name="relu"), "y")
+    rng = np.random.default_rng(3)
+    batch = rng.standard_normal([8, 512, 512]).astype(np.float32)
+    samples = [{"x": batch[i:i + 1]} for i in range(8)]
+    got = list(irexec.batch.run(b.build(), samples, jobs=2))
+    for i, results in enumerate(got):
+        assert np.array_equal(results[0], np.maximum(batch[i:i + 1], 0))
