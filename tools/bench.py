@@ -879,10 +879,11 @@ def batch_cases(quick: bool, tmp: str) -> dict:
         places.append(("dask2", ["--scheduler", client.scheduler.address]))
     for name, extra in places:
         times = {}
-        for n in (small, large):
-            target = os.path.join(tmp, f"one_out_{name}_{n}")
-            times[n] = _cli_seconds(["run", one, "--input-dir", os.path.join(tmp, f"one_{n}"),
-                                     "--output-dir", target, *extra])
+        for n in (small, large):  # the better of two runs of each size
+            runs = [_cli_seconds(["run", one, "--input-dir", os.path.join(tmp, f"one_{n}"),
+                                  "--output-dir", os.path.join(tmp, f"one_out_{name}_{n}_{k}"),
+                                  *extra]) for k in range(2)]
+            times[n] = min(runs)
         fixed[name] = tuple((times[large][k] - times[small][k]) / (large - small)
                             for k in (0, 1))
     out["fixed"] = fixed
