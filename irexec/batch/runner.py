@@ -36,10 +36,10 @@ class Place:
             workers = len(self.client.nthreads()) if self.client is not None else 0
             where = "a local Dask cluster" if self.address == "local" else \
                 f"the Dask scheduler at {self.client.scheduler.address}"
-            return f"{workers} worker{'s' * (workers != 1)} of {where}"
+            return f"on {workers} worker{'s' * (workers != 1)} of {where}"
         if self.jobs <= 1:
-            return "this process"
-        return f"{self.jobs} worker processes"
+            return "in this process"
+        return f"on {self.jobs} worker processes"
 
     def open(self) -> Place:
         if self.client is None and self.address is not None:

@@ -88,7 +88,7 @@ def execute(args) -> int:
     with runner, Progress(len(listed)) as progress:
         oracle = _oracle(comparison, args)
         print(f"irexec against {oracle}, per layer over {len(listed)} samples of {where} (in "
-              f"sorted order; on {runner.describe()}), tolerances: "
+              f"sorted order; {runner.describe()}), tolerances: "
               f"{compare._describe_tolerances(args)}:")  # noqa: SLF001
         for index, outcome in in_order(runner.outcomes(run_dir.job(args, model, compiled,
                                                                    comparison), listed, compiled)):

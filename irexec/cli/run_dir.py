@@ -45,7 +45,8 @@ def add_place_arguments(p) -> None:
     p.add_argument("--scheduler", metavar="ADDRESS",
                    help=f"with --input-dir: run on the Dask cluster whose scheduler is at ADDRESS "
                         f"(tcp://host:8786; 'local' starts one on this machine with --jobs "
-                        f"workers); default ${dask_runner.ENV}; needs irexec[dask]")
+                        f"workers); default ${dask_runner.ENV} unless --jobs is given; needs "
+                        f"irexec[dask]")
 
 
 def _floats(text: str) -> tuple[float, ...]:
@@ -67,7 +68,10 @@ def _positive(text: str) -> int:
 
 
 def scheduler_of(args) -> str | None:
-    return args.scheduler or os.environ.get(dask_runner.ENV) or None
+    """--scheduler, else $IREXEC_SCHEDULER unless --jobs asks for local workers."""
+    if args.scheduler:
+        return args.scheduler
+    return None if args.jobs is not None else os.environ.get(dask_runner.ENV) or None
 
 
 def check_usage(args) -> None:
@@ -78,7 +82,7 @@ def check_usage(args) -> None:
             raise UsageError(f"argument --{option.replace('_', '-')}: needs --input-dir")
     if getattr(args, "resume", False) and not getattr(args, "output_dir", None):
         raise UsageError("argument --resume: needs --output-dir (the files it looks for)")
-    if getattr(args, "trace", None) and (scheduler_of(args) or (args.jobs or 1) > 1):
+    if getattr(args, "trace", None) and (args.scheduler or (args.jobs or 1) > 1):
         raise UsageError("argument --trace: with --input-dir, traces are written by one process "
                          "here; leave out --jobs and --scheduler")
 
@@ -141,7 +145,7 @@ def execute(args, model, compiled, checksum, output_guard) -> int:
     failed: list[str] = []
     with runner:
         print(f"crc32 of each output, one line per sample of {where} ({len(listed)}, in sorted "
-              f"order; on {runner.describe()}):")
+              f"order; {runner.describe()}):")
         print("  " + header.rstrip(), flush=True)
 
         def line(sample, cells):

@@ -147,3 +147,12 @@ def test_dataset_comparison_on_the_cluster(client, tmp_path):
         assert a.first.key == b.first.key == "conv0"
         assert [(x.key, x.verdict, x.max_abs, x.max_ulps) for x in a.layers] == \
             [(x.key, x.verdict, x.max_abs, x.max_ulps) for x in b.layers]
+
+
+def test_the_scheduler_from_the_environment(client, model, tmp_path, monkeypatch):
+    data = write_samples(tmp_path / "in", 2)
+    monkeypatch.setenv("IREXEC_SCHEDULER", client.scheduler.address)
+    code, stdout, _ = irexec_cli("run", model, "--input-dir", data)
+    assert code == 0 and "of the Dask scheduler at" in stdout.splitlines()[0]
+    code, stdout, _ = irexec_cli("run", model, "--input-dir", data, "--jobs", "1")
+    assert code == 0 and "in this process" in stdout.splitlines()[0]  # --jobs: here

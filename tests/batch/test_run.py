@@ -54,7 +54,7 @@ def test_jobs_give_the_sequential_outputs_bit_for_bit(model, expected, tmp_path)
     one = run_cli("run", model, "--input-dir", data, "--output-dir", tmp_path / "o1", "--jobs", 1)
     two = run_cli("run", model, "--input-dir", data, "--output-dir", tmp_path / "o2", "--jobs", 2)
     assert one.returncode == two.returncode == 0, two.stderr
-    assert "on this process" in one.stdout.splitlines()[0]
+    assert "in this process" in one.stdout.splitlines()[0]
     assert "on 2 worker processes" in two.stdout.splitlines()[0]
     assert _rows(one.stdout) == _rows(two.stdout)  # the same CRCs, in sorted order
     assert [r.split()[0] for r in _rows(two.stdout)] == [f"s{i:03d}.npz" for i in range(12)]
