@@ -255,3 +255,33 @@ def test_large_samples_and_results_do_not_stall_the_pipes(tmp_path):
     got = list(irexec.batch.run(b.build(), samples, jobs=2))
     for i, results in enumerate(got):
         assert np.array_equal(results[0], np.maximum(batch[i:i + 1], 0))
+
+
+def test_images_for_an_nhwc_input(tmp_path):
+    """An input of 3 channels last is taken as NHWC; one --mean and --scale value serves every
+    channel; a grey image is widened to RGB as Pillow converts it."""
+    Image = pytest.importorskip("PIL.Image")
+    from irexec.builder import ModelBuilder
+
+    b = ModelBuilder("nhwc")
+    x = b.parameter("pixels", "f32", [1, 8, 6, 3])
+    b.result(b.op("Relu", x, name="same"), "same")
+    model = tmp_path / "nhwc.xml"
+    irexec.save_model(b.build(), model)
+    folder = tmp_path / "img"
+    folder.mkdir()
+    rng = np.random.default_rng(5)
+    rgb = rng.integers(0, 256, (8, 6, 3), dtype=np.uint8)
+    grey = rng.integers(0, 256, (8, 6), dtype=np.uint8)
+    Image.fromarray(rgb).save(folder / "a.png")
+    Image.fromarray(grey).save(folder / "b.png")
+    proc = run_cli("run", model, "--input-dir", folder, "--output-dir", tmp_path / "out",
+                   "--mean", "100", "--scale", "2", "-j", 1)
+    assert proc.returncode == 0, proc.stderr
+    want_a = np.maximum((rgb.astype(np.float32) - 100) / 2, 0)[None]
+    want_b = np.maximum((np.repeat(grey[..., None], 3, axis=2).astype(np.float32) - 100) / 2,
+                        0)[None]
+    with np.load(tmp_path / "out" / "a.npz") as a, np.load(tmp_path / "out" / "b.npz") as bb:
+        assert np.array_equal(a["same"], want_a) and np.array_equal(bb["same"], want_b)
+    wrong = run_cli("run", model, "--input-dir", folder, "--mean", "1,2", "-j", 1)
+    assert wrong.returncode == 1 and "--mean gives 2 values for 3 channels" in wrong.stderr
