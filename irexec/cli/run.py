@@ -6,18 +6,18 @@ import argparse
 import os
 import stat
 import sys
-import zipfile
 import zlib
 
 import numpy as np
 
 from irexec import budget
 from irexec.api import compile_model
+from irexec.batch.sink import write_npz
 from irexec.cli import common, describe, run_dir
 from irexec.cli.usage import UsageError
 from irexec.diagnostics import printable
 from irexec.io import safe_write
-from irexec.io.arrays import string_bytes, to_file
+from irexec.io.arrays import string_bytes
 from irexec.runtime.trace import DirectoryTrace
 
 SHOWN_VALUES = 6
@@ -115,19 +115,9 @@ def table(rows: dict[str, np.ndarray]) -> list[str]:
             for row in [header, *cells]]
 
 
-def _write_npz(f, arrays: dict[str, np.ndarray]) -> None:
-    """What np.savez writes, for any key: np.savez takes keys as keyword arguments, so outputs
-    named 'file' or 'allow_pickle' would collide with its own parameters."""
-    with zipfile.ZipFile(f, "w", zipfile.ZIP_STORED, allowZip64=True) as archive:
-        for name, array in arrays.items():
-            array = to_file(array)  # strings as unicode (no pickle), narrow types as their bits
-            with archive.open(f"{name}.npy", "w", force_zip64=True) as member:
-                np.lib.format.write_array(member, array, allow_pickle=False)
-
-
 def save_npz(path: str, arrays: dict[str, np.ndarray], args, option="--output") -> None:
     """Write the outputs through the one writer: atomically, never over the run's inputs."""
-    common.write_output(option, path, lambda f: _write_npz(f, arrays), args)
+    common.write_output(option, path, lambda f: write_npz(f, arrays), args)
 
 
 def _check_usage(args) -> None:
