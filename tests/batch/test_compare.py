@@ -108,3 +108,14 @@ def test_dataset_options_need_input_dir(models):
     for extra in (["--against", str(twin)], ["--report", "r.json"], ["--jobs", "2"]):
         proc = run_cli("compare", original, *extra)
         assert proc.returncode == 2 and "needs --input-dir" in proc.stderr
+
+
+def test_a_model_object_is_compared_from_its_bytes(models, tmp_path):
+    """A Model (not a path) goes to the workers as IR bytes; OpenVINO reads those bytes."""
+    pytest.importorskip("openvino")
+    original, _ = models
+    data = write_samples(tmp_path / "in", 2)
+    got = list(irexec.batch.compare(irexec.read_model(original), str(data), jobs=2))
+    assert [name for name, _ in got] == ["s000.npz", "s001.npz"]
+    assert all(s.agrees and s.layers[0].key == "conv0" and s.layers[0].verdict != "DIFFERS"
+               for _, s in got)

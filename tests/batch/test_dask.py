@@ -156,3 +156,14 @@ def test_the_scheduler_from_the_environment(client, model, tmp_path, monkeypatch
     assert code == 0 and "of the Dask scheduler at" in stdout.splitlines()[0]
     code, stdout, _ = irexec_cli("run", model, "--input-dir", data, "--jobs", "1")
     assert code == 0 and "in this process" in stdout.splitlines()[0]  # --jobs: here
+
+
+def test_scheduler_local_starts_a_cluster_for_the_run(model, tmp_path):
+    data = write_samples(tmp_path / "in", 3)
+    proc = run_cli("run", model, "--input-dir", data, "--output-dir", tmp_path / "out",
+                   "--scheduler", "local", "--jobs", "2")
+    assert proc.returncode == 0, proc.stderr
+    assert "on 2 workers of a local Dask cluster" in proc.stdout.splitlines()[0]
+    seq = run_cli("run", model, "--input-dir", data, "--output-dir", tmp_path / "seq", "-j", 1)
+    for p in (tmp_path / "seq").iterdir():
+        assert p.read_bytes() == (tmp_path / "out" / p.name).read_bytes()
