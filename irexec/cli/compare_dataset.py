@@ -15,6 +15,7 @@ import sys
 
 from irexec.api import check_runnable, compile_model
 from irexec.batch.comparison import Comparison, Report, comparison_for
+from irexec.batch.datasets import Sample
 from irexec.batch.runner import in_order
 from irexec.cli import common, compare, run_dir
 from irexec.cli.columns import aligned
@@ -25,7 +26,7 @@ from irexec.errors import IRError
 
 INSTALL_MATPLOTLIB = ("--plot needs matplotlib, which is not installed here; install it with: "
                       "pip install matplotlib (in a clone of irexec: pip install '.[plot]')")
-DATASET_ONLY = ("against", "report", "plot", "fail_fast", "resume")
+DATASET_ONLY = ("report", "plot", "fail_fast", "resume")
 
 
 def add_parser(sub) -> None:
@@ -35,8 +36,9 @@ def add_parser(sub) -> None:
                    help="compare over a dataset: a folder of .npz/.npy files or images, or one "
                         ".npy/.npz file along --batch-axis (as irexec run --input-dir)")
     p.add_argument("--against", metavar="OTHER.xml",
-                   help="with --input-dir: compare with another IR of the same model (an int8 or "
-                        "f16 twin of an f32 original) instead of OpenVINO; layers matched by name")
+                   help="compare with another IR of the same model (an int8 or f16 twin of an "
+                        "f32 original) instead of OpenVINO, on --input/--seed or --input-dir; "
+                        "layers matched by name")
     p.add_argument("--report", metavar="FILE.json",
                    help="with --input-dir: write the per-layer and per-sample results as JSON")
     p.add_argument("--plot", metavar="FILE.png",
@@ -48,13 +50,13 @@ def add_parser(sub) -> None:
 
 
 def execute(args) -> int:
-    if args.input_dir is None:
+    if args.input_dir is None and not args.against:
         for option in DATASET_ONLY:
             if getattr(args, option, None):
                 raise UsageError(f"argument --{option.replace('_', '-')}: needs --input-dir")
         run_dir.check_usage(args)
         return compare.execute(args)
-    if args.input:
+    if args.input and args.input_dir is not None:
         raise UsageError("argument --input-dir: give inputs with --input or --input-dir, not "
                          "both")
     if args.precise:
@@ -82,12 +84,18 @@ def execute(args) -> int:
             return 1
         raise
     compiled = compile_model(model)
-    listed, where = run_dir.samples(args)
+    if args.input_dir is None:  # --against on one input: --input files and --seed
+        given = common.load_inputs(args.input, compiled, args.model)
+        inputs = common.complete_inputs(model, given, args.seed)
+        source = "given" if not set(inputs) - set(given) else f"generated from seed {args.seed}"
+        listed, where = [Sample("inputs", "inputs", "arrays", None, inputs)], f"inputs {source}"
+    else:
+        listed, where = run_dir.samples(args)
     runner = run_dir.place(args)
     report = Report()
     with runner, Progress(len(listed)) as progress:
         oracle = _oracle(comparison, args)
-        print(f"irexec against {oracle}, per layer over {len(listed)} samples of {where} (in "
+        print(f"irexec against {oracle}, per layer over {len(listed)} sample{'s' * (len(listed) != 1)} of {where} (in "
               f"sorted order; {runner.describe()}), tolerances: "
               f"{compare._describe_tolerances(args)}:")  # noqa: SLF001
         for index, outcome in in_order(runner.outcomes(run_dir.job(args, model, compiled,
@@ -114,7 +122,7 @@ def execute(args) -> int:
     print(f"{len(listed) - len(departing) - len(failed)} of {len(listed)} samples agree"
           f"{f'; {len(departing)} depart' if departing else ''}"
           f"{f'; {len(failed)} could not be compared (errors on stderr)' if failed else ''}")
-    header = {"model": str(model.path), "oracle": oracle, "dataset": str(args.input_dir)}
+    header = {"model": str(model.path), "oracle": oracle, "dataset": str(args.input_dir or where)}
     if args.report:
         text = json.dumps(report.as_json(header), indent=1).encode("utf-8")
         common.write_output("--report", args.report, lambda f: f.write(text), args)

@@ -99,7 +99,7 @@ def samples(args):
 
 def place(args) -> Place:
     address = scheduler_of(args)
-    jobs = args.jobs if args.jobs is not None else (1 if args.trace else None)
+    jobs = args.jobs if args.jobs is not None else (1 if getattr(args, "trace", None) else None)
     return Place(jobs, address=address)
 
 

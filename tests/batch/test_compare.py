@@ -105,7 +105,7 @@ def test_plot_is_a_png(models, tmp_path):
 
 def test_dataset_options_need_input_dir(models):
     original, twin = models
-    for extra in (["--against", str(twin)], ["--report", "r.json"], ["--jobs", "2"]):
+    for extra in (["--report", "r.json"], ["--jobs", "2"]):
         proc = run_cli("compare", original, *extra)
         assert proc.returncode == 2 and "needs --input-dir" in proc.stderr
 
@@ -119,3 +119,17 @@ def test_a_model_object_is_compared_from_its_bytes(models, tmp_path):
     assert [name for name, _ in got] == ["s000.npz", "s001.npz"]
     assert all(s.agrees and s.layers[0].key == "conv0" and s.layers[0].verdict != "DIFFERS"
                for _, s in got)
+
+
+def test_against_on_one_input_and_default_jobs(models, tmp_path):
+    """--against without --input-dir compares the --input/--seed inputs; without --jobs the
+    dataset runs on the default workers."""
+    original, twin = models
+    proc = run_cli("compare", twin, "--against", original, "--seed", "3")
+    assert proc.returncode == 1 and "Traceback" not in proc.stderr
+    assert "over 1 sample of inputs generated from seed 3" in proc.stdout.splitlines()[0]
+    assert "inputs: first departing layer 'conv0' (Convolution)" in proc.stdout
+    same = run_cli("compare", original, "--against", original, "--input-dir",
+                   write_samples(tmp_path / "in", 2))
+    assert same.returncode == 0, same.stderr
+    assert same.stdout.splitlines()[-1] == "2 of 2 samples agree"
