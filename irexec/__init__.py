@@ -10,6 +10,7 @@ from irexec import ops as _ops  # noqa: F401  (registers the built-in operations
 from irexec import properties
 from irexec.api import (Core, Version, compile_model, convert_model, get_version, read_model,
                         save_model, serialize)
+from irexec import pickling as _pickling  # noqa: F401  (Model and CompiledModel pickle as IR)
 from irexec.errors import InternalError, IRError, OpError
 from irexec.generation import generate
 from irexec.ir import layout as layout_helpers

@@ -35,4 +35,5 @@ def test_quick_bench_prints_every_case(tmp_path):
     assert "DIFFERENT from OpenVINO" not in table
     assert "| one-layer call [1,64]: `compiled(x)`" in table
     assert "| AsyncInferQueue(2) on" in table and "DIFFERENT results" not in table
+    assert "| --jobs 2 |" in table and "fixed cost per sample" in table  # the batch case
     assert out_json.exists()

@@ -36,10 +36,10 @@ LAYERS: list[tuple[str, ...]] = [
     ("irexec.infer", "irexec.availability"),
     ("irexec.io",),
     ("irexec.runtime",),
-    ("irexec.builder", "irexec.api", "irexec.properties", "irexec.generation", "irexec",
-     "irexec.opsets", "irexec.preprocess", *(f"irexec.opset{n}" for n in range(1, 18))),
+    ("irexec.builder", "irexec.api", "irexec.properties", "irexec.pickling", "irexec.generation",
+     "irexec", "irexec.opsets", "irexec.preprocess", *(f"irexec.opset{n}" for n in range(1, 18))),
     ("irexec.onnx_backend",),
-    ("irexec.cli", "irexec.__main__"),
+    ("irexec.cli", "irexec.__main__", "irexec.batch"),
 ]
 
 

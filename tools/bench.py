@@ -33,6 +33,13 @@ Generator case: RandomUniform making 16 M f32 values (Philox4x32-10), as a ratio
 Embedding case: EmbeddingBagOffsets-15 over 100,000 indices, as a ratio to numpy's own gather and
 ``add.reduceat`` of the same bags, measured in the same run.
 
+Batch case (``--case batch``): a ResNet-18-like model (built layer by layer, batch norm folded)
+over 64 samples at 224 in this process (``--jobs 1``), in two worker processes (``--jobs 2``) and
+on a two-worker LocalCluster, timed in one run (wall time, and the steady rate between the first
+and the last result); and the fixed cost per sample of ``irexec run --input-dir`` on a one-layer
+model, with ``--jobs 2`` and on the cluster, as the time difference of 1,100 and 100 samples
+divided by 1,000 (start-up cancels). Results in docs/scale.md.
+
 ``--quick`` uses small sizes and fewer runs; CI runs it (tests/test_bench.py) so the bench keeps
 working. Quick timings mean nothing. Results of a full run are kept in docs/performance.md.
 """
@@ -900,6 +907,198 @@ def api_table(rows: list[dict]) -> str:
                          f"{_ms(r['in_turn_s'])} | {r['ratio']:.2f} | <= 1.0 |")
         if not r["same"]:
             lines[-1] += " (DIFFERENT results)"
+
+
+# --- datasets: worker processes and Dask (irexec/batch/) ---------------------------------------
+
+def resnet18_like(size: int = 224, classes: int = 1000, width: int = 64):
+    """ResNet-18's layers with batch norm folded (a bias Add after each convolution), built
+    layer by layer with seeded weights: 7x7/2 stem, 3x3/2 max pool, four stages of two basic
+    blocks (64-128-256-512, 1x1/2 projections), global average pool, fully connected."""
+    rng = _rng()
+    b = ModelBuilder("resnet18_like")
+
+    def conv(x, c_in, c_out, k, stride, name):
+        w = (rng.standard_normal((c_out, c_in, k, k)) * np.sqrt(2.0 / (c_in * k * k)))
+        y = b.op("Convolution", x, b.constant(w.astype(np.float32)), strides=[stride, stride],
+                 pads_begin=[k // 2] * 2, pads_end=[k // 2] * 2, dilations=[1, 1], name=name)
+        bias = b.constant((rng.standard_normal((1, c_out, 1, 1)) * 0.01).astype(np.float32))
+        return b.op("Add", y, bias, name=name + "/bias")
+
+    x = b.parameter("image", "f32", [1, 3, size, size])
+    x = b.op("Relu", conv(x, 3, width, 7, 2, "stem"), name="stem/relu")
+    x = b.op("MaxPool", x, strides=[2, 2], pads_begin=[1, 1], pads_end=[1, 1], kernel=[3, 3],
+             rounding_type="floor", auto_pad="explicit", name="pool")
+    c_in = width
+    for stage, c_out in enumerate([width, width * 2, width * 4, width * 8]):
+        for block in range(2):
+            stride = 2 if stage > 0 and block == 0 else 1
+            name = f"layer{stage + 1}.{block}"
+            y = b.op("Relu", conv(x, c_in, c_out, 3, stride, name + ".conv1"), name=name + ".relu1")
+            y = conv(y, c_out, c_out, 3, 1, name + ".conv2")
+            shortcut = conv(x, c_in, c_out, 1, stride, name + ".down") if stride != 1 or \
+                c_in != c_out else x
+            x = b.op("Relu", b.op("Add", y, shortcut, name=name + ".add"), name=name + ".relu2")
+            c_in = c_out
+    x = b.op("ReduceMean", x, b.constant(np.array([2, 3], np.int64)), keep_dims=False,
+             name="avgpool")
+    w = (rng.standard_normal((c_in, classes)) / np.sqrt(c_in)).astype(np.float32)
+    x = b.op("MatMul", x, b.constant(w), transpose_a=False, transpose_b=False, name="fc")
+    b.result(b.op("Add", x, b.constant(np.zeros((1, classes), np.float32)), name="fc/bias"),
+             "logits")
+    return b.build()
+
+
+def _write_dataset(folder: str, count: int, shape, key: str) -> str:
+    os.makedirs(folder, exist_ok=True)
+    rng = _rng()
+    for i in range(count):
+        np.savez(os.path.join(folder, f"s{i:05d}.npz"),
+                 **{key: rng.standard_normal(shape).astype(np.float32)})
+    return folder
+
+
+def _timed_outcomes(place, job, samples) -> tuple[float, float]:
+    """(wall seconds from start to the last outcome, steady samples per second between the
+    first and the last outcome)."""
+    from irexec.batch.runner import in_order
+
+    started = time.perf_counter()
+    stamps = []
+    for _, outcome in in_order(place.outcomes(job, samples)):
+        if not outcome.ok:
+            raise RuntimeError(str(outcome.errors[0]))
+        stamps.append(time.perf_counter())
+    wall = stamps[-1] - started
+    steady = (len(stamps) - 1) / (stamps[-1] - stamps[0]) if len(stamps) > 1 else float("nan")
+    return wall, steady
+
+
+def _cli_seconds(argv: list[str]) -> tuple[float, float]:
+    """(wall seconds, CPU seconds of the command and every process it waited for: its local
+    workers, not a cluster's) of ``irexec ARGV``."""
+    import resource
+    import subprocess
+
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(
+        p for p in (os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+                    os.environ.get("PYTHONPATH")) if p)}
+    def cpu():
+        usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+        return usage.ru_utime + usage.ru_stime
+
+    started, cpu_started = time.perf_counter(), cpu()
+    proc = subprocess.run([sys.executable, "-m", "irexec", *argv], env=env,
+                          capture_output=True, text=True)
+    seconds, cpu_seconds = time.perf_counter() - started, cpu() - cpu_started
+    if proc.returncode != 0:
+        raise RuntimeError(proc.stderr.strip().splitlines()[-1] if proc.stderr else "failed")
+    return seconds, cpu_seconds
+
+
+def batch_cases(quick: bool, tmp: str) -> dict:
+    """ResNet-18-like over 64 samples with --jobs 1, --jobs 2 and a 2-worker LocalCluster; the
+    fixed cost per sample of a one-layer model through the command line, as the difference of
+    two dataset sizes (start-up cancels)."""
+    from irexec.batch.datasets import folder_samples
+    from irexec.batch.runner import Place
+    from irexec.batch.work import Job
+    from irexec.pickling import ModelSource
+
+    count, size, width = (4, 32, 8) if quick else (64, 224, 64)
+    model = os.path.join(tmp, "resnet18_like.xml")
+    irexec.save_model(resnet18_like(size, width=width), model)
+    data = _write_dataset(os.path.join(tmp, "resnet_in"), count, [1, 3, size, size], "image")
+    samples = folder_samples(data)
+    job = Job(ModelSource.of_file(model, with_bytes=True))
+    out = {"samples": count, "size": size}
+    out["jobs1"] = _timed_outcomes(Place(jobs=1), job, samples)
+    try:
+        from threadpoolctl import threadpool_limits
+
+        with threadpool_limits(limits=1):  # one worker's share of a 2-core machine
+            out["jobs1_blas1"] = _timed_outcomes(Place(jobs=1), job, samples)
+    except ImportError:
+        out["jobs1_blas1"] = None
+    cluster = client = None
+    try:
+        import logging
+
+        import dask
+        from distributed import Client, LocalCluster
+
+        from irexec.batch.dask_runner import WORKER_CONFIG
+
+        with dask.config.set(WORKER_CONFIG):  # as --scheduler local starts its cluster
+            cluster = LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                   dashboard_address=None, silence_logs=logging.ERROR)
+        client = Client(cluster)
+        _timed_outcomes(Place(client=client), job, samples[:8])  # each worker compiles once
+    except ImportError:
+        pass
+    # The pool and the cluster alternated, twice: the better of each (a shared machine's load
+    # changes by the minute; alternating gives both the same chances).
+    pool_runs, dask_runs = [], []
+    for _ in range(2):
+        pool_runs.append(_timed_outcomes(Place(jobs=2), job, samples))
+        if client is not None:
+            dask_runs.append(_timed_outcomes(Place(client=client), job, samples))
+    out["jobs2"] = min(pool_runs)
+    out["dask2"] = min(dask_runs) if dask_runs else None
+    # Fixed cost per sample: a one-layer model, N1 and N2 samples, through `irexec run`.
+    b = ModelBuilder("one")
+    b.result(b.op("Relu", b.parameter("x", "f32", [1, 16]), name="relu"), "y")
+    one = os.path.join(tmp, "one.xml")
+    irexec.save_model(b.build(), one)
+    small, large = (10, 30) if quick else (100, 1100)
+    fixed = {}
+    for n in (small, large):
+        _write_dataset(os.path.join(tmp, f"one_{n}"), n, [1, 16], "x")
+    places = [("jobs2", ["--jobs", "2"])]
+    if client is not None:
+        places.append(("dask2", ["--scheduler", client.scheduler.address]))
+    for name, extra in places:
+        times = {}
+        for n in (small, large):  # the better of two runs of each size
+            runs = [_cli_seconds(["run", one, "--input-dir", os.path.join(tmp, f"one_{n}"),
+                                  "--output-dir", os.path.join(tmp, f"one_out_{name}_{n}_{k}"),
+                                  *extra]) for k in range(2)]
+            times[n] = min(runs)
+        fixed[name] = tuple((times[large][k] - times[small][k]) / (large - small)
+                            for k in (0, 1))
+    out["fixed"] = fixed
+    if client is not None:
+        client.close()
+        cluster.close()
+    return out
+
+
+def batch_table(r: dict) -> str:
+    one_wall, one_rate = r["jobs1"]
+    lines = [f"ResNet-18-like at {r['size']}, {r['samples']} samples:", "",
+             "| where | wall s | samples/s (wall) | steady samples/s | throughput vs --jobs 1 "
+             "(wall, steady) |", "| --- | --- | --- | --- | --- |"]
+    for key, label in (("jobs1", "--jobs 1 (this process, BLAS on every core)"),
+                       ("jobs1_blas1", "--jobs 1, BLAS held to 1 thread"),
+                       ("jobs2", "--jobs 2"), ("dask2", "LocalCluster, 2 workers")):
+        if r.get(key) is None:
+            continue
+        wall, rate = r[key]
+        lines.append(f"| {label} | {wall:.2f} | {r['samples'] / wall:.2f} | {rate:.2f} | "
+                     f"{one_wall / wall:.2f}x, {rate / one_rate:.2f}x |")
+    if r.get("dask2") is not None:
+        lines.append("")
+        lines.append(f"LocalCluster against --jobs 2 (each the better of two runs, alternated): "
+                     f"wall {r['jobs2'][0] / r['dask2'][0]:.2f}x, steady "
+                     f"{r['dask2'][1] / r['jobs2'][1]:.2f}x the throughput")
+    lines.append("")
+    lines.append("| fixed cost per sample (one-layer model, irexec run --input-dir) | wall ms | "
+                 "CPU ms (irexec and its local workers) |")
+    lines.append("| --- | --- | --- |")
+    for key, (wall, cpu) in r["fixed"].items():
+        label = "--jobs 2" if key == "jobs2" else "--scheduler (2-worker LocalCluster)"
+        lines.append(f"| {label} | {wall * 1e3:.2f} | {cpu * 1e3:.2f}"
+                     f"{' (the client only)' if key != 'jobs2' else ''} |")
     return "\n".join(lines)
 
 
@@ -994,6 +1193,11 @@ def main(argv=None) -> int:
         if wanted("EmbeddingBag"):
             embedding.append(embedding_bag_case(100 if args.quick else 100_000, runs, tmp))
             print(f"  {embedding[-1]['case']}: {embedding[-1]['ratio']:.2f}x numpy", flush=True)
+        batch = None
+        if wanted("batch"):
+            batch = batch_cases(args.quick, tmp)
+            print(f"  batch: --jobs 2 {batch['jobs1'][0] / batch['jobs2'][0]:.2f}x --jobs 1 "
+                  f"(wall)", flush=True)
     print()
     if embedding:
         print("| embedding case | irexec ms | numpy gather-and-sum ms | irexec / numpy |\n"
@@ -1027,12 +1231,15 @@ def main(argv=None) -> int:
     if llms:
         print()
         print(llm_table(llms))
+    if batch:
+        print()
+        print(batch_table(batch))
     if args.json:
         with open(args.json, "w") as f:
             json.dump({"machine": machine(), "kernels": [r.__dict__ for r in rows],
                        "ratios": ratios, "movement": moves, "overhead": overhead,
                        "memory": memory, "generators": generators, "embedding": embedding,
-                       "llm": llms, "api": api},
+                       "llm": llms, "api": api, "batch": batch},
                       f, indent=1)
     return 0
 

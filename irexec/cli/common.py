@@ -287,6 +287,8 @@ def protected_files(args) -> safe_write.Guard:
     if folder and os.path.isdir(folder):
         for name in os.listdir(folder):
             files.setdefault(os.path.join(folder, name), "a file of the --input-dir")
+    elif folder and os.path.isfile(folder):  # one file of many samples
+        files.setdefault(folder, "the --input-dir file")
     args._protected_files = safe_write.Guard(files)
     return args._protected_files
 

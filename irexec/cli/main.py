@@ -15,15 +15,15 @@ import os
 import sys
 import traceback
 
-from irexec.cli import (bench, compare, convert, generate, graph, info, interruptible, ops_cmd,
-                        run, validate)
+from irexec.cli import (bench, compare_dataset, convert, generate, graph, info, interruptible,
+                        ops_cmd, run, validate)
 from irexec.cli.usage import UsageError
 from irexec.errors import IRError
 from irexec.diagnostics import printable
 from irexec.io import files, safe_write
 
 COMMANDS = {"run": run, "validate": validate, "ops": ops_cmd, "convert": convert, "info": info,
-            "graph": graph, "compare": compare, "bench": bench, "generate": generate}
+            "graph": graph, "compare": compare_dataset, "bench": bench, "generate": generate}
 
 
 def build_parser() -> argparse.ArgumentParser:

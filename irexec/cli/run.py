@@ -2,26 +2,21 @@
 
 from __future__ import annotations
 
-import dataclasses
 import os
 import stat
 import sys
-import zipfile
 import zlib
-from pathlib import Path
 
 import numpy as np
 
 from irexec import budget
 from irexec.api import compile_model
-from irexec.cli import common, describe, interruptible
-from irexec.cli.progress import Progress
+from irexec.batch.sink import write_npz
+from irexec.cli import common, describe, interruptible, run_dir
 from irexec.cli.usage import UsageError
-from irexec.diagnostics.diagnostic import Location
-from irexec.errors import IRError
 from irexec.diagnostics import printable
-from irexec.io import npy, safe_write
-from irexec.io.arrays import from_file, string_bytes, to_file
+from irexec.io import safe_write
+from irexec.io.arrays import string_bytes
 from irexec.runtime.trace import DirectoryTrace
 
 SHOWN_VALUES = 6
@@ -43,14 +38,21 @@ def add_parser(sub) -> None:
                    help="with --trace: also the layers inside TensorIterator, Loop and If "
                         "bodies, once per iteration, named <layer>/<body>/<iteration>/<layer>")
     p.add_argument("--input-dir", metavar="DIR",
-                   help="run once per .npz file in DIR (arrays keyed by input name; inputs a "
-                        "file lacks are generated from --seed), or per .npy file for a model "
-                        "of one input, and print one line per file")
+                   help="run once per sample and print one line per sample, in sorted order: "
+                        "DIR holds .npz files (arrays keyed by input name; inputs a file lacks "
+                        "are generated from --seed), .npy files (a model of one input) or "
+                        "images (PNG/JPEG, needs irexec[image]); or DIR is one .npy/.npz file "
+                        "of many samples along --batch-axis")
     p.add_argument("--output-dir", metavar="OUT",
-                   help="with --input-dir: save each file's outputs as OUT/<file>.npz")
+                   help="with --input-dir: save each sample's outputs as OUT/<file>.npz, each "
+                        "file whole or not at all")
+    p.add_argument("--resume", action="store_true",
+                   help="with --output-dir: skip the samples whose output file is already "
+                        "there and whole (after an interrupted run)")
     p.add_argument("--fail-fast", action="store_true",
                    help="with --input-dir: stop at the first file that fails (default: report "
                         "it, go on with the others, exit 1 at the end)")
+    run_dir.add_dataset_arguments(p)
     p.add_argument("--precise", action="store_true",
                    help="compute every float layer in float64, rounding once to its output "
                         f"type ({common.doc('numerics.md')})")
@@ -105,24 +107,15 @@ def table(rows: dict[str, np.ndarray]) -> list[str]:
             for row in [header, *cells]]
 
 
-def _write_npz(f, arrays: dict[str, np.ndarray]) -> None:
-    """What np.savez writes, for any key: np.savez takes keys as keyword arguments, so outputs
-    named 'file' or 'allow_pickle' would collide with its own parameters."""
-    with zipfile.ZipFile(f, "w", zipfile.ZIP_STORED, allowZip64=True) as archive:
-        for name, array in arrays.items():
-            array = to_file(array)  # strings as unicode (no pickle), narrow types as their bits
-            with archive.open(f"{name}.npy", "w", force_zip64=True) as member:
-                np.lib.format.write_array(member, array, allow_pickle=False)
-
-
 def save_npz(path: str, arrays: dict[str, np.ndarray], args, option="--output") -> None:
     """Write the outputs through the one writer: atomically, never over the run's inputs."""
-    common.write_output(option, path, lambda f: _write_npz(f, arrays), args)
+    common.write_output(option, path, lambda f: write_npz(f, arrays), args)
 
 
 def _check_usage(args) -> None:
     if args.trace_bodies and not args.trace:
         raise UsageError("argument --trace-bodies: needs --trace DIR")
+    run_dir.check_usage(args)
     if args.input_dir is None:
         if args.output_dir is not None:
             raise UsageError("argument --output-dir: needs --input-dir")
@@ -135,143 +128,11 @@ def _check_usage(args) -> None:
                          "per input file")
 
 
-def _input_files(folder: str) -> list[Path]:
-    """The .npz and .npy files of the --input-dir, in name order (a .npy file is an input of
-    a model of one input; for a model of several it fails, named, never skipped)."""
-    path = Path(folder)
-    if not path.is_dir():
-        raise IRError.make("IR001", f"--input-dir: '{folder}' is not a folder", Location(folder))
-    files = sorted(p for p in path.iterdir()
-                   if p.suffix.lower() in (".npz", ".npy") and p.is_file())
-    if not files:
-        raise IRError.make("IR001", f"--input-dir: '{folder}' holds no .npz or .npy files",
-                           Location(folder))
-    return files
-
-
-def _load_npy(path: Path, compiled) -> dict[str, np.ndarray]:
-    """A .npy file of the --input-dir: the one input of a model of one input."""
-    names = compiled.input_names()
-    if len(names) != 1:
-        raise IRError.make("IR601", f"a .npy file holds one array, but the model has "
-                                    f"{len(names)} inputs ({', '.join(names)}); give an .npz "
-                                    f"file keyed by input name", Location(str(path)))
-    try:
-        array = npy.load(path)
-    except OSError as e:
-        raise IRError.make("IR606", f"cannot read the file: {e.strerror or e}",
-                           Location(str(path))) from None
-    except npy.NpyError as e:
-        raise IRError.make("IR606", str(e), Location(str(path))) from None
-    if not isinstance(array, np.ndarray):  # an .npz archive under a .npy name
-        raise IRError.make("IR606", "the file is an .npz archive; name it .npz",
-                           Location(str(path)))
-    return _checked(names[0], array, compiled, path)
-
-
-def _checked(key, array, compiled, path: Path, layer=None) -> np.ndarray:
-    """One array of an --input-dir file checked as the input ``key`` names."""
-    layer = layer or compiled.input_name(key)
-    try:
-        return compiled.check_input(layer, from_file(array, compiled.input_element_type(layer)))
-    except ValueError as e:
-        raise IRError.make("IR603", f"array '{key}' {e}", Location(str(path))) from None
-    except IRError as e:  # name the file the array came from, not the model
-        d = e.diagnostics[0]
-        raise IRError.make(d.code, f"array '{key}': {d.message}", Location(str(path))) \
-            from None
-
-
-def _load_npz(path: Path, compiled) -> dict[str, np.ndarray]:
-    """One --input-dir file: its arrays, keyed by the Parameter layer names they are for."""
-    if path.suffix.lower() == ".npy":
-        array = _load_npy(path, compiled)
-        return {compiled.input_name(compiled.input_names()[0]): array}
-    try:
-        arrays = npy.load_npz(path)
-    except OSError as e:
-        raise IRError.make("IR606", f"cannot read the file: {e.strerror or e}",
-                           Location(str(path))) from None
-    except npy.NpyError as e:
-        raise IRError.make("IR606", str(e), Location(str(path))) from None
-    loaded: dict[str, np.ndarray] = {}
-    for key, array in arrays.items():
-        layer = compiled.input_name(key)
-        if layer is None:
-            raise IRError.make("IR601", f"array '{key}': the model has no input of that name "
-                                        f"(inputs: {', '.join(compiled.input_names())})",
-                               Location(str(path)))
-        if layer in loaded:
-            raise IRError.make("IR601", f"input '{layer}' is given twice", Location(str(path)))
-        loaded[layer] = _checked(key, array, compiled, path, layer)
-    return loaded
-
-
 def _trace(args, model, folder):
     """The --trace folder as a trace that never writes over the run's own files."""
     if folder is None:
         return None
     return DirectoryTrace(folder, model, protected=common.protected_files(args))
-
-
-def _run_file(args, model, compiled, path: Path, names: list[str]) -> list[str]:
-    """Run one --input-dir file; the CRC-32 cells of its line."""
-    given = _load_npz(path, compiled)
-    inputs = common.complete_inputs(model, given, args.seed)
-    trace = _trace(args, model, os.path.join(args.trace, path.stem) if args.trace else None)
-    try:
-        outputs = interruptible.call(compiled, inputs, trace=trace,
-                                     trace_bodies=args.trace_bodies)
-    except IRError as e:  # say which file's inputs the layer refused
-        raise IRError([dataclasses.replace(d, message=f"{d.message} (inputs from '{path}')")
-                       for d in e.diagnostics]) from None
-    if args.output_dir:
-        save_npz(os.path.join(args.output_dir, path.stem + ".npz"), outputs, args,
-                 "--output-dir")
-    return [checksum(outputs[n]).ljust(max(8, len(n))) for n in names]
-
-
-def _run_dir(args, model, compiled) -> int:
-    files = _input_files(args.input_dir)
-    names = compiled.output_names()
-    width = max(len("file"), *(len(printable.line(f.name)) for f in files))
-    header = "  ".join(["file".ljust(width),
-                        *(printable.line(n).ljust(8) for n in names)]).rstrip()
-    if args.output_dir:
-        try:
-            os.makedirs(args.output_dir, exist_ok=True)
-        except OSError as e:
-            raise IRError.make("IR001", f"cannot create '{args.output_dir}': {e.strerror or e}",
-                               Location(args.output_dir)) from None
-    print(f"crc32 of each output, one line per file in {args.input_dir}:")
-    print("  " + header, flush=True)
-    failed = []
-    with Progress(len(files)) as progress:
-        for path in files:
-            progress.start(path.name)
-            try:
-                cells = _run_file(args, model, compiled, path, names)
-            except IRError as e:
-                if args.fail_fast:
-                    raise
-                failed.append(printable.line(path.name))
-                for d in e.diagnostics:
-                    progress.print(f"error: {d}", file=sys.stderr)
-                cells = ["failed"]
-            progress.print("  " + "  ".join([printable.line(path.name).ljust(width),
-                                             *cells]).rstrip())
-            progress.advance()
-    done = f"ran {len(files)} file{'s' * (len(files) != 1)}"
-    if failed:
-        done += (f"; {len(failed)} failed ({', '.join(failed[:5])}"
-                 f"{', ...' * (len(failed) > 5)}; errors on stderr)")
-    if args.output_dir:
-        done += f"; outputs saved in {args.output_dir}"
-    if args.trace:
-        done += f"; traces in {args.trace}"
-    print(done)
-    sys.stdout.flush()
-    return 1 if failed else 0
 
 
 def execute(args) -> int:
@@ -293,7 +154,9 @@ def _compile(args):
 def _execute(args) -> int:
     model, compiled = interruptible.call(_compile, args)
     if args.input_dir is not None:
-        return _run_dir(args, model, compiled)
+        return run_dir.execute(args, model, compiled, checksum,
+                               lambda path, outputs: save_npz(path, outputs, args,
+                                                              "--output-dir"))
     given = common.load_inputs(args.input, compiled, args.model)
     inputs = common.complete_inputs(model, given, args.seed)
     common.say_filled_dims(model, inputs, given)
