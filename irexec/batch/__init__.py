@@ -39,7 +39,8 @@ def run(model, samples, client=None, jobs: int | None = None, *, seed: int = 0,
     for _, outcome in in_order(place.outcomes(job, listed, compiled)):
         if not outcome.ok:
             raise IRError(outcome.errors)
-        yield Results(outcome.outputs, [o for o in compiled.model.outputs])
+        yield Results([outcome.outputs[name] for name in compiled.output_names()],
+                      compiled._outputs_index)
 
 
 def compare(model, samples, client=None, jobs: int | None = None, **options):

@@ -102,7 +102,7 @@ def run_sample(job: Job, sample: Sample) -> Outcome:
                 trace = DirectoryTrace(os.path.join(job.trace, sample.stem), compiled.model,
                                        protected=job.protected)
             outputs = compiled(inputs, variables={}, trace=trace, trace_bodies=job.trace_bodies)
-            return Outcome(outputs={name: outputs[name] for name in outputs})
+            return Outcome(outputs=outputs.by_name())
         except IRError as e:
             return Outcome(errors=_name_the_sample(e, sample))
         except MemoryError:
