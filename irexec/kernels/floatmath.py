@@ -16,7 +16,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from irexec.kernels import buffers, half, in_place
+from irexec.kernels import buffers, half
 
 F32 = np.dtype(np.float32)
 F64 = np.dtype(np.float64)
@@ -45,9 +45,9 @@ def narrow(result: np.ndarray, dtype: np.dtype) -> np.ndarray:
         return result.astype(dtype)
 
 
-def unary(fn: Callable[..., None], bits: Callable[..., None] | None = None
-          ) -> Callable[..., np.ndarray]:
-    """The kernel ``kernel(x, **attrs)`` of ``fn(x, out, **attrs)``, with an in-place variant.
+def unary(fn: Callable[..., None], bits: Callable[..., None] | None = None) -> dict:
+    """The kernel ``kernel(x, **attrs)`` of ``fn(x, out, **attrs)`` and its ``in_place`` variant,
+    as the spec's fields.
     ``bits(x, out, **attrs)``, when given, computes the same results for f16 and bf16 on their
     bits (a selection, as Relu's, needs no arithmetic)."""
 
@@ -77,10 +77,9 @@ def unary(fn: Callable[..., None], bits: Callable[..., None] | None = None
     def over(x, **attrs):
         return kernel(x, _out=x, **attrs)
 
-    in_place.register(kernel, over)
     kernel.__name__ = getattr(fn, "__name__", "kernel")
     kernel.__doc__ = fn.__doc__
-    return kernel
+    return {"kernel": kernel, "in_place": over}
 
 
 def scalar_of(value: np.ndarray, dtype: np.dtype):

@@ -5,7 +5,7 @@ import math
 import numpy as np
 
 from irexec.diagnostics.codes import ERROR, Code
-from irexec.kernels import buffers, floatmath, half, in_place
+from irexec.kernels import buffers, floatmath, half
 from irexec.ops.spec import register
 from irexec.ops.spec import NUMERIC, Attr, Input, Op, OpSpec, Output, TypeVar
 
@@ -57,9 +57,6 @@ def _clamp_over(x, *, min, max):
     return clamp(x, min=min, max=max, out=x)
 
 
-in_place.register(clamp, _clamp_over)
-
-
 @register
 class Clamp(Op):
     spec = OpSpec(
@@ -75,6 +72,7 @@ class Clamp(Op):
         doc="Limits every element to the range [min, max].",
         codes=(Code("IR320", "clamp-min-above-max", ERROR,
                     "give Clamp a min that is at most its max (and neither nan)"),),
+        in_place=_clamp_over,
     )
 
     @staticmethod

@@ -11,7 +11,7 @@ _TANH = floatmath.unary(gelu_tanh)
 
 
 def _gelu(x, *, approximation_mode):
-    return (_TANH if approximation_mode == "tanh" else _ERF)(x)
+    return (_TANH if approximation_mode == "tanh" else _ERF)["kernel"](x)
 
 
 @register

@@ -132,14 +132,16 @@ _BITS = {relu: half.relu}  # f16/bf16 computed on their bits (else by table: ker
 
 def _make(type_name, since, until, types, fn, doc):
     T = TypeVar("T", types)
-    kernel = floatmath.unary(fn, _BITS.get(fn))
+    kernels = floatmath.unary(fn, _BITS.get(fn))
     spec = OpSpec(
         type=type_name, since=since, until=until, numerics=NUMERICS[type_name],
         inputs=(Input("data", T, doc=f"a tensor of {types.describe()}"),),
         outputs=(Output("output", "the function of each element; same type and shape", type=T),),
         doc=f"Computes {doc}",
+        in_place=kernels["in_place"],
     )
-    return register(type(type_name, (Op,), {"spec": spec, "kernel": staticmethod(kernel),
+    return register(type(type_name, (Op,), {"spec": spec,
+                                            "kernel": staticmethod(kernels["kernel"]),
                                             "__module__": __name__, "__doc__": spec.doc}))
 
 

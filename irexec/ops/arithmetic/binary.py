@@ -15,7 +15,7 @@ from irexec.diagnostics.codes import ERROR, Code
 from irexec.errors import OpError
 from irexec.ir.element_type import plain_values
 from irexec.kernels import elementwise as ew
-from irexec.kernels import half, in_place, ufuncs
+from irexec.kernels import half
 from irexec.ops import bounds, rules
 from irexec.ops.spec import register
 from irexec.ops.spec import NUMERIC, Attr, Input, Op, OpSpec, Output, TypeVar
@@ -94,9 +94,10 @@ def _squared_difference(a, b, out=None):
 
 
 def _kernel(float_fn, int_fn=None, *, half_native: bool = False, divides: bool = False,
-            half_select=None, half_arith: str | None = None):
-    """A binary kernel for every type path, and its in-place variant (writing over ``a`` when
-    ``a`` has the result's shape). ``half_native``: numpy's f16 / ml_dtypes' bf16 loop of
+            half_select=None, half_arith: str | None = None) -> dict:
+    """A binary kernel for every type path, as the spec's fields: ``kernel``, its ``in_place``
+    variant (writing over ``a`` when ``a`` has the result's shape) and the ``ufunc`` it is for
+    some type paths (or None). ``half_native``: numpy's f16 / ml_dtypes' bf16 loop of
     ``float_fn`` already computes in f32 and rounds once (a correctly rounded operation);
     ``divides``: integer inputs are checked for a zero divisor first; ``half_select``: a
     comparison ``c`` for which ``float_fn`` is ``c(a, b) ? a : b``, which f16/bf16 take on their
@@ -153,29 +154,26 @@ def _kernel(float_fn, int_fn=None, *, half_native: bool = False, divides: bool =
     def kernel_in_place(a, b, **_attrs):
         return ew.array(compute(a, b, a))
 
-    in_place.register(kernel, kernel_in_place)
     plain = float_kinds if isinstance(float_fn, np.ufunc) else ()
     if int_fn is float_fn and not ints_may_warn and plain:
         plain += (ew.INT,)  # numpy's integer loop, wrapping as the contract says
-    ufuncs.register(kernel, float_fn, plain)
-    return kernel
+    return {"kernel": kernel, "in_place": kernel_in_place,
+            "ufunc": (float_fn, plain) if plain else None}
 
 
-def _divide_kernel():
+def _divide_kernel() -> dict:
     floor = _kernel(np.true_divide, np.floor_divide, half_native=True, divides=True,
                     half_arith="divide")
     trunc = _kernel(np.true_divide, _trunc_divide, half_native=True, divides=True,
                     half_arith="divide")
-    floor_in_place, trunc_in_place = in_place.variant(floor), in_place.variant(trunc)
 
     def kernel(a, b, *, m_pythondiv=True, **_attrs):
-        return (floor if m_pythondiv else trunc)(a, b)
+        return (floor if m_pythondiv else trunc)["kernel"](a, b)
 
     def kernel_in_place(a, b, *, m_pythondiv=True, **_attrs):
-        return (floor_in_place if m_pythondiv else trunc_in_place)(a, b)
+        return (floor if m_pythondiv else trunc)["in_place"](a, b)
 
-    in_place.register(kernel, kernel_in_place)
-    return kernel
+    return {"kernel": kernel, "in_place": kernel_in_place, "ufunc": None}
 
 
 def _divisor_infer(ctx):
@@ -234,7 +232,8 @@ NUMERICS = {"Maximum": "exact", "Minimum": "exact", "Power": "transcendental"}
 ONE_ROUNDING = ("Add", "Subtract", "Multiply", "Divide")
 
 
-def _make(type_name: str, result: str, doc: str, kernel, attrs, divides: bool) -> type[Op]:
+def _make(type_name: str, result: str, doc: str, kernels: dict, attrs, divides: bool
+          ) -> type[Op]:
     spec = OpSpec(
         type=type_name,
         numerics=NUMERICS.get(type_name, "rounded"),
@@ -248,8 +247,10 @@ def _make(type_name: str, result: str, doc: str, kernel, attrs, divides: bool) -
         shape=rules.broadcast(),
         doc=f"Element-wise {result}. {doc}".strip(),
         codes=(DIVISION_BY_ZERO,) if divides or type_name == "Power" else (),
+        in_place=kernels["in_place"],
+        ufunc=kernels["ufunc"],
     )
-    members = {"spec": spec, "kernel": staticmethod(kernel), "__doc__": spec.doc,
+    members = {"spec": spec, "kernel": staticmethod(kernels["kernel"]), "__doc__": spec.doc,
                "__module__": __name__}
     if divides:
         members["infer"] = staticmethod(_divisor_infer)

@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from irexec.kernels import elementwise as ew
-from irexec.kernels import half, in_place, ufuncs
+from irexec.kernels import half
 from irexec.kernels.erf import erf as erf64
 from irexec.kernels.erf import erf32
 from irexec.ops.spec import register
@@ -44,8 +44,9 @@ def _copy(x, out=None):
     return out
 
 
-def _kernel(float_fn, int_fn=None, *, half_native: bool = False):
-    """A unary kernel for every type path, and its in-place variant. ``int_fn``: what integers
+def _kernel(float_fn, int_fn=None, *, half_native: bool = False) -> dict:
+    """A unary kernel for every type path, as the spec's fields: ``kernel``, its ``in_place``
+    variant and the ``ufunc`` it is for some type paths (or None). ``int_fn``: what integers
     get (default: ``float_fn`` in f64, rounded half away from zero); ``half_native`` as for
     the binary ops. Functions take ``out`` as numpy's ufuncs do."""
     float_kinds = (ew.NATIVE_FLOAT, ew.HALF) if half_native else (ew.NATIVE_FLOAT,)
@@ -84,27 +85,24 @@ def _kernel(float_fn, int_fn=None, *, half_native: bool = False):
     def kernel_in_place(x, **_attrs):
         return ew.array(compute(x, x))
 
-    in_place.register(kernel, kernel_in_place)
     plain = float_kinds if isinstance(float_fn, np.ufunc) else ()
     if int_fn is float_fn and plain:
         plain += (ew.INT,)
-    ufuncs.register(kernel, float_fn, plain)
-    return kernel
+    return {"kernel": kernel, "in_place": kernel_in_place,
+            "ufunc": (float_fn, plain) if plain else None}
 
 
-def _round_kernel():
+def _round_kernel() -> dict:
     even = _kernel(np.rint, _copy, half_native=True)
     away = _kernel(_round_half_away, _copy)
-    even_in_place, away_in_place = in_place.variant(even), in_place.variant(away)
 
     def kernel(x, *, mode="half_to_even"):
-        return (even if mode == "half_to_even" else away)(x)
+        return (even if mode == "half_to_even" else away)["kernel"](x)
 
     def kernel_in_place(x, *, mode="half_to_even"):
-        return (even_in_place if mode == "half_to_even" else away_in_place)(x)
+        return (even if mode == "half_to_even" else away)["in_place"](x)
 
-    in_place.register(kernel, kernel_in_place)
-    return kernel
+    return {"kernel": kernel, "in_place": kernel_in_place, "ufunc": None}
 
 
 ROUND_MODE = Attr("mode", "enum", default="half_to_even",
@@ -150,7 +148,7 @@ NUMERICS = {**{t: "exact" for t in ("Negative", "Abs", "Floor", "Ceiling", "Roun
             "Sqrt": "rounded"}
 
 
-def _make(type_name: str, since: int, doc: str, kernel, attrs) -> type[Op]:
+def _make(type_name: str, since: int, doc: str, kernels: dict, attrs) -> type[Op]:
     spec = OpSpec(
         type=type_name,
         numerics=NUMERICS.get(type_name, "transcendental"),
@@ -160,8 +158,11 @@ def _make(type_name: str, since: int, doc: str, kernel, attrs) -> type[Op]:
         inputs=(Input("x", T, doc="the operand"),),
         outputs=(Output("output", f"{doc}, element by element; x's type and shape", type=T),),
         doc=f"Element-wise {doc}.",
+        in_place=kernels["in_place"],
+        ufunc=kernels["ufunc"],
     )
-    return register(type(type_name, (Op,), {"spec": spec, "kernel": staticmethod(kernel),
+    return register(type(type_name, (Op,), {"spec": spec,
+                                            "kernel": staticmethod(kernels["kernel"]),
                                             "__doc__": spec.doc, "__module__": __name__}))
 
 

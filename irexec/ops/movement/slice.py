@@ -13,7 +13,6 @@ from __future__ import annotations
 from irexec.errors import OpError
 from irexec.ir.shape import Dimension, PartialShape
 from irexec.ir.shape_rules import normalize_axis
-from irexec.kernels import views
 from irexec.ops.domains import SmallInts, UniqueAxes
 from irexec.ops.openvino_cpu import refuses
 from irexec.ops.spec import (
@@ -182,6 +181,7 @@ class Slice(Op):
         outputs=(Output("output", "the selected elements; same rank as data", type=T),),
         doc="Takes a strided slice of some axes, as Python's data[start:stop:step].",
         exact=True,
+        returns_view=True,  # the plan copies it where the caller must own it
     )
     openvino_refuses = refuses(strings=True)
 
@@ -193,5 +193,3 @@ class Slice(Op):
     def kernel(data, start, stop, step, axes=None):
         return data[slices(data.shape, start, stop, step, axes)]
 
-
-views.register(Slice.kernel)

@@ -8,7 +8,6 @@ from __future__ import annotations
 from irexec.errors import OpError
 from irexec.ir.shape import Dimension, PartialShape
 from irexec.ir.shape_rules import normalize_axis
-from irexec.kernels import views
 from irexec.ops.domains import AxisIndices
 from irexec.ops.openvino_cpu import refuses
 from irexec.ops.spec import register
@@ -45,6 +44,7 @@ class Split(Op):
                         type=T, variadic=True),),
         doc="Splits a tensor into equal parts along an axis.",
         exact=True,
+        returns_view=True,  # the plan copies it where the caller must own it
     )
     openvino_refuses = refuses(strings=True)
 
@@ -74,5 +74,3 @@ class Split(Op):
         parts = tuple(data[lead + (slice(i * size, (i + 1) * size),)] for i in range(num_splits))
         return parts if num_splits > 1 else parts[0]  # one output: the array itself
 
-
-views.register(Split.kernel)
