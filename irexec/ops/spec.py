@@ -277,7 +277,7 @@ class OpSpec:
     # plan binds it where no layer reads those outputs (MaxPool's indices).
     skip_unread: Callable | None = None
     # ``(ufunc, kinds)``: the kernel is one call of the numpy ufunc when its arrays all have one
-    # dtype of a type path in ``kinds`` (irexec/kernels/elementwise.py's ``kind``); the loop fast
+    # dtype of a type path in ``kinds`` (irexec/kernels/numeric.py's ``kind``); the loop fast
     # path (irexec/runtime/loop_code.py) calls the ufunc itself there, without the kernel's
     # dispatch on the element type (which costs more than the ufunc on a few floats).
     ufunc: tuple | None = None

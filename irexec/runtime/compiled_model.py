@@ -13,7 +13,7 @@ from irexec.ir import element_type as et_table
 from irexec.ir.model import Model, OutputPort
 from irexec.ir.shape import PartialShape
 from irexec.kernels import buffers, scratch, state
-from irexec.kernels import elementwise as ew
+from irexec.kernels import numeric
 from irexec.runtime.plan import InputSlot, Plan, compile_plan, kernel_error, memoized
 from irexec.runtime.precise import precision_of
 from irexec.runtime.results import Results, Tensor, port_names
@@ -211,7 +211,7 @@ class CompiledModel:
         token = tracer.activate() if tracer is not None else None
         try:
             with buffers.using(pool), state.using(self._variables if variables is None
-                                                   else variables), ew.ignoring():
+                                                   else variables), numeric.ignoring():
                 outputs = self._run(plan, inputs, tracer, profile=profile)
         finally:
             if tracer is not None:

@@ -33,7 +33,7 @@ import numpy as np
 from irexec import budget
 from irexec.errors import OpError
 from irexec.kernels import buffers
-from irexec.kernels import elementwise as ew
+from irexec.kernels import numeric
 from irexec.runtime.plan import Plan, kernel_error, memoized
 
 
@@ -172,7 +172,7 @@ class LoopCode:
     def __call__(self, params, slicers, parts, count, condition, spend, memory, too_much,
                  holds):
         self.runs += 1
-        with ew.quiet():  # as the kernels compute (the ufuncs called directly need it)
+        with numeric.quiet():  # as the kernels compute (the ufuncs called directly need it)
             last, i = self._iterate(params, slicers, parts,
                                     sys.maxsize if count is None else count, condition, spend,
                                     memory, too_much, holds)
@@ -202,7 +202,7 @@ def _ufunc(step, node):
         return None
     ufunc, kinds = declared
     try:
-        return ufunc if ew.kind(et.dtype) in kinds else None
+        return ufunc if numeric.kind(et.dtype) in kinds else None
     except KeyError:  # a dtype no element type has
         return None
 

@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from irexec.ir import element_type as et_table
-from irexec.kernels import elementwise as ew
+from irexec.kernels import numeric
 from irexec.ops import registry
 from irexec.ops.arithmetic import binary, unary
 
@@ -29,7 +29,7 @@ def ufunc_for(kernel_name: str, dtype: np.dtype):
     if declared is None:
         return None
     ufunc, kinds = declared
-    return ufunc if ew.kind(dtype) in kinds else None
+    return ufunc if numeric.kind(dtype) in kinds else None
 
 
 def _declared(names):

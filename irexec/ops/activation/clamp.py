@@ -5,7 +5,7 @@ import math
 import numpy as np
 
 from irexec.diagnostics.codes import ERROR, Code
-from irexec.kernels import buffers, floatmath, half
+from irexec.kernels import buffers, half, numeric
 from irexec.ops.spec import register
 from irexec.ops.spec import NUMERIC, Attr, Input, Op, OpSpec, Output, TypeVar
 
@@ -41,8 +41,8 @@ def clamp(x, *, min, max, out=None):
                        else out)
 
     def widened(v):  # exact: the result is v, low or high, all of v's type
-        w = floatmath.widen(v)
-        return floatmath.narrow(np.clip(w, low.astype(w.dtype), high.astype(w.dtype)), v.dtype)
+        w = numeric.widen(v)
+        return numeric.narrow(np.clip(w, low.astype(w.dtype), high.astype(w.dtype)), v.dtype)
     if not (x.dtype in half.HALVES and x.size >= half.USE_MIN and half.active()):
         return widened(x)
     # f16/bf16: on the bits, or by table (irexec/kernels/half.py), the same results

@@ -2,7 +2,7 @@
 
 import numpy as np
 
-from irexec.kernels import floatmath
+from irexec.kernels import numeric
 from irexec.ops.spec import register
 from irexec.ops.spec import REAL, Attr, Input, Op, OpSpec, Output, TypeVar
 
@@ -20,7 +20,7 @@ def elu(x, o, *, alpha):
         o[...] = t
 
 
-_ELU = floatmath.unary(elu)
+_ELU = numeric.unary(elu)
 
 
 @register
@@ -34,6 +34,6 @@ class Elu(Op):
         inputs=(Input("data", T, doc="a floating-point tensor"),),
         outputs=(Output("output", "Elu of each element; same type and shape", type=T),),
         doc="Computes x for x >= 0 and alpha * (exp(x) - 1) for x < 0, element-wise.",
-        in_place=_ELU["in_place"],
+        in_place=_ELU.in_place,
     )
-    kernel = staticmethod(_ELU["kernel"])
+    kernel = staticmethod(_ELU.kernel)

@@ -1,17 +1,17 @@
 """Gelu-7: Gelu with a choice of the exact (erf) or the tanh approximation."""
 
-from irexec.kernels import floatmath
+from irexec.kernels import numeric
 from irexec.ops.activation.unary import gelu_erf, gelu_tanh
 from irexec.ops.spec import register
 from irexec.ops.spec import REAL, Attr, Input, Op, OpSpec, Output, TypeVar
 
 T = TypeVar("T", REAL)
-_ERF = floatmath.unary(gelu_erf)
-_TANH = floatmath.unary(gelu_tanh)
+_ERF = numeric.unary(gelu_erf)
+_TANH = numeric.unary(gelu_tanh)
 
 
 def _gelu(x, *, approximation_mode):
-    return (_TANH if approximation_mode == "tanh" else _ERF)["kernel"](x)
+    return (_TANH if approximation_mode == "tanh" else _ERF).kernel(x)
 
 
 @register

@@ -1,6 +1,6 @@
 """The one-input activations with no parameters, as one table: Relu, Sigmoid, HSwish, HSigmoid,
 Mish, SoftPlus, SoftSign and Gelu-2. Each row is a full spec; the function writes its result into
-an output array (which may be the input itself: see irexec/kernels/floatmath.py)."""
+an output array (which may be the input itself: see irexec/kernels/numeric.py)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import math
 
 import numpy as np
 
-from irexec.kernels import floatmath, half
+from irexec.kernels import half, numeric
 from irexec.kernels.special import erf
 from irexec.ops.spec import register
 from irexec.ops.spec import NUMERIC, REAL, Input, Op, OpSpec, Output, TypeVar
@@ -132,16 +132,16 @@ _BITS = {relu: half.relu}  # f16/bf16 computed on their bits (else by table: ker
 
 def _make(type_name, since, until, types, fn, doc):
     T = TypeVar("T", types)
-    kernels = floatmath.unary(fn, _BITS.get(fn))
+    kernels = numeric.unary(fn, ints=fn, bits=_BITS.get(fn))
     spec = OpSpec(
         type=type_name, since=since, until=until, numerics=NUMERICS[type_name],
         inputs=(Input("data", T, doc=f"a tensor of {types.describe()}"),),
         outputs=(Output("output", "the function of each element; same type and shape", type=T),),
         doc=f"Computes {doc}",
-        in_place=kernels["in_place"],
+        in_place=kernels.in_place,
     )
     return register(type(type_name, (Op,), {"spec": spec,
-                                            "kernel": staticmethod(kernels["kernel"]),
+                                            "kernel": staticmethod(kernels.kernel),
                                             "__module__": __name__, "__doc__": spec.doc}))
 
 

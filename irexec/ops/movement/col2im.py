@@ -16,7 +16,7 @@ import numpy as np
 
 from irexec.errors import OpError
 from irexec.ir.shape import Dimension, PartialShape
-from irexec.kernels.numeric import compute_dtype, finish
+from irexec.kernels.numeric import compute_dtype, narrow
 from irexec.ops import windows
 from irexec.ops.domains import as_int64
 from irexec.ops.spec import register
@@ -133,5 +133,5 @@ class Col2Im(Op):
                        c0:c0 + (counts[1] - 1) * strides[1] + 1:strides[1]] += cols[:, :, kh, kw]
         y = padded[:, :, pads_begin[0]:pads_begin[0] + size[0],
                    pads_begin[1]:pads_begin[1] + size[1]]
-        y = finish(np.ascontiguousarray(y), data.dtype)
+        y = narrow(np.ascontiguousarray(y), data.dtype)
         return y if data.ndim == 3 else y[0]

@@ -22,7 +22,7 @@ import numpy as np
 
 from irexec.errors import OpError
 from irexec.ir.shape import Dimension, PartialShape
-from irexec.kernels.numeric import compute_dtype, finish
+from irexec.kernels.numeric import compute_dtype, narrow
 from irexec.ops.domains import Domain, Indices, SmallInts, _sizes, as_int64
 from irexec.ops.spec import (NUMERIC, SCALAR, SHAPE_INDEX, VECTOR, Attr, Input, Op, OpSpec,
                              Output, Rank, TensorType, TypeVar, register)
@@ -148,7 +148,7 @@ def _reduce_bags(table, indices, starts, counts, weights, default_index, mean):
         if end < rows.shape[0]:
             sums[-1] = rows[starts[last]:end].sum(axis=0, dtype=ct)
         out[full] = sums
-    out = finish(out, table.dtype)
+    out = narrow(out, table.dtype)
     if mean and full.any():
         n = counts[full].reshape(-1, 1)
         if out.dtype.kind in "iu":  # C++ integer division: truncation toward zero
@@ -158,7 +158,7 @@ def _reduce_bags(table, indices, starts, counts, weights, default_index, mean):
             q = np.where((s < 0) & (q * m != s), q + 1, q)
             out[full] = q.astype(out.dtype)
         else:
-            out[full] = finish(out[full].astype(ct) / n.astype(ct), out.dtype)
+            out[full] = narrow(out[full].astype(ct) / n.astype(ct), out.dtype)
     if default_index is not None:
         d = int(as_int64(default_index)[0])
         if d >= 0:
