@@ -12,8 +12,7 @@ from irexec.errors import IRError, OpError
 from irexec.ir import element_type as et_table
 from irexec.ir.model import Model, OutputPort
 from irexec.ir.shape import PartialShape
-from irexec.kernels import buffers, scratch, state
-from irexec.kernels import numeric
+from irexec.kernels import buffers, numeric, scratch, state
 from irexec.runtime.plan import InputSlot, Plan, compile_plan, kernel_error, memoized
 from irexec.runtime.precise import precision_of
 from irexec.runtime.results import Results, Tensor, port_names

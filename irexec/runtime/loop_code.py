@@ -32,8 +32,7 @@ import numpy as np
 
 from irexec import budget
 from irexec.errors import OpError
-from irexec.kernels import buffers
-from irexec.kernels import numeric
+from irexec.kernels import buffers, numeric
 from irexec.runtime.plan import Plan, kernel_error, memoized
 
 

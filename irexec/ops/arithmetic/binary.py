@@ -14,8 +14,7 @@ import numpy as np
 from irexec.diagnostics.codes import ERROR, Code
 from irexec.errors import OpError
 from irexec.ir.element_type import plain_values
-from irexec.kernels import numeric
-from irexec.kernels import half
+from irexec.kernels import half, numeric
 from irexec.ops import bounds, rules
 from irexec.ops.spec import register
 from irexec.ops.spec import NUMERIC, Attr, Input, Op, OpSpec, Output, TypeVar

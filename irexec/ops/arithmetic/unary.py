@@ -13,7 +13,6 @@ from __future__ import annotations
 import numpy as np
 
 from irexec.kernels import numeric
-from irexec.kernels import half
 from irexec.kernels.erf import erf as erf64
 from irexec.kernels.erf import erf32
 from irexec.ops.spec import register

@@ -11,8 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from irexec.ir.element_type import plain_values
-from irexec.kernels import numeric
-from irexec.kernels import half
+from irexec.kernels import half, numeric
 from irexec.ops import rules
 from irexec.ops.spec import register
 from irexec.ops.spec import REAL, Attr, Input, Op, OpSpec, Output, Types, TypeVar
