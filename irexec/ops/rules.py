@@ -63,3 +63,11 @@ def check_output_size(shape, itemsize: int, what: str = "the output") -> None:
     problem = budget.shape_problem(tuple(int(d) for d in shape), itemsize)
     if problem is not None:
         raise OpError(f"{what}: {problem}", code="IR109")
+
+
+def check_index_type(ctx, attr: str) -> None:
+    """IR302 unless the element_type attribute ``attr`` is i32 or i64 (OpenVINO's rule for the
+    index outputs of ShapeOf, NonZero, TopK, Unique, Bucketize, Eye ...)."""
+    et = ctx.attrs[attr]
+    if et.name not in ("i32", "i64"):
+        ctx.error("IR302", f"{attr} is {et}; it must be i32 or i64")

@@ -1,7 +1,7 @@
 """Gelu-7: Gelu with a choice of the exact (erf) or the tanh approximation."""
 
 from irexec.kernels import numeric
-from irexec.ops.activation.unary import gelu_erf, gelu_tanh
+from irexec.kernels.special import gelu_erf, gelu_tanh
 from irexec.ops.spec import register
 from irexec.ops.spec import REAL, Attr, Input, Op, OpSpec, Output, TypeVar
 

@@ -4,16 +4,12 @@ an output array (which may be the input itself: see irexec/kernels/numeric.py)."
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 
 from irexec.kernels import half, numeric
-from irexec.kernels.special import erf
+from irexec.kernels.special import gelu_erf
 from irexec.ops.spec import register
 from irexec.ops.spec import NUMERIC, REAL, Input, Op, OpSpec, Output, TypeVar
-
-_SQRT1_2 = 1.0 / math.sqrt(2.0)
 
 
 _RELU_CHUNK = 1 << 17  # elements a step: each chunk's three passes stay in the L2 cache
@@ -79,32 +75,6 @@ def softsign(x, o):
     t = np.abs(x)
     t += 1
     np.divide(x, t, out=o)
-
-
-def gelu_erf(x, o):
-    """0.5 * x * (1 + erf(x / sqrt(2))), erf evaluated in float64."""
-    w = x.astype(np.float64)
-    e = erf(w * _SQRT1_2)
-    e += 1
-    e *= w
-    e *= 0.5
-    o[...] = e
-
-
-_SQRT_2_PI = math.sqrt(2.0 / math.pi)
-
-
-def gelu_tanh(x, o):
-    """0.5 * x * (1 + tanh(sqrt(2/pi) * (x + 0.044715 x^3)))."""
-    t = np.multiply(x, x)
-    t *= x
-    t *= 0.044715
-    t += x
-    t *= _SQRT_2_PI
-    np.tanh(t, out=t)
-    t += 1
-    t *= x
-    np.multiply(t, 0.5, out=o)
 
 
 # (type, since, until, element types, function, what it computes)

@@ -4,7 +4,7 @@ import numpy as np
 
 from irexec.ir.element_type import from_name
 from irexec.ops.spec import register
-from irexec.ops.shape.shape_of import check_index_type
+from irexec.ops.rules import check_index_type
 from irexec.ops.spec import NUMERIC, VECTOR, Attr, Input, Op, OpSpec, Output, TensorType
 
 

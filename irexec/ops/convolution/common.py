@@ -22,7 +22,7 @@ from irexec.kernels import conv, windows as kwin
 from irexec.kernels.numeric import narrow
 from irexec.ops import windows
 from irexec.ops.domains import as_int64
-from irexec.ops.spec import TensorType
+from irexec.ops.spec import Attr, TensorType
 
 WINDOW_ATTRS = ("strides", "dilations", "pads_begin", "pads_end")
 
@@ -214,3 +214,8 @@ def run_backward(data, weights, output_shape, strides, dilations, pads_begin, pa
 def as_grouped(weights: np.ndarray) -> np.ndarray:
     """Plain weights as one group."""
     return weights[None]
+
+
+OUTPUT_PADDING = Attr("output_padding", "int_list", default=(),
+                      doc="elements added at the end of each spatial axis of the output (at "
+                          "least 0; empty means none)")

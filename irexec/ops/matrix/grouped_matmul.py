@@ -24,7 +24,7 @@ from irexec.errors import OpError
 from irexec.ir.shape import Dimension, PartialShape
 from irexec.kernels.numeric import compute_dtype, narrow
 from irexec.ops.domains import as_int64
-from irexec.ops.sparse.embedding import SortedIds
+from irexec.ops.domains import SortedIds
 from irexec.ops.spec import (NUMERIC, SHAPE_INDEX, VECTOR, Input, Op, OpSpec, Output, Rank,
                              TensorType, TypeVar, register)
 

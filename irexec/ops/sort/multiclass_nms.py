@@ -21,7 +21,7 @@ from irexec.errors import OpError
 from irexec.ir.element_type import from_name
 from irexec.ir.shape import Dimension, PartialShape
 from irexec.ops.domains import Domain, _sizes
-from irexec.ops.shape.shape_of import check_index_type
+from irexec.ops.rules import check_index_type
 from irexec.ops.sort import nms_common
 from irexec.ops.sort.non_max_suppression import check_boxes_scores
 from irexec.ops.spec import (REAL, SHAPE_INDEX, Attr, Input, Op, OpSpec, Output, Rank,

@@ -29,7 +29,7 @@ from irexec.ir.element_type import from_name
 from irexec.ir.shape import Dimension, PartialShape
 from irexec.ops.activation.params import check_one_element
 from irexec.ops.domains import SmallInts
-from irexec.ops.shape.shape_of import check_index_type
+from irexec.ops.rules import check_index_type
 from irexec.ops.sort import nms_common
 from irexec.ops.spec import (INTEGER, REAL, SCALAR, SCALAR_OR_VECTOR, Attr, Input, Op, OpSpec,
                              Output, Rank, TensorType, TypeVar, register)
