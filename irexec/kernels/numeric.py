@@ -350,3 +350,13 @@ def round_once(x: np.ndarray, dtype: np.dtype) -> np.ndarray:
             bits -= (inexact & (np.abs(back) > np.abs(x))).astype(np.uint32)  # toward zero
             bits |= inexact.astype(np.uint32)
         return t.astype(dtype)
+
+
+def compare_pair(a: np.ndarray, b: np.ndarray):
+    """Both arrays in one type that compares their values exactly where it can (integers of
+    either sign as int64 or uint64 when all fit, otherwise float64)."""
+    if a.dtype.kind in "iub" and b.dtype.kind in "iub":
+        common = np.promote_types(a.dtype, b.dtype)
+        if common.kind != "f":
+            return a.astype(common), b.astype(common)
+    return a.astype(np.float64), b.astype(np.float64)

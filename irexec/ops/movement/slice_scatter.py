@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from irexec.errors import OpError
 from irexec.kernels import buffers
-from irexec.ops.movement.slice import SLICE_INPUTS, slice_shape, slices
 from irexec.ops.openvino_cpu import refuses
 from irexec.ops.spec import (
     ANY,
@@ -21,6 +20,7 @@ from irexec.ops.spec import (
     TypeVar,
     register,
 )
+from irexec.ops.movement.slicing import SLICE_INPUTS, slice_shape, slices
 
 T = TypeVar("T", ANY)
 

@@ -7,25 +7,15 @@ from __future__ import annotations
 
 from irexec.errors import OpError
 from irexec.ir.shape import Dimension, PartialShape
-from irexec.ir.shape_rules import normalize_axis
 from irexec.ops.domains import AxisIndices
 from irexec.ops.openvino_cpu import refuses
 from irexec.ops.spec import register
 from irexec.ops.spec import (ANY, INTEGER, SCALAR_OR_VECTOR, Attr, Input, Op, OpSpec, Output,
                              TensorType, TypeVar)
 from irexec.ops.values import scalar
+from irexec.ops.movement.slicing import split_axis
 
 T = TypeVar("T", ANY)
-
-
-def split_axis(ctx, index: int = 1) -> int | None:
-    """The axis input, normalized against the data's rank (None while either is unknown)."""
-    values = ctx.input_value(index)
-    shape = ctx.input_shape(0)
-    if values is None:
-        return None
-    axis = scalar(values, "axis")
-    return normalize_axis(axis, shape.rank)
 
 
 @register
