@@ -92,7 +92,7 @@ def execute(args) -> int:
             del outputs
             progress.advance()
     median = float(np.median(times))
-    layers = sum(1 for n in model.nodes if n.type not in ("Parameter", "Constant", "Result"))
+    layers = sum(1 for n in model.nodes if n.role not in ("parameter", "constant", "result"))
     plural = "s" * (layers != 1)
     print(f"model:    {args.model} ({layers} layer{plural} to run, "
           f"{len(model.nodes)} in all)")

@@ -301,7 +301,7 @@ def _layer_outputs(model: Model, inputs, config=None) -> list[tuple[Node, int, n
     outputs: list[tuple[Node, int, np.ndarray]] = []
     compile_model(model, config=config)(
         inputs, trace=lambda node, port, array: outputs.append((node, port, array)))
-    return [(n, p, a) for n, p, a in outputs if n.type != "Parameter"]
+    return [(n, p, a) for n, p, a in outputs if n.role != "parameter"]
 
 
 def run_precise(model: Model, inputs) -> dict[tuple[str, int], np.ndarray]:

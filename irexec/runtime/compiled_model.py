@@ -458,7 +458,7 @@ class InferRequest:
 
     def _input_layer(self, key) -> str | None:
         if isinstance(key, OutputPort):
-            key = key.node.name if key.node.type == "Parameter" else None
+            key = key.node.name if key.node.role == "parameter" else None
         if isinstance(key, (int, np.integer)) and not isinstance(key, bool):
             names = self.compiled.input_names()
             return names[key] if -len(names) <= key < len(names) else None
