@@ -1,7 +1,7 @@
 """``irexec bench MODEL``: how long a model takes to read, compile and run, on this machine.
 
 Times one model (the fixed suite that measures irexec itself against memcpy, numpy and OpenVINO
-is ``tools/bench.py``): read_model and compile_model once, then ``--warmup`` calls and
+is ``python -m tools.bench``): read_model and compile_model once, then ``--warmup`` calls and
 ``--runs`` timed calls on the same inputs (given with --input, else generated from --seed). It
 reports the median, the fastest and the slowest call, the median's bytes per second (inputs plus
 outputs) and the peak resident memory. A progress bar shows on a terminal, never when piped.
