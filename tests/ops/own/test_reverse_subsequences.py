@@ -20,7 +20,7 @@ from irexec.runtime.inputs import make_inputs
 from .support import (TYPE_NAMES, assert_same_bits, dtype_of, random_values, reverse_fibres_loop,
                       run, special_values)
 
-SAMPLE = Path(__file__).resolve().parents[2] / "samples" / "reverse_subsequences.xml"
+SAMPLE = Path(__file__).resolve().parents[3] / "samples" / "reverse_subsequences.xml"
 DIRECTML_TYPES = list(DATA_TYPES.names)
 
 

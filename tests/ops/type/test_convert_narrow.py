@@ -1,5 +1,5 @@
 """Convert-1 to and from the narrow types: u1, u2, u3, u4, u6, i4, nf4, f4e2m1, f8e4m3, f8e5m2,
-f8e8m0 (the plain types: tests/ops/test_convert.py).
+f8e8m0 (the plain types: tests/ops/type/test_convert.py).
 
 The rules are OpenVINO 2026.4.1's, measured in /work/notes/types.md section 3 ("Value rules") and
 summed up in irexec/kernels/convert.py. The expected values never come from numpy's or ml_dtypes'

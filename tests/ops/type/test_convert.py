@@ -1,5 +1,5 @@
 """Convert-1 over every pair of the element types numpy computes with (the narrow types:
-tests/ops/test_convert_narrow.py).
+tests/ops/type/test_convert_narrow.py).
 
 The expected values come from exact arithmetic (Python ints and Fractions, rounded to each float
 format by hand, ties to even), not from numpy's casts: numpy/ml_dtypes round some casts to bf16
