@@ -3,10 +3,10 @@
 import numpy as np
 
 from irexec.ir.element_type import from_name
+from irexec.kernels.numeric import compare_pair
 from irexec.ops.spec import register
 from irexec.ops.rules import check_index_type
 from irexec.ops.spec import NUMERIC, VECTOR, Attr, Input, Op, OpSpec, Output, TensorType
-from irexec.kernels.numeric import compare_pair
 
 
 @register

@@ -14,12 +14,12 @@ from irexec.errors import OpError
 from irexec.ir.shape import Dimension, PartialShape
 from irexec.kernels.strided_copy import transposed
 from irexec.ops.domains import SmallInts
+from irexec.ops.movement.blocks import check_amounts, check_blocks, check_vectors
 from irexec.ops.openvino_cpu import refuses
 from irexec.ops.spec import register
 from irexec.ops.spec import (ANY, INTEGER, VECTOR, Input, Op, OpSpec, Output, Rank, TensorType,
                              TypeVar)
 from irexec.ops.values import ints
-from irexec.ops.movement.blocks import check_amounts, check_blocks, check_vectors
 
 T = TypeVar("T", ANY)
 

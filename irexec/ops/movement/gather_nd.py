@@ -19,11 +19,11 @@ from irexec.ir.shape import PartialShape
 from irexec.ir.shape_rules import product
 from irexec.kernels import buffers
 from irexec.ops.domains import Indices
+from irexec.ops.movement.indexing import check_tuples, index_values, tuple_rows
 from irexec.ops.openvino_cpu import refuses
 from irexec.ops.spec import register
 from irexec.ops.spec import (ANY, INTEGER, Attr, Input, Op, OpSpec, Output, Rank, TensorType,
                              TypeVar)
-from irexec.ops.movement.indexing import check_tuples, index_values, tuple_rows
 
 T = TypeVar("T", ANY)
 

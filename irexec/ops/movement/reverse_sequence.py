@@ -8,9 +8,9 @@ from irexec.errors import OpError
 from irexec.ir.element_type import from_dtype, plain_values
 from irexec.kernels.reverse_subsequences import reverse_subsequences
 from irexec.ops.domains import SequenceLengths
+from irexec.ops.movement.sequence_axes import SAME_AXIS, merge_batch_dim, normalize_axes
 from irexec.ops.spec import register
 from irexec.ops.spec import ANY, NUMERIC, VECTOR, Attr, Input, Op, OpSpec, Output, Rank, TensorType
-from irexec.ops.movement.sequence_axes import SAME_AXIS, merge_batch_dim, normalize_axes
 
 ZERO_LENGTH = Code("IR309", "zero-sequence-length", WARNING,
                    "the specification asks for lengths >= 1; runtimes treat 0 as 1 (no change)")

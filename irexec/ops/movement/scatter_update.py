@@ -16,11 +16,11 @@ from irexec.ir.shape import PartialShape
 from irexec.ir.shape_rules import normalize_axis
 from irexec.kernels import buffers
 from irexec.ops.domains import AxisIndices, Indices
+from irexec.ops.movement.indexing import check_range, index_values
 from irexec.ops.openvino_cpu import refuses
 from irexec.ops.spec import register
 from irexec.ops.spec import ANY, INTEGER, SCALAR_OR_VECTOR, Input, Op, OpSpec, Output, TypeVar
 from irexec.ops.values import scalar
-from irexec.ops.movement.indexing import check_range, index_values
 
 T = TypeVar("T", ANY)
 

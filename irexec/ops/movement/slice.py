@@ -10,9 +10,9 @@ SliceScatter too.
 
 from __future__ import annotations
 
+from irexec.ops.movement.slicing import SLICE_INPUTS, slice_shape, slices
 from irexec.ops.openvino_cpu import refuses
 from irexec.ops.spec import ANY, Input, Op, OpSpec, Output, Rank, TensorType, TypeVar, register
-from irexec.ops.movement.slicing import SLICE_INPUTS, slice_shape, slices
 
 T = TypeVar("T", ANY)
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from irexec.errors import OpError
 from irexec.kernels import buffers
+from irexec.ops.movement.slicing import SLICE_INPUTS, slice_shape, slices
 from irexec.ops.openvino_cpu import refuses
 from irexec.ops.spec import (
     ANY,
@@ -20,7 +21,6 @@ from irexec.ops.spec import (
     TypeVar,
     register,
 )
-from irexec.ops.movement.slicing import SLICE_INPUTS, slice_shape, slices
 
 T = TypeVar("T", ANY)
 

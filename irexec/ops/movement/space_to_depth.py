@@ -9,10 +9,10 @@ from __future__ import annotations
 
 from irexec.ir.shape import PartialShape
 from irexec.kernels.strided_copy import transposed
+from irexec.ops.movement.blocks import BLOCK, divided, scaled
 from irexec.ops.openvino_cpu import refuses
 from irexec.ops.spec import register
 from irexec.ops.spec import ANY, Attr, Input, Op, OpSpec, Output, Rank, TensorType, TypeVar
-from irexec.ops.movement.blocks import BLOCK, divided, scaled
 
 T = TypeVar("T", ANY)
 

@@ -8,12 +8,12 @@ from __future__ import annotations
 from irexec.errors import OpError
 from irexec.ir.shape import Dimension, PartialShape
 from irexec.ops.domains import AxisIndices
+from irexec.ops.movement.slicing import split_axis
 from irexec.ops.openvino_cpu import refuses
 from irexec.ops.spec import register
 from irexec.ops.spec import (ANY, INTEGER, SCALAR_OR_VECTOR, Attr, Input, Op, OpSpec, Output,
                              TensorType, TypeVar)
 from irexec.ops.values import scalar
-from irexec.ops.movement.slicing import split_axis
 
 T = TypeVar("T", ANY)
 

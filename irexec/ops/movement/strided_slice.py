@@ -19,12 +19,12 @@ from dataclasses import dataclass
 from irexec.errors import OpError
 from irexec.ir.shape import Dimension, PartialShape
 from irexec.ops.domains import SmallInts
+from irexec.ops.movement.slicing import UNBOUNDED, as_slice, check_lengths, check_steps, first_and_count, sliced_dim
 from irexec.ops.openvino_cpu import refuses
 from irexec.ops.spec import register
 from irexec.ops.spec import (ANY, INTEGER, VECTOR, Attr, Input, Op, OpSpec, Output, TensorType,
                              TypeVar)
 from irexec.ops.values import ints
-from irexec.ops.movement.slicing import UNBOUNDED, as_slice, check_lengths, check_steps, first_and_count, sliced_dim
 
 T = TypeVar("T", ANY)
 

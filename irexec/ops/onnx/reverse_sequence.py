@@ -13,9 +13,9 @@ import numpy as np
 from irexec.errors import OpError
 from irexec.kernels.reverse_subsequences import reverse_subsequences
 from irexec.ops.domains import SequenceLengths
+from irexec.ops.movement.sequence_axes import SAME_AXIS, merge_batch_dim
 from irexec.ops.spec import register
 from irexec.ops.spec import ANY, VECTOR, Attr, Input, Op, OpSpec, Output, Rank, TensorType, TypeSet
-from irexec.ops.movement.sequence_axes import SAME_AXIS, merge_batch_dim
 
 # ReverseSequence-10's data types (bfloat16 arrives in -28); strings are object arrays of str.
 V10_TYPES = TypeSet(("boolean", "i8", "i16", "i32", "i64", "u8", "u16", "u32", "u64", "f16",
