@@ -30,9 +30,9 @@ import irexec
 from irexec.builder import ModelBuilder
 from irexec.ops.type.convert import Convert
 
-from .convert_reference import (INF, INT_RANGES, expected_in_range, pool, round_to_format,
+from tests.ops.convert_reference import (INF, INT_RANGES, expected_in_range, pool, round_to_format,
                                 same)
-from .support import PLAIN_TYPE_NAMES as TYPE_NAMES, bits, convert, dtype_of, random_values, special_values
+from tests.ops.support import PLAIN_TYPE_NAMES as TYPE_NAMES, bits, convert, dtype_of, random_values, special_values
 
 PAIRS = [(s, d) for s in TYPE_NAMES for d in TYPE_NAMES]
 

@@ -37,10 +37,10 @@ from irexec.builder import ModelBuilder
 from irexec.kernels.convert import convert as kernel
 from irexec.kernels.convert import unsupported_reason
 
-from .convert_reference import (_INTS, INT_RANGES, NF4_CODEBOOK_BITS, NF4_THRESHOLD_BITS,
+from tests.ops.convert_reference import (_INTS, INT_RANGES, NF4_CODEBOOK_BITS, NF4_THRESHOLD_BITS,
                                 expected_narrow, matches, nan_bits, narrow_value, nf4_to_bf16,
                                 plain_value, small_float_magnitudes)
-from .support import (NARROW_RANGES, NARROW_TYPE_NAMES, PLAIN_TYPE_NAMES, TYPE_NAMES, bits,
+from tests.ops.support import (NARROW_RANGES, NARROW_TYPE_NAMES, PLAIN_TYPE_NAMES, TYPE_NAMES, bits,
                       convert, dtype_of, random_values, special_values)
 
 NARROW = NARROW_TYPE_NAMES
