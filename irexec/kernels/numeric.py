@@ -159,7 +159,8 @@ def rank0_safe(kernel: Callable[..., np.ndarray]) -> Callable[..., np.ndarray]:
 
     @functools.wraps(kernel)
     def safe(*arrays, **attrs):
-        if arrays and all(type(a) is np.ndarray and a.ndim == 0 for a in arrays):
+        if arrays and not getattr(arrays[0], "ndim", 1) and all(  # the first test is cheap
+                type(a) is np.ndarray and a.ndim == 0 for a in arrays):
             result = kernel(*[a.reshape(1) for a in arrays], **attrs)
             if isinstance(result, tuple):
                 return tuple(None if r is None else array(r).reshape(()) for r in result)
