@@ -14,6 +14,10 @@ def _gelu(x, *, approximation_mode):
     return (_TANH if approximation_mode == "tanh" else _ERF).kernel(x)
 
 
+def _gelu_in_place(x, *, approximation_mode):
+    return (_TANH if approximation_mode == "tanh" else _ERF).in_place(x)
+
+
 @register
 class Gelu7(Op):
     spec = OpSpec(
@@ -28,5 +32,6 @@ class Gelu7(Op):
         outputs=(Output("output", "Gelu of each element; same type and shape", type=T),),
         doc="Computes the Gaussian error linear unit element-wise, exactly (erf) or by the "
             "tanh approximation.",
+        in_place=_gelu_in_place,
     )
     kernel = staticmethod(_gelu)
