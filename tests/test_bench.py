@@ -1,21 +1,24 @@
-"""tools/bench.py --quick runs and prints every case (timings are never checked: they mean
-nothing at these sizes, and the machine is shared)."""
+"""The benchmark suites keep working (tools/bench/): `python -m tools.bench` lists them and each
+answers --help; the kernels and activation suites' quick modes run and print every case (timings
+are never checked: they mean nothing at these sizes, and the machine is shared)."""
 
 import os
 import subprocess
 import sys
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, os.path.join(ROOT, "tools"))
+import pytest
 
-import bench  # noqa: E402
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, ROOT)
+
+from tools.bench import kernels as bench  # noqa: E402
 
 
 def test_quick_bench_prints_every_case(tmp_path):
     out_json = tmp_path / "bench.json"
-    run = subprocess.run([sys.executable, os.path.join(ROOT, "tools", "bench.py"), "--quick",
+    run = subprocess.run([sys.executable, "-m", "tools.bench", "kernels", "--quick",
                           "--json", str(out_json)],
-                         capture_output=True, text=True, timeout=600)
+                         capture_output=True, text=True, timeout=600, cwd=ROOT)
     assert run.returncode == 0, run.stderr
     table = run.stdout
     for case in bench.KERNEL_CASES:
@@ -37,3 +40,33 @@ def test_quick_bench_prints_every_case(tmp_path):
     assert "| AsyncInferQueue(2) on" in table and "DIFFERENT results" not in table
     assert "| --jobs 2 |" in table and "fixed cost per sample" in table  # the batch case
     assert out_json.exists()
+
+
+def _bench(*args, timeout=300) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "tools.bench", *args], capture_output=True,
+                          text=True, timeout=timeout, cwd=ROOT)
+
+
+def test_the_suites_are_listed_and_an_unknown_one_is_a_usage_error():
+    from tools.bench.__main__ import SUITES
+
+    run = _bench("nope")
+    assert run.returncode == 2
+    for suite in SUITES:
+        assert f"    {suite}" in run.stderr
+
+
+@pytest.mark.parametrize("suite", ["kernels", "compute", "elementwise", "activation", "models",
+                                   "sequence"])
+def test_each_suite_runs_from_the_one_entry(suite):
+    run = _bench(suite, "--help", timeout=120)
+    assert run.returncode == 0, run.stderr
+    assert "usage:" in run.stdout
+
+
+def test_quick_activation_bench_reports_every_case():
+    run = _bench("activation", "--quick")
+    assert run.returncode == 0, run.stderr
+    for name in ("Relu", "Sigmoid", "Gelu tanh", "Swish"):
+        assert f"  {name}" in run.stdout
+    assert "precise mode on a CNN-like chain" in run.stdout

@@ -14,7 +14,7 @@ import irexec
 from irexec import numerics
 from irexec.ir import element_type as et_table
 from irexec.builder import ModelBuilder
-from irexec.kernels.floatmath import round_once
+from irexec.kernels.numeric import round_once
 from irexec.ops import registry
 
 DOC = Path(__file__).parent.parent / "docs" / "numerics.md"

@@ -76,7 +76,7 @@ LLMS = [
         kind="seq2seq", about="T5, an encoder and a stateful decoder (self- and "
                               "cross-attention caches in its state)"),
 ]
-# For tools/bench.py only (not in the tests): a larger Llama, int4, as the speed target names it.
+# For tools/bench (kernels --case llm) only (not in the tests): a larger Llama, int4, as the speed target names it.
 BENCH = [
     LLM("llama_1024_int4", "llama",
         dict(hidden_size=1024, num_hidden_layers=8, num_attention_heads=16,

@@ -1,7 +1,7 @@
 """``irexec bench MODEL``: how long a model takes to read, compile and run, on this machine.
 
 Times one model (the fixed suite that measures irexec itself against memcpy, numpy and OpenVINO
-is ``tools/bench.py``): read_model and compile_model once, then ``--warmup`` calls and
+is ``python -m tools.bench``): read_model and compile_model once, then ``--warmup`` calls and
 ``--runs`` timed calls on the same inputs (given with --input, else generated from --seed). It
 reports the latency of a call (median, 90th and 99th percentiles, fastest, slowest), the
 throughput (calls are made one after another: inferences per second is the number of timed
@@ -103,7 +103,7 @@ def execute(args) -> int:
     median = float(np.median(times))
     p90, p99 = (float(v) for v in np.percentile(times, [90, 99]))
     total = float(sum(times))
-    layers = sum(1 for n in model.nodes if n.type not in ("Parameter", "Constant", "Result"))
+    layers = sum(1 for n in model.nodes if n.role not in ("parameter", "constant", "result"))
     plural = "s" * (layers != 1)
     print(f"model:      {args.model} ({layers} layer{plural} to run, "
           f"{len(model.nodes)} in all)")

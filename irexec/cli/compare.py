@@ -334,7 +334,7 @@ def _layer_outputs(model: Model, inputs, config=None) -> list[tuple[Node, int, n
     compile_model(model, config=config)(
         inputs, trace=lambda node, port, array: outputs.append((node, port, array)))
     return [(n, p, a) for n, p, a in outputs
-            if n.type != "Parameter" and (n.op is None or n.op.spec.role != "sink")]
+            if n.role != "parameter" and (n.op is None or n.op.spec.role != "sink")]
 
 
 def run_precise(model: Model, inputs) -> dict[tuple[str, int], np.ndarray]:

@@ -128,7 +128,7 @@ def layer(node: Node, runs: bool) -> dict:
                    for p in node.inputs],
         "outputs": [_output(p) for p in node.outputs],
     }
-    if node.type == "Constant" and not node.broken and node.op is not None:
+    if node.role == "constant" and not node.broken and node.op is not None:
         array = node.value
         if array is not None:
             entry["constant"] = {"element_type": str(node.attrs["element_type"]),

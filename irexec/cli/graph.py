@@ -61,14 +61,14 @@ def _label_lines(node) -> list[str]:
     """Type, name, each output's type and shape, the attributes (name=value), a constant's
     first values, and a mark on a layer whose op irexec cannot run."""
     lines = [node.type, node.name]
-    if node.type != "Result":
+    if node.role != "result":
         lines += [_port_text(p) for p in node.outputs]
     attrs = describe.attributes(node)
-    if node.type in ("Parameter", "Constant"):  # their type and shape: the output line above
+    if node.role in ("parameter", "constant"):  # their type and shape: the output line above
         attrs = {k: v for k, v in attrs.items() if k not in ("element_type", "shape")}
     attrs = describe.attribute_text(attrs)
     lines += attrs[:MAX_ATTRIBUTES] + (["..."] if len(attrs) > MAX_ATTRIBUTES else [])
-    if node.type == "Constant" and node.op is not None and not node.broken \
+    if node.role == "constant" and not node.broken \
             and node.value is not None:
         lines.append("= " + describe.preview(node.value, 4))
     if node.op is None:
@@ -129,7 +129,7 @@ def to_dot(model: Model) -> str:
              '  node [shape=box, style="rounded,filled", fillcolor="#f4f4f4",'
              ' fontname="Helvetica"];',
              '  edge [fontname="Helvetica", fontsize=10];']
-    fills = {"Parameter": "#d7ecff", "Result": "#ffe2c6", "Constant": "#eeeeee"}
+    fills = {"parameter": "#d7ecff", "result": "#ffe2c6", "constant": "#eeeeee"}
     depth = 1
     for event, m, prefix, owner, body_name, owner_id in _walk(model):
         if event == "close":
@@ -150,7 +150,7 @@ def to_dot(model: Model) -> str:
             depth += 1
         indent = "  " * depth
         for node in m.nodes:
-            fill = f', fillcolor="{fills[node.type]}"' if node.type in fills else ""
+            fill = f', fillcolor="{fills[node.role]}"' if node.role in fills else ""
             if node.op is None:  # drawn dashed: irexec cannot run it
                 fill = ', style="rounded,filled,dashed", fillcolor="#fff4d6"'
             label = "\\n".join(_dot_string(s)[1:-1] for s in _label_lines(node))
@@ -190,7 +190,7 @@ def to_mermaid(model: Model) -> str:
         indent = "  " * depth
         for node in m.nodes:
             label = "<br/>".join(_mermaid_text(s) for s in _label_lines(node))
-            shape = ('(["', '"])') if node.type in ("Parameter", "Result") else ('["', '"]')
+            shape = ('(["', '"])') if node.role in ("parameter", "result") else ('["', '"]')
             lines.append(f"{indent}{prefix}{node.id}{shape[0]}{label}{shape[1]}")
             if node.op is None:
                 not_run.append(f"{prefix}{node.id}")

@@ -84,7 +84,7 @@ def _rt_info_lines(entries: dict, prefix: str = "") -> list[str]:
 
 def describe_model(model: Model) -> dict:
     """Everything ``irexec info`` shows, as plain data (what ``--format json`` prints)."""
-    constants = [n for n in model.nodes if n.type == "Constant" and not n.broken
+    constants = [n for n in model.nodes if n.role == "constant" and not n.broken
                  and n.op is not None and n.value is not None]
     weights_path = getattr(model.weights, "path", None)
     not_run = [n for n in model.nodes if n.op is None]

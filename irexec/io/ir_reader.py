@@ -338,7 +338,7 @@ class _Reader:
             fed[m.internal] = fed.get(m.internal, 0) + 1
         problems = []
         for param in body.model.by_id.values():
-            if param.type != "Parameter":
+            if param.role != "parameter":
                 continue
             count = fed.get(param.id, 0)
             if count != 1:
@@ -398,13 +398,13 @@ class _Reader:
                 problems.append((f"<{entry.tag}> of <{element.tag}>: {e}", entry))
                 continue
             is_input = entry.tag == "input"
-            wanted = "Parameter" if is_input else "Result"
+            wanted = "parameter" if is_input else "result"
             target = body.model.by_id.get(mapping.internal)
             ports = inputs if is_input else outputs
-            if target is None or target.type != wanted:
+            if target is None or target.role != wanted:
                 what = "no layer" if target is None else f"layer '{target.name}' ({target.type})"
                 problem = (f"{body.name} has {what} with id {mapping.internal}; a port map "
-                           f"{entry.tag} names a {wanted} of the body")
+                           f"{entry.tag} names a {wanted.capitalize()} of the body")
             elif mapping.external != -1 and mapping.external not in ports:
                 problem = (f"the layer has no {entry.tag} port {mapping.external} for "
                            f"{wanted} '{target.name}'")
@@ -858,9 +858,9 @@ _IMMUTABLE = (int, str, bool, float, tuple, ElementType, PartialShape)
 
 def _back_edge_problem(model: Model, pair: tuple[int, int]) -> str | None:
     source, target = (model.by_id.get(i) for i in pair)
-    if source is None or source.type != "Result":
+    if source is None or source.role != "result":
         return f"back edge {pair[0]} -> {pair[1]}: the body has no Result with id {pair[0]}"
-    if target is None or target.type != "Parameter":
+    if target is None or target.role != "parameter":
         return f"back edge {pair[0]} -> {pair[1]}: the body has no Parameter with id {pair[1]}"
     return None
 

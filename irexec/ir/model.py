@@ -271,6 +271,14 @@ class Node:
     _load: Callable[[], np.ndarray] | None = field(default=None, repr=False)
 
     @property
+    def role(self) -> str | None:
+        """What the layer is to the graph, as its op's spec says: "parameter", "constant" or
+        "result" for the IR's three infrastructure layers, "sink" for a layer run for its effect
+        (Assign); None for any other layer and for one whose type is unknown. Code finds
+        Parameters, Constants and Results by this, never by their type names."""
+        return self.op.spec.role if self.op is not None else None
+
+    @property
     def value(self) -> np.ndarray | None:
         """A Constant's payload: a read-only view of the .bin, or (for packed sub-byte types)
         the unpacked array, made the first time it is asked for."""
@@ -593,11 +601,11 @@ class Model:
 
     @property
     def parameters(self) -> list[Node]:
-        return [n for n in self.nodes if n.type == "Parameter"]
+        return [n for n in self.nodes if n.role == "parameter"]
 
     @property
     def results(self) -> list[Node]:
-        return [n for n in self.nodes if n.type == "Result"]
+        return [n for n in self.nodes if n.role == "result"]
 
     @property
     def inputs(self) -> list[OutputPort]:

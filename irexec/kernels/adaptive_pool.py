@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from irexec.kernels.numeric import compute_dtype, finish
+from irexec.kernels.numeric import compute_dtype, narrow
 
 
 def bounds(size: int, out: int) -> tuple[np.ndarray, np.ndarray]:
@@ -34,7 +34,7 @@ def avg(x: np.ndarray, out: tuple[int, ...]) -> np.ndarray:
         operands.append(weights.astype(ct))
         subscripts.append(letters[i].upper() + letters[i])
     spec = ",".join(subscripts) + "->bc" + letters.upper()
-    return finish(np.einsum(spec, *operands, optimize=True), x.dtype)
+    return narrow(np.einsum(spec, *operands, optimize=True), x.dtype)
 
 
 def max_with_indices(x: np.ndarray, out: tuple[int, ...], index_dtype) \

@@ -12,7 +12,7 @@ only memory no one else can reach:
   next call starts).
 
 A view that is the only reference to its block (the Reshape, Squeeze or Split part of a kernel's
-output: kernels/views.py) gives the pool the whole block, under the block's own shape: the
+output: an op whose spec says ``returns_view``) gives the pool the whole block, under the block's own shape: the
 kernel that made it asks for that shape again on the next call.
 
 The proof (:func:`private`) also refuses an array with a weak reference to it, and is off

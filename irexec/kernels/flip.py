@@ -4,7 +4,7 @@
 a short reversed row at a time, at 3-8x the time of a memory copy (8x for 1-byte types). Two
 numpy operations are close to memory speed instead: copying a whole contiguous array reversed
 as one 1-D sequence, and copying contiguous rows in any order. This module builds every flip
-from those two (measured with tools/bench.py; see docs/performance.md):
+from those two (measured with `python -m tools.bench kernels`; see docs/performance.md):
 
 * adjacent dims that are both flipped or both kept merge into one (flipping [a, b] as a whole is
   flipping a and b), and dims of size 1 drop out;

@@ -41,7 +41,7 @@ from functools import lru_cache
 import numpy as np
 
 from irexec.kernels import scratch
-from irexec.kernels.numeric import compute_dtype, finish, is_float
+from irexec.kernels.numeric import compute_dtype, narrow, is_float
 
 
 def original_coordinates(out_len: int, in_len: int, scale: float, mode: str) -> np.ndarray:
@@ -610,7 +610,7 @@ def _every_tap(x: np.ndarray, plans, ct) -> np.ndarray:
                 term *= weights[:, t].astype(ct).reshape(shape)
                 total += term
         data = total
-    return finish(data, x.dtype)
+    return narrow(data, x.dtype)
 
 
 def _run_plans(x: np.ndarray, out_shape, plans, ct, between) -> np.ndarray:
@@ -659,7 +659,7 @@ def _run_plans(x: np.ndarray, out_shape, plans, ct, between) -> np.ndarray:
             data = target
         if ct != dtype:
             if is_float(dtype):
-                ys[r:r + n] = finish(data, dtype)
+                ys[r:r + n] = narrow(data, dtype)
             else:
                 ys[r:r + n] = round_clip(data, dtype)
     return out

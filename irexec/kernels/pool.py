@@ -33,7 +33,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from irexec.kernels import buffers, pool_halving, windows
-from irexec.kernels.numeric import compute_dtype, finish, is_float
+from irexec.kernels.numeric import compute_dtype, narrow, is_float
 
 
 def lowest(dtype) -> object:
@@ -196,7 +196,7 @@ def max_pool(x: np.ndarray, kernel: Sequence[int], strides: Sequence[int],
         -> np.ndarray:
     """The values only."""
     values, _ = _max_values(x, kernel, strides, dilations, pads_begin, out, None)
-    return finish(values, x.dtype)
+    return narrow(values, x.dtype)
 
 
 def _max_values(x, kernel, strides, dilations, pads_begin, out, on_block):
@@ -317,7 +317,7 @@ def max_pool_with_indices(x: np.ndarray, kernel: Sequence[int], strides: Sequenc
     index = index.reshape(values.shape)
     if axis > 2:
         index %= math.prod(x.shape[axis:])
-    return finish(values, x.dtype), index
+    return narrow(values, x.dtype), index
 
 
 def _max_clipped_offsets(x, kernel, strides, dilations, pads_begin, out, low, settle):
@@ -518,7 +518,7 @@ def avg_pool(x: np.ndarray, kernel: Sequence[int], strides: Sequence[int],
     sums = sums.reshape(x.shape[:2] + tuple(out))
     if not is_float(x.dtype):
         sums = np.rint(sums)
-    return finish(sums, x.dtype)
+    return narrow(sums, x.dtype)
 
 
 def _counts(spatial, kernel, strides, dilations, pads_begin, pads_end, out, exclude_pad) \

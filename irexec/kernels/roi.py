@@ -14,7 +14,7 @@ import numpy as np
 
 from irexec import budget
 from irexec.errors import OpError
-from irexec.kernels.numeric import compute_dtype, finish
+from irexec.kernels.numeric import compute_dtype, narrow
 
 BLOCK = 1 << 22  # gathered elements per block of ROIs
 
@@ -65,7 +65,7 @@ def roi_align(data, rois, batch_indices, *, pooled_h: int, pooled_w: int, sampli
     count = r.shape[0]
     out = np.zeros((count, c, pooled_h, pooled_w), ct)
     if count == 0 or c == 0:
-        return finish(out, data.dtype)
+        return narrow(out, data.dtype)
     scale = ct.type(np.float32(spatial_scale))
     half = ct.type(0.5)
     if rotated:
@@ -139,7 +139,7 @@ def roi_align(data, rois, batch_indices, *, pooled_h: int, pooled_w: int, sampli
                                                                         None]
             pooled = share.sum(axis=(3, 4))
         out[blk] = pooled.transpose(0, 3, 1, 2)
-    return finish(out, data.dtype)
+    return narrow(out, data.dtype)
 
 
 def _align_corners(y, x, h: int, w: int, keep):
@@ -181,7 +181,7 @@ def roi_pooling(data, rois, *, pooled_h: int, pooled_w: int, spatial_scale: floa
     count = r.shape[0]
     out = np.zeros((count, c, pooled_h, pooled_w), ct)
     if count == 0 or c == 0 or pooled_h == 0 or pooled_w == 0 or h == 0 or w == 0:
-        return finish(out, data.dtype)  # an empty map: every bin covers nothing and gives 0
+        return narrow(out, data.dtype)  # an empty map: every bin covers nothing and gives 0
     batch = _as_int(r[:, 0])
     table = x.transpose(0, 2, 3, 1).reshape(n * h * w, c)
     if method == "max":
@@ -215,7 +215,7 @@ def roi_pooling(data, rois, *, pooled_h: int, pooled_w: int, spatial_scale: floa
             empty = ((he[blk] <= hs[blk])[:, :, None] | (we[blk] <= ws[blk])[:, None, :])
             best = np.where(empty[..., None], ct.type(0), best)
             out[blk] = best.transpose(0, 3, 1, 2)
-        return finish(out, data.dtype)
+        return narrow(out, data.dtype)
     # bilinear
     x1, y1, x2, y2 = r[:, 1], r[:, 2], r[:, 3], r[:, 4]
     hm1, wm1 = ct.type(h - 1), ct.type(w - 1)
@@ -241,7 +241,7 @@ def roi_pooling(data, rois, *, pooled_h: int, pooled_w: int, spatial_scale: floa
         value = upper + (lower - upper) * dy
         value = np.where(bad[blk][..., None], ct.type(0), value)
         out[blk] = value.transpose(0, 3, 1, 2)
-    return finish(out, data.dtype)
+    return narrow(out, data.dtype)
 
 
 def _bilinear_axis(start, end, size_m1, pooled: int, ct):
@@ -290,7 +290,7 @@ def psroi_pooling(data, rois, *, output_dim: int, group_size: int, spatial_scale
     n, c_in, h, w = x.shape
     real = r.shape[0]
     if real == 0 or x.shape[2] == 0 or x.shape[3] == 0:  # an empty map: every bin gives 0
-        return finish(out, data.dtype)
+        return narrow(out, data.dtype)
     scale = np.float32(spatial_scale).astype(ct)
     if mode == "average":
         start_w = round_half_away(r[:, 1]) * scale
@@ -323,7 +323,7 @@ def psroi_pooling(data, rois, *, output_dim: int, group_size: int, spatial_scale
         with np.errstate(divide="ignore", invalid="ignore"):
             value = np.where(area > 0, total.astype(ct) / np.where(area > 0, area, 1), 0)
         out[:real] = value
-        return finish(out, data.dtype)
+        return narrow(out, data.dtype)
     # bilinear
     start_w, start_h = r[:, 1] * scale, r[:, 2] * scale
     roi_w = r[:, 3] * scale - start_w
@@ -361,7 +361,7 @@ def psroi_pooling(data, rois, *, output_dim: int, group_size: int, spatial_scale
             value = upper + (lower - upper) * ddy
             acc += np.where(ok[:, by, bx][:, None], value, ct.type(0))
     out[:real] = acc / ct.type(sbx * sby)
-    return finish(out, data.dtype)
+    return narrow(out, data.dtype)
 
 
 def _ps_axis(start, size, bins: int, g: int, size_m1, ct):
@@ -389,7 +389,7 @@ def deformable_psroi_pooling(data, rois, offsets=None, *, output_dim: int, group
     n, c_in, h, w = x.shape
     real = r.shape[0]
     if real == 0 or x.shape[2] == 0 or x.shape[3] == 0:  # an empty map: every bin gives 0
-        return finish(out, data.dtype)
+        return narrow(out, data.dtype)
     scale = np.float32(spatial_scale).astype(ct)
     half = ct.type(0.5)
     start_w = round_half_away(r[:, 1]) * scale - half
@@ -444,4 +444,4 @@ def deformable_psroi_pooling(data, rois, offsets=None, *, output_dim: int, group
             hits += ok
     with np.errstate(divide="ignore", invalid="ignore"):
         out[:real] = np.where(hits > 0, total / np.maximum(hits, 1).astype(ct), ct.type(0))
-    return finish(out, data.dtype)
+    return narrow(out, data.dtype)

@@ -1,4 +1,5 @@
-"""Special functions numpy lacks, vectorised: ``erf``.
+"""Special functions numpy lacks, vectorised: ``erf``, and the two forms of Gelu built on erf and
+tanh (``gelu_erf``, ``gelu_tanh``: Gelu-2 and Gelu-7 share them).
 
 ``erf`` follows the rational approximations of fdlibm's s_erf.c (Sun Microsystems, 1993; the
 coefficients are theirs), evaluated in float64 over whole arrays: each element takes the branch of
@@ -6,6 +7,8 @@ its magnitude, and the result is within 1 ulp of the true value in float64.
 """
 
 from __future__ import annotations
+
+import math
 
 import numpy as np
 
@@ -72,3 +75,32 @@ def erf(x: np.ndarray) -> np.ndarray:
         out[big] = np.copysign(1.0, x[big])
         out[np.isnan(x)] = np.nan
     return out
+
+
+_SQRT1_2 = 1.0 / math.sqrt(2.0)
+
+
+def gelu_erf(x, o):
+    """0.5 * x * (1 + erf(x / sqrt(2))), erf evaluated in float64."""
+    w = x.astype(np.float64)
+    e = erf(w * _SQRT1_2)
+    e += 1
+    e *= w
+    e *= 0.5
+    o[...] = e
+
+
+_SQRT_2_PI = math.sqrt(2.0 / math.pi)
+
+
+def gelu_tanh(x, o):
+    """0.5 * x * (1 + tanh(sqrt(2/pi) * (x + 0.044715 x^3)))."""
+    t = np.multiply(x, x)
+    t *= x
+    t *= 0.044715
+    t += x
+    t *= _SQRT_2_PI
+    np.tanh(t, out=t)
+    t += 1
+    t *= x
+    np.multiply(t, 0.5, out=o)

@@ -353,3 +353,20 @@ class IndexRange(Domain):
             if declared.rank_is_static else (3,)
         low = 0 if unsigned or not self.negative else -dim
         return rng.integers(low, max(dim, 1), size=shape)
+
+
+@dataclass(frozen=True)
+class SortedIds(Domain):
+    """Non-decreasing integers in [0, dim(axis 0) of input ``of``] (offsets into indices), or in
+    [0, ``top``) when ``top`` is set (segment ids), one per entry of the declared shape."""
+
+    of: int = 1
+    top: int | None = None
+
+    def generate(self, rng, data_shape, attrs, declared, unsigned):
+        sizes = _sizes(declared)
+        high = self.top if self.top is not None else (data_shape[0] + 1 if data_shape else 1)
+        values = np.sort(rng.integers(0, max(high, 1), size=sizes))
+        if self.top is None and values.size:
+            values[0] = 0
+        return values

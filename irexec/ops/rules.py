@@ -3,7 +3,8 @@
 values through the inference context and apply the shared partial-shape algebra of
 :mod:`irexec.ir.shape_rules`; problems are OpErrors with a code, reported on the layer.
 
-Also here: the attributes many ops share (``AUTO_BROADCAST``).
+Also here: the attributes many ops share (``AUTO_BROADCAST``) and the checks several ops' own
+``infer`` make (``check_output_size``, ``check_index_type``, ``infer_conversion``).
 """
 
 from __future__ import annotations
@@ -11,8 +12,9 @@ from __future__ import annotations
 from irexec.errors import OpError
 from irexec.ir import shape_rules
 from irexec.ir.shape import PartialShape
+from irexec.kernels.convert import unsupported_reason
 from irexec.ops.domains import as_int64
-from irexec.ops.spec import Attr
+from irexec.ops.spec import CONVERTIBLE, Attr, TensorType
 from irexec import budget
 
 AUTO_BROADCAST = Attr("auto_broadcast", "enum", default="numpy", values=("none", "numpy", "pdpd"),
@@ -63,3 +65,25 @@ def check_output_size(shape, itemsize: int, what: str = "the output") -> None:
     problem = budget.shape_problem(tuple(int(d) for d in shape), itemsize)
     if problem is not None:
         raise OpError(f"{what}: {problem}", code="IR109")
+
+
+def check_index_type(ctx, attr: str) -> None:
+    """IR302 unless the element_type attribute ``attr`` is i32 or i64 (OpenVINO's rule for the
+    index outputs of ShapeOf, NonZero, TopK, Unique, Bucketize, Eye ...)."""
+    et = ctx.attrs[attr]
+    if et.name not in ("i32", "i64"):
+        ctx.error("IR302", f"{attr} is {et}; it must be i32 or i64")
+
+
+def infer_conversion(ctx, attr: str) -> list[TensorType]:
+    """The output of a conversion to the type in attribute ``attr`` (Convert-1, ONNX Cast)."""
+    target = ctx.attrs[attr]
+    source = ctx.input_type(0).element_type
+    if not CONVERTIBLE.allows(target):
+        ctx.error("IR302", f"{attr} is {target}; irexec converts to {CONVERTIBLE.describe()}")
+    elif not source.is_dynamic and not target.is_dynamic:
+        reason = unsupported_reason(source, target)
+        if reason:
+            ctx.error("IR302", f"{attr} is {target}, but {source} cannot be converted to "
+                               f"{target}: {reason}")
+    return [TensorType(target, ctx.input_type(0).shape)]

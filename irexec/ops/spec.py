@@ -269,6 +269,27 @@ class OpSpec:
     # holds every output.
     scratch: Callable | None = None
 
+    # --- speed machinery: the plan reads these; an op computes the same without them ---------
+    # ``in_place(*arrays, **attrs)``: the kernel's result written over its first input (an array
+    # of the output's shape and element type). The run loop calls it only when that input dies at
+    # the layer and Python's reference count proves nothing else can see it
+    # (irexec/kernels/buffers.py); it must compute exactly what the kernel computes.
+    in_place: Callable | None = None
+    # The kernel's result may be a view of its first input (Reshape, Squeeze, Split ...): moving
+    # no data is the fastest data movement. A view is never written through (a view keeps its base
+    # referenced, so neither passes the reference-count proof while the other lives); the plan
+    # hands the caller a copy where the first input is the caller's own or a constant.
+    returns_view: bool = False
+    # ``skip_unread(unread) -> kernel | None``: a kernel computing the outputs but those whose
+    # indices are in the frozenset ``unread`` (None in their places), or None for that set; the
+    # plan binds it where no layer reads those outputs (MaxPool's indices).
+    skip_unread: Callable | None = None
+    # ``(ufunc, kinds)``: the kernel is one call of the numpy ufunc when its arrays all have one
+    # dtype of a type path in ``kinds`` (irexec/kernels/numeric.py's ``kind``); the loop fast
+    # path (irexec/runtime/loop_code.py) calls the ufunc itself there, without the kernel's
+    # dispatch on the element type (which costs more than the ufunc on a few floats).
+    ufunc: tuple | None = None
+
     def __post_init__(self):
         if self.numerics is not None and self.numerics not in NUMERIC_FAMILIES:
             raise ValueError(f"{self.type}: unknown numeric family {self.numerics!r} "

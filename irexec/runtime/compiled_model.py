@@ -12,8 +12,7 @@ from irexec.errors import IRError, OpError
 from irexec.ir import element_type as et_table
 from irexec.ir.model import Model, OutputPort
 from irexec.ir.shape import PartialShape
-from irexec.kernels import buffers, scratch, state
-from irexec.kernels import elementwise as ew
+from irexec.kernels import buffers, numeric, scratch, state
 from irexec.runtime import fusion
 from irexec.runtime.plan import InputSlot, Plan, compile_plan, kernel_error, memoized
 from irexec.runtime.plan import call_signature, remember_call
@@ -346,7 +345,7 @@ class CompiledModel:
         token = tracer.activate() if tracer is not None else None
         try:
             with buffers.using(pool), state.using(self._variables if variables is None
-                                                   else variables), ew.ignoring():
+                                                   else variables), numeric.ignoring():
                 outputs = self._run(plan, None, tracer, bound, profile=profile)
         finally:
             if tracer is not None:

@@ -32,8 +32,7 @@ import numpy as np
 
 from irexec import budget
 from irexec.errors import OpError
-from irexec.kernels import buffers, ufuncs
-from irexec.kernels import elementwise as ew
+from irexec.kernels import buffers, numeric
 from irexec.runtime.plan import Plan, kernel_error, memoized
 
 
@@ -172,7 +171,7 @@ class LoopCode:
     def __call__(self, params, slicers, parts, count, condition, spend, memory, too_much,
                  holds):
         self.runs += 1
-        with ew.quiet():  # as the kernels compute (the ufuncs called directly need it)
+        with numeric.quiet():  # as the kernels compute (the ufuncs called directly need it)
             last, i = self._iterate(params, slicers, parts,
                                     sys.maxsize if count is None else count, condition, spend,
                                     memory, too_much, holds)
@@ -186,16 +185,25 @@ class LoopCode:
 
 def _ufunc(step, node):
     """The numpy ufunc that the step's kernel is for its layer's element type (the same values:
-    irexec/kernels/ufuncs.py), or None."""
+    the spec's ``ufunc``), or None."""
     kernel = step.kernel
     if isinstance(kernel, functools.partial):
-        kernel = kernel.func  # attributes bound: the registered kernels read none
+        kernel = kernel.func  # attributes bound: the kernels that declare a ufunc read none
+    declared = node.op.spec.ufunc
+    if declared is None or kernel is not node.op.kernel:  # precise mode wraps the kernel
+        return None
     types = {p.source.element_type for p in node.inputs}
     shape = node.outputs[0].partial_shape if len(node.outputs) == 1 else None
     if len(types) != 1 or shape is None or not shape.rank_is_static or len(shape) == 0:
         return None
     et = types.pop()
-    return None if et is None or et.is_dynamic else ufuncs.ufunc_for(kernel, et.dtype)
+    if et is None or et.is_dynamic:
+        return None
+    ufunc, kinds = declared
+    try:
+        return ufunc if numeric.kind(et.dtype) in kinds else None
+    except KeyError:  # a dtype no element type has
+        return None
 
 
 def _true(plan: Plan, slot: int) -> bool:

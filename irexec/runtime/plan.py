@@ -29,7 +29,7 @@ from irexec.ir.element_type import ElementType, from_dtype
 from irexec.ir.model import Model, OutputPort
 from irexec.ir.shape import PartialShape
 from irexec.ops.spec import TensorType
-from irexec.kernels import in_place, skip_unread, state, views
+from irexec.kernels import state
 from irexec.ops.spec import resolve
 from irexec.runtime import fusion
 from irexec.runtime.precise import needs_widening
@@ -150,8 +150,9 @@ def _unread_kernel(node):
     """The op's kernel for the outputs of this layer that nothing reads, if it has one."""
     if len(node.outputs) < 2:
         return None
+    make = node.op.spec.skip_unread
     unread = frozenset(i for i, p in enumerate(node.outputs) if not p.consumers)
-    return skip_unread.kernel_for(node.op.kernel, unread)
+    return make(unread) if make is not None and unread else None
 
 
 def _bind(node, kernel=None, bodies: dict | None = None) -> Callable[..., np.ndarray]:
@@ -279,13 +280,14 @@ def _compile_plan(model: Model, precise: bool = False, decompression: str = "fus
         return slot_of[port]
 
     inputs, constants, steps, outputs, bodies = [], {}, [], [], []
-    writers = []  # per step: the op's kernel_in_place, bound, or None
+    writers = []  # per step: the spec's in-place variant, bound, or None
     folded: set[OutputPort] = set()  # ports whose values are constants of the plan
     folded_steps: list[tuple[int, Step]] = []
     constant_nodes = {}
     shaped: set[OutputPort] = set()  # ports whose values follow from input shapes alone
     # Slots whose array may be (a view of) a Parameter's or a Constant's, or of an array the plan
-    # keeps between calls (folded, memoized): the caller gets a copy (kernels/views.py).
+    # keeps between calls (folded, memoized): the caller gets a copy (the spec's
+    # ``returns_view``).
     borrowed: set[int] = set()
     limit = budget.current()
     for node in order:
@@ -325,7 +327,7 @@ def _compile_plan(model: Model, precise: bool = False, decompression: str = "fus
                                                       (slot(pattern.root),), (),
                                                       node.location)))
                 continue
-            if (views.returns_view(node.op.kernel) and sources
+            if (spec.returns_view and sources
                     and (slot(sources[0]) in borrowed or sources[0] in folded
                          or sources[0] in shaped)):
                 borrowed.update(slot(p) for p in node.outputs)
@@ -365,7 +367,7 @@ def _compile_plan(model: Model, precise: bool = False, decompression: str = "fus
                               valued=_checked_values(node),
                               check_values=_value_checker(node, _checked_values(node)),
                               sized=check is not None and _unbounded(node, limit)))
-            writer = None if widened else in_place.variant(node.op.kernel)
+            writer = None if widened else spec.in_place
             writers.append(_bind(node, writer) if writer is not None and node.inputs else None)
     # Constants only folded layers read are not needed any more.
     read = {s for st in steps for s in st.inputs} | {slot(r.inputs[0].source)

@@ -22,7 +22,7 @@ import numpy as np
 
 from irexec import numerics
 from irexec.ir import element_type as et_table
-from irexec.kernels.floatmath import round_once
+from irexec.kernels.numeric import round_once
 
 PRECISIONS = ("f32", "f64")  # config "precision": the default, and precise mode
 _F64 = np.dtype(np.float64)

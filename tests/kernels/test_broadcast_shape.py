@@ -1,11 +1,11 @@
-"""kernels.elementwise.broadcast_shape: numpy's broadcasting rule, computed in plain Python."""
+"""kernels.numeric.broadcast_shape: numpy's broadcasting rule, computed in plain Python."""
 
 import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from irexec.kernels.elementwise import broadcast_shape
+from irexec.kernels.numeric import broadcast_shape
 
 DIMS = st.lists(st.sampled_from([0, 1, 2, 3]), max_size=4).map(tuple)
 

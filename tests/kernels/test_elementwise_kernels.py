@@ -1,5 +1,5 @@
 """The element-wise kernels' shared pieces: erf in float64, the numeric contract's paths and
-conversions (irexec/kernels/elementwise.py)."""
+conversions (irexec/kernels/numeric.py)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from irexec.kernels import elementwise as ew
+from irexec.kernels import numeric
 from irexec.kernels.erf import erf, erf32
 
 
@@ -49,37 +49,37 @@ def test_erf_special_values():
 
 
 def test_kinds():
-    assert ew.kind(np.dtype(np.float32)) == ew.NATIVE_FLOAT
-    assert ew.kind(np.dtype(np.float16)) == ew.HALF
-    assert ew.kind(np.dtype(ml_dtypes.bfloat16)) == ew.HALF
-    assert ew.kind(np.dtype(ml_dtypes.float8_e4m3fn)) == ew.LOW_FLOAT
-    assert ew.kind(np.dtype(np.uint64)) == ew.INT
-    assert ew.kind(np.dtype(ml_dtypes.int4)) == ew.NARROW_INT
-    assert ew.kind(np.dtype(np.bool_)) == ew.BOOL
+    assert numeric.kind(np.dtype(np.float32)) == numeric.NATIVE_FLOAT
+    assert numeric.kind(np.dtype(np.float16)) == numeric.HALF
+    assert numeric.kind(np.dtype(ml_dtypes.bfloat16)) == numeric.HALF
+    assert numeric.kind(np.dtype(ml_dtypes.float8_e4m3fn)) == numeric.LOW_FLOAT
+    assert numeric.kind(np.dtype(np.uint64)) == numeric.INT
+    assert numeric.kind(np.dtype(ml_dtypes.int4)) == numeric.NARROW_INT
+    assert numeric.kind(np.dtype(np.bool_)) == numeric.BOOL
 
 
 def test_round_half_away():
     x = np.array([0.5, 1.5, 2.5, -0.5, -2.5, 0.49999997, -0.49999997, 2**23 + 1], np.float32)
-    assert ew.round_half_away(x).tolist() == [1, 2, 3, -1, -3, 0, 0, 2**23 + 1]
+    assert numeric.round_half_away(x).tolist() == [1, 2, 3, -1, -3, 0, 0, 2**23 + 1]
 
 
 def test_narrow_integers_keep_their_low_bits():
-    assert ew.from_compute(np.array([16, 17, -1], np.int64),
+    assert numeric.narrow(np.array([16, 17, -1], np.int64),
                            np.dtype(ml_dtypes.uint4)).astype(int).tolist() == [0, 1, 15]
-    assert ew.from_compute(np.array([8, -9], np.int64),
+    assert numeric.narrow(np.array([8, -9], np.int64),
                            np.dtype(ml_dtypes.int4)).astype(int).tolist() == [-8, 7]
 
 
 def test_real_of_int_rounds_and_saturates():
-    out = ew.real_of_int(np.sqrt, np.array([2, 3, 250], np.uint8))
+    out = numeric.real_of_int(np.sqrt, np.array([2, 3, 250], np.uint8))
     assert out.dtype == np.uint8 and out.tolist() == [1, 2, 16]
-    assert ew.real_of_int(np.sqrt, np.array([-1], np.int8)).tolist() == [0]  # NaN gives 0
-    assert ew.real_of_int(np.exp, np.array([6], np.int8)).tolist() == [127]
+    assert numeric.real_of_int(np.sqrt, np.array([-1], np.int8)).tolist() == [0]  # NaN gives 0
+    assert numeric.real_of_int(np.exp, np.array([6], np.int8)).tolist() == [127]
 
 
 def test_output_takes_the_in_place_array_only_when_it_fits():
     a = np.zeros((2, 3), np.float32)
-    assert ew.output((2, 3), a.dtype, a) is a
-    assert ew.output((4, 3), a.dtype, a) is not a
-    assert ew.output((2, 3), np.dtype(np.float64), a) is not a
-    assert ew.output((2,), a.dtype) is None  # small: numpy allocates
+    assert numeric.output((2, 3), a.dtype, a) is a
+    assert numeric.output((4, 3), a.dtype, a) is not a
+    assert numeric.output((2, 3), np.dtype(np.float64), a) is not a
+    assert numeric.output((2,), a.dtype) is None  # small: numpy allocates

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 import irexec
 from irexec.builder import ModelBuilder
-from irexec.kernels import half, in_place
+from irexec.kernels import half
 from irexec.ops.activation import unary as activations
 from irexec.ops.activation.elu import Elu
 from irexec.ops.arithmetic import unary as arithmetic
@@ -92,7 +92,7 @@ def test_unary_arithmetic_on_every_value_is_the_direct_result(name, type_name):
     with half.direct():
         expected = kernel(x, **attrs)
     assert_same(kernel(x, **attrs), expected)
-    assert_same(in_place.variant(kernel)(x.copy(), **attrs), expected)  # over its input
+    assert_same(arithmetic.OPS[name].spec.in_place(x.copy(), **attrs), expected)  # over its input
 
 
 @pytest.mark.parametrize("type_name", HALVES)
@@ -113,7 +113,7 @@ def test_any_size_and_layout_is_the_direct_result(name, type_name, size, step, s
         # signalling NaN in an array's last n % 8 elements (its scalar loop), 0 elsewhere
         expected = np.where(x.astype(np.float32) > 0, x, np.zeros((), x.dtype))
     assert_same(kernel(x), expected)
-    assert_same(in_place.variant(kernel)(x.copy()), expected)
+    assert_same(activations.OPS[name].spec.in_place(x.copy()), expected)
 
 
 def test_relu_on_the_bits_is_the_f32_computation():
@@ -213,7 +213,7 @@ def test_maximum_and_minimum_choose_the_direct_result(name, type_name, seed, sha
     with half.direct():
         expected = kernel(a, b)
     assert_same(kernel(a, b), expected)  # a bf16 signalling NaN: ml_dtypes quiets it
-    assert_same(in_place.variant(kernel)(a.copy(), b), expected)
+    assert_same(OPS[name].spec.in_place(a.copy(), b), expected)
     compare = np.greater if name == "Maximum" else np.less
     formula = np.where(compare(a.astype(np.float32), b.astype(np.float32)), a, b)
     if type_name == "f16":  # numpy's f16 <-> f32 casts keep every NaN's bits
@@ -235,7 +235,7 @@ def test_clamp_on_the_bits_is_the_direct_result(type_name, bounds, nan_free, ove
     """Every value (NaN-free, so every chunk takes the integer min/max; or all of them, so
     chunks with a NaN take the table), bounds of every sign, zeros of both signs, infinities,
     and bounds that round to the type."""
-    from irexec.ops.activation.clamp import clamp
+    from irexec.ops.activation.clamp import Clamp, clamp
     low, high = bounds
     x = np.random.default_rng(seed).permutation(EVERY).view(HALVES[type_name])
     if nan_free:
@@ -244,7 +244,7 @@ def test_clamp_on_the_bits_is_the_direct_result(type_name, bounds, nan_free, ove
         expected = clamp(x, min=low, max=high)
     with np.errstate(over="ignore"):
         got = clamp(x.copy(), min=low, max=high, out=None) if not over else \
-            in_place.variant(clamp)(x.copy(), min=low, max=high)
+            Clamp.spec.in_place(x.copy(), min=low, max=high)
     assert_same(got, expected)
 
 
@@ -302,7 +302,7 @@ def test_bits_flipped_where_both_are_negative(name, type_name, zeros):
     kernel = OPS[name].kernel
     formula = np.where((np.greater if name == "Maximum" else np.less)(wa, wb), a, b)
     np.testing.assert_array_equal(_bits(kernel(a, b)), _bits(formula))
-    np.testing.assert_array_equal(_bits(in_place.variant(kernel)(a.copy(), b)), _bits(formula))
+    np.testing.assert_array_equal(_bits(OPS[name].spec.in_place(a.copy(), b)), _bits(formula))
     np.testing.assert_array_equal(_bits(kernel(a, b[:1])),
                                   _bits(np.where((wa > wb[0]) if name == "Maximum"
                                                  else (wa < wb[0]), a, b[:1])))

@@ -1,5 +1,5 @@
 """An exact reference for Convert, independent of numpy's casts: Python ints and Fractions,
-rounded to each float format by hand (nearest, ties to even). Shared by tests/ops/test_convert.py
+rounded to each float format by hand (nearest, ties to even). Shared by tests/ops/type/test_convert.py
 and tests/conformance."""
 
 from __future__ import annotations
@@ -121,7 +121,7 @@ def pool(src: str) -> np.ndarray:
     return np.concatenate([fixed, random_values(src, (200,), rng)])
 
 
-# --- the narrow types (tests/ops/test_convert_narrow.py) -----------------------------------------
+# --- the narrow types (tests/ops/type/test_convert_narrow.py) -----------------------------------------
 # Everything below follows /work/notes/types.md section 3 ("Value rules", OpenVINO 2026.4.1) and is
 # written with Python ints and Fractions only: no numpy or ml_dtypes casts, no irexec code.
 

@@ -5,7 +5,7 @@ import math
 import numpy as np
 
 from irexec.diagnostics.codes import ERROR, Code
-from irexec.kernels import buffers, floatmath, half, in_place
+from irexec.kernels import buffers, half, numeric
 from irexec.ops.spec import register
 from irexec.ops.spec import NUMERIC, Attr, Input, Op, OpSpec, Output, TypeVar
 
@@ -41,8 +41,8 @@ def clamp(x, *, min, max, out=None):
                        else out)
 
     def widened(v):  # exact: the result is v, low or high, all of v's type
-        w = floatmath.widen(v)
-        return floatmath.narrow(np.clip(w, low.astype(w.dtype), high.astype(w.dtype)), v.dtype)
+        w = numeric.widen(v)
+        return numeric.narrow(np.clip(w, low.astype(w.dtype), high.astype(w.dtype)), v.dtype)
     if not (x.dtype in half.HALVES and x.size >= half.USE_MIN and half.active()):
         return widened(x)
     # f16/bf16: on the bits, or by table (irexec/kernels/half.py), the same results
@@ -55,9 +55,6 @@ def clamp(x, *, min, max, out=None):
 def _clamp_over(x, *, min, max):
     """Clamp written over its input (the run loop proves nothing else sees it)."""
     return clamp(x, min=min, max=max, out=x)
-
-
-in_place.register(clamp, _clamp_over)
 
 
 @register
@@ -75,6 +72,7 @@ class Clamp(Op):
         doc="Limits every element to the range [min, max].",
         codes=(Code("IR320", "clamp-min-above-max", ERROR,
                     "give Clamp a min that is at most its max (and neither nan)"),),
+        in_place=_clamp_over,
     )
 
     @staticmethod

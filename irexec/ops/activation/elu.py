@@ -2,7 +2,7 @@
 
 import numpy as np
 
-from irexec.kernels import floatmath
+from irexec.kernels import numeric
 from irexec.ops.spec import register
 from irexec.ops.spec import REAL, Attr, Input, Op, OpSpec, Output, TypeVar
 
@@ -20,6 +20,9 @@ def elu(x, o, *, alpha):
         o[...] = t
 
 
+_ELU = numeric.unary(elu)
+
+
 @register
 class Elu(Op):
     spec = OpSpec(
@@ -31,5 +34,6 @@ class Elu(Op):
         inputs=(Input("data", T, doc="a floating-point tensor"),),
         outputs=(Output("output", "Elu of each element; same type and shape", type=T),),
         doc="Computes x for x >= 0 and alpha * (exp(x) - 1) for x < 0, element-wise.",
+        in_place=_ELU.in_place,
     )
-    kernel = staticmethod(floatmath.unary(elu))
+    kernel = staticmethod(_ELU.kernel)

@@ -1,17 +1,21 @@
 """Gelu-7: Gelu with a choice of the exact (erf) or the tanh approximation."""
 
-from irexec.kernels import floatmath
-from irexec.ops.activation.unary import gelu_erf, gelu_tanh
+from irexec.kernels import numeric
+from irexec.kernels.special import gelu_erf, gelu_tanh
 from irexec.ops.spec import register
 from irexec.ops.spec import REAL, Attr, Input, Op, OpSpec, Output, TypeVar
 
 T = TypeVar("T", REAL)
-_ERF = floatmath.unary(gelu_erf)
-_TANH = floatmath.unary(gelu_tanh)
+_ERF = numeric.unary(gelu_erf)
+_TANH = numeric.unary(gelu_tanh)
 
 
 def _gelu(x, *, approximation_mode):
-    return (_TANH if approximation_mode == "tanh" else _ERF)(x)
+    return (_TANH if approximation_mode == "tanh" else _ERF).kernel(x)
+
+
+def _gelu_in_place(x, *, approximation_mode):
+    return (_TANH if approximation_mode == "tanh" else _ERF).in_place(x)
 
 
 @register
@@ -28,5 +32,6 @@ class Gelu7(Op):
         outputs=(Output("output", "Gelu of each element; same type and shape", type=T),),
         doc="Computes the Gaussian error linear unit element-wise, exactly (erf) or by the "
             "tanh approximation.",
+        in_place=_gelu_in_place,
     )
     kernel = staticmethod(_gelu)

@@ -2,7 +2,7 @@
 
 import numpy as np
 
-from irexec.kernels import floatmath, half
+from irexec.kernels import numeric
 from irexec.ops.activation.params import ONE_ELEMENT, check_one_element
 from irexec.ops.spec import register
 from irexec.ops.spec import REAL, SCALAR_OR_VECTOR, Input, Op, OpSpec, Output, TypeVar
@@ -10,20 +10,14 @@ from irexec.ops.spec import REAL, SCALAR_OR_VECTOR, Input, Op, OpSpec, Output, T
 T = TypeVar("T", REAL)
 
 
-def hard_sigmoid(x, alpha, beta):
-    if half.wants_table(x):  # f16/bf16: by table (irexec/kernels/half.py), same results
-        return half.mapped(x, half.key(_hard_sigmoid, alpha, beta),
-                           lambda v: _hard_sigmoid(v, alpha, beta))
-    return _hard_sigmoid(x, alpha, beta)
+def hard_sigmoid(x, o, alpha, beta):
+    """max(0, min(1, alpha * x + beta))."""
+    t = np.multiply(x, alpha)  # a temporary: o may be x itself
+    t += beta
+    np.clip(t, 0, 1, out=o)
 
 
-def _hard_sigmoid(x, alpha, beta):
-    w = floatmath.widen(x)
-    with np.errstate(all="ignore"):
-        t = np.multiply(w, floatmath.scalar_of(alpha, x.dtype))
-        t += floatmath.scalar_of(beta, x.dtype)
-        np.clip(t, 0, 1, out=t)
-    return floatmath.narrow(t, x.dtype)
+_HARD_SIGMOID = numeric.unary(hard_sigmoid, params=2)  # f16/bf16 in f32, rank 0 ...
 
 
 @register
@@ -40,6 +34,7 @@ class HardSigmoid(Op):
                                   "data", type=T),),
         doc="Computes max(0, min(1, alpha * x + beta)) element-wise.",
         codes=(ONE_ELEMENT,),
+        in_place=_HARD_SIGMOID.in_place,
     )
 
     @staticmethod
@@ -47,4 +42,4 @@ class HardSigmoid(Op):
         check_one_element(ctx, (1, 2))
         return ctx.default_outputs()
 
-    kernel = staticmethod(hard_sigmoid)
+    kernel = staticmethod(_HARD_SIGMOID.kernel)

@@ -6,7 +6,7 @@ from irexec.diagnostics.codes import ERROR, Code
 from irexec.errors import OpError
 from irexec.ir import shape_rules
 from irexec.ir.shape import PartialShape
-from irexec.kernels import floatmath
+from irexec.kernels import numeric
 from irexec.ops.spec import register
 from irexec.ops.spec import NUMERIC, Input, Op, OpSpec, Output, TypeVar
 
@@ -44,6 +44,7 @@ def _rule(ctx):
                   code="IR322")
 
 
+@numeric.rank0_safe
 def prelu(x, slope):
     s = slope
     channel = 1 if x.ndim > 1 else 0
@@ -51,11 +52,11 @@ def prelu(x, slope):
         shape = [1] * x.ndim
         shape[channel] = slope.shape[0]
         s = slope.reshape(shape)
-    w, ws = floatmath.widen(x), floatmath.widen(s)
+    w, ws = numeric.widen(x), numeric.widen(s)
     with np.errstate(all="ignore"):
         out = np.multiply(w, ws)
         out = np.where(w < 0, out, w)
-    return floatmath.narrow(out, x.dtype)
+    return numeric.narrow(out, x.dtype)
 
 
 @register

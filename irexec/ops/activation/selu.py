@@ -2,7 +2,7 @@
 
 import numpy as np
 
-from irexec.kernels import floatmath, half
+from irexec.kernels import numeric
 from irexec.ops.activation.params import ONE_ELEMENT, check_one_element
 from irexec.ops.spec import register
 from irexec.ops.spec import REAL, SCALAR_OR_VECTOR, Input, Op, OpSpec, Output, TypeVar
@@ -10,22 +10,15 @@ from irexec.ops.spec import REAL, SCALAR_OR_VECTOR, Input, Op, OpSpec, Output, T
 T = TypeVar("T", REAL)
 
 
-def selu(x, alpha, lambda_):
-    if half.wants_table(x):  # f16/bf16: by table (irexec/kernels/half.py), same results
-        return half.mapped(x, half.key(_selu, alpha, lambda_),
-                           lambda v: _selu(v, alpha, lambda_))
-    return _selu(x, alpha, lambda_)
+def selu(x, o, alpha, lambda_):
+    """lambda * x for x > 0, lambda * alpha * (exp(x) - 1) otherwise (NaN stays NaN)."""
+    t = np.expm1(x)  # a temporary: o may be x itself
+    t *= alpha
+    np.copyto(t, x, where=x > 0)
+    np.multiply(t, lambda_, out=o)
 
 
-def _selu(x, alpha, lambda_):
-    w = floatmath.widen(x)
-    a, lam = floatmath.scalar_of(alpha, x.dtype), floatmath.scalar_of(lambda_, x.dtype)
-    with np.errstate(all="ignore"):
-        t = np.expm1(w)
-        t *= a
-        np.copyto(t, w, where=w > 0)
-        t *= lam
-    return floatmath.narrow(t, x.dtype)
+_SELU = numeric.unary(selu, params=2)  # f16/bf16 in f32 (by table when large), rank 0 ...
 
 
 @register
@@ -44,6 +37,7 @@ class Selu(Op):
         doc="Computes lambda * x for x > 0 and lambda * alpha * (exp(x) - 1) otherwise, "
             "element-wise.",
         codes=(ONE_ELEMENT,),
+        in_place=_SELU.in_place,
     )
 
     @staticmethod
@@ -51,4 +45,4 @@ class Selu(Op):
         check_one_element(ctx, (1, 2))
         return ctx.default_outputs()
 
-    kernel = staticmethod(selu)
+    kernel = staticmethod(_SELU.kernel)

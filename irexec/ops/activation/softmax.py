@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from irexec.ir import shape_rules
-from irexec.kernels import buffers, floatmath
+from irexec.kernels import buffers, numeric
 from irexec.ops.spec import register
 from irexec.ops.spec import REAL, Attr, Input, Op, OpSpec, Output, TypeVar
 
@@ -20,7 +20,7 @@ def _axis_rule(ctx):
 
 def _shifted(x, axis):
     """x - max(x) along the axis, in the compute type (a new array)."""
-    w = floatmath.widen(x)
+    w = numeric.widen(x)
     out = np.subtract(w, w.max(axis=axis, keepdims=True), out=buffers.empty(w.shape, w.dtype)
                       if w.dtype == x.dtype else None)
     return out
@@ -34,7 +34,7 @@ def softmax(x, *, axis):
         e = _shifted(x, axis)
         np.exp(e, out=e)
         e /= e.sum(axis=axis, keepdims=True)
-    return floatmath.narrow(e, x.dtype)
+    return numeric.narrow(e, x.dtype)
 
 
 def log_softmax(x, *, axis):
@@ -45,7 +45,7 @@ def log_softmax(x, *, axis):
         d = _shifted(x, axis)
         s = np.exp(d).sum(axis=axis, keepdims=True)
         d -= np.log(s)
-    return floatmath.narrow(d, x.dtype)
+    return numeric.narrow(d, x.dtype)
 
 
 def _spec(type_name, since, until, axis_kind, doc, axis_doc):

@@ -2,32 +2,26 @@
 
 import numpy as np
 
-from irexec.kernels import buffers, floatmath, half
+from irexec.kernels import buffers, numeric
 from irexec.ops.spec import register
 from irexec.ops.spec import REAL, SCALAR, Input, Op, OpSpec, Output, TypeVar
 
 T = TypeVar("T", REAL)
 
 
-def swish(x, beta=None):
-    if half.wants_table(x):  # f16/bf16: by table (irexec/kernels/half.py), same results
-        return half.mapped(x, half.key(_swish, beta),
-                           lambda v: _swish(v, beta))
-    return _swish(x, beta)
+def swish(x, o, beta=None):
+    """x / (1 + exp(-beta * x)); beta 1 when not given."""
+    t = buffers.empty(x.shape, x.dtype)  # reused memory: a fresh array page-faults
+    if beta is None:
+        np.negative(x, out=t)
+    else:
+        np.multiply(x, -beta, out=t)
+    np.exp(t, out=t)
+    t += 1
+    np.divide(x, t, out=o)
 
 
-def _swish(x, beta):
-    w = floatmath.widen(x)
-    with np.errstate(all="ignore"):
-        t = buffers.empty(w.shape, w.dtype)  # reused memory: a fresh array page-faults
-        if beta is None:
-            np.negative(w, out=t)
-        else:
-            np.multiply(w, -floatmath.scalar_of(beta, x.dtype), out=t)
-        np.exp(t, out=t)
-        t += 1
-        np.divide(w, t, out=t)
-    return floatmath.narrow(t, x.dtype)
+_SWISH = numeric.unary(swish, params=1)  # f16/bf16 in f32 (by table when large), rank 0 ...
 
 
 @register
@@ -43,5 +37,6 @@ class Swish(Op):
         outputs=(Output("output", "x * sigmoid(beta * x); same type and shape as data",
                         type=T),),
         doc="Computes x / (1 + exp(-beta * x)) element-wise.",
+        in_place=_SWISH.in_place,
     )
-    kernel = staticmethod(swish)
+    kernel = staticmethod(_SWISH.kernel)

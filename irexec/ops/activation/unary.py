@@ -1,19 +1,15 @@
 """The one-input activations with no parameters, as one table: Relu, Sigmoid, HSwish, HSigmoid,
 Mish, SoftPlus, SoftSign and Gelu-2. Each row is a full spec; the function writes its result into
-an output array (which may be the input itself: see irexec/kernels/floatmath.py)."""
+an output array (which may be the input itself: see irexec/kernels/numeric.py)."""
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 
-from irexec.kernels import floatmath, half
-from irexec.kernels.special import erf
+from irexec.kernels import half, numeric
+from irexec.kernels.special import gelu_erf
 from irexec.ops.spec import register
 from irexec.ops.spec import NUMERIC, REAL, Input, Op, OpSpec, Output, TypeVar
-
-_SQRT1_2 = 1.0 / math.sqrt(2.0)
 
 
 _RELU_CHUNK = 1 << 17  # elements a step: each chunk's three passes stay in the L2 cache
@@ -81,32 +77,6 @@ def softsign(x, o):
     np.divide(x, t, out=o)
 
 
-def gelu_erf(x, o):
-    """0.5 * x * (1 + erf(x / sqrt(2))), erf evaluated in float64."""
-    w = x.astype(np.float64)
-    e = erf(w * _SQRT1_2)
-    e += 1
-    e *= w
-    e *= 0.5
-    o[...] = e
-
-
-_SQRT_2_PI = math.sqrt(2.0 / math.pi)
-
-
-def gelu_tanh(x, o):
-    """0.5 * x * (1 + tanh(sqrt(2/pi) * (x + 0.044715 x^3)))."""
-    t = np.multiply(x, x)
-    t *= x
-    t *= 0.044715
-    t += x
-    t *= _SQRT_2_PI
-    np.tanh(t, out=t)
-    t += 1
-    t *= x
-    np.multiply(t, 0.5, out=o)
-
-
 # (type, since, until, element types, function, what it computes)
 TABLE = (
     ("Relu", 1, 16, NUMERIC, relu, "max(0, x) element-wise."),
@@ -132,14 +102,16 @@ _BITS = {relu: half.relu}  # f16/bf16 computed on their bits (else by table: ker
 
 def _make(type_name, since, until, types, fn, doc):
     T = TypeVar("T", types)
-    kernel = floatmath.unary(fn, _BITS.get(fn))
+    kernels = numeric.unary(fn, ints=fn, bits=_BITS.get(fn))
     spec = OpSpec(
         type=type_name, since=since, until=until, numerics=NUMERICS[type_name],
         inputs=(Input("data", T, doc=f"a tensor of {types.describe()}"),),
         outputs=(Output("output", "the function of each element; same type and shape", type=T),),
         doc=f"Computes {doc}",
+        in_place=kernels.in_place,
     )
-    return register(type(type_name, (Op,), {"spec": spec, "kernel": staticmethod(kernel),
+    return register(type(type_name, (Op,), {"spec": spec,
+                                            "kernel": staticmethod(kernels.kernel),
                                             "__module__": __name__, "__doc__": spec.doc}))
 
 

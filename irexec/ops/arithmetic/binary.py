@@ -2,7 +2,7 @@
 Minimum-1, SquaredDifference-1, FloorMod-1, Mod-1.
 
 Every row takes two inputs of one numeric type T, broadcast by ``auto_broadcast`` (numpy, pdpd,
-none), and computes by the numeric contract of irexec/kernels/elementwise.py. What a row needs
+none), and computes by the numeric contract of irexec/kernels/numeric.py. What a row needs
 beyond its numpy function is said in the row: integer division by zero is IR316 (at read time
 when the divisor is a Constant, else when the layer runs).
 """
@@ -14,8 +14,7 @@ import numpy as np
 from irexec.diagnostics.codes import ERROR, Code
 from irexec.errors import OpError
 from irexec.ir.element_type import plain_values
-from irexec.kernels import elementwise as ew
-from irexec.kernels import half, in_place, ufuncs
+from irexec.kernels import half, numeric
 from irexec.ops import bounds, rules
 from irexec.ops.spec import register
 from irexec.ops.spec import NUMERIC, Attr, Input, Op, OpSpec, Output, TypeVar
@@ -94,16 +93,17 @@ def _squared_difference(a, b, out=None):
 
 
 def _kernel(float_fn, int_fn=None, *, half_native: bool = False, divides: bool = False,
-            half_select=None, half_arith: str | None = None):
-    """A binary kernel for every type path, and its in-place variant (writing over ``a`` when
-    ``a`` has the result's shape). ``half_native``: numpy's f16 / ml_dtypes' bf16 loop of
+            half_select=None, half_arith: str | None = None) -> numeric.Kernels:
+    """A binary kernel for every type path, as the spec's fields: ``kernel``, its ``in_place``
+    variant (writing over ``a`` when ``a`` has the result's shape) and the ``ufunc`` it is for
+    some type paths (or None). ``half_native``: numpy's f16 / ml_dtypes' bf16 loop of
     ``float_fn`` already computes in f32 and rounds once (a correctly rounded operation);
     ``divides``: integer inputs are checked for a zero divisor first; ``half_select``: a
     comparison ``c`` for which ``float_fn`` is ``c(a, b) ? a : b``, which f16/bf16 take on their
     own bits; ``half_arith``: the name of ``float_fn`` in half.arith, which computes f16 the
     same way with vectorised integer and f32 passes (irexec/kernels/half.py)."""
     int_fn = int_fn or float_fn
-    float_kinds = (ew.NATIVE_FLOAT, ew.HALF) if half_native else (ew.NATIVE_FLOAT,)
+    float_kinds = (numeric.NATIVE_FLOAT, numeric.HALF) if half_native else (numeric.NATIVE_FLOAT,)
     # numpy's integer add, subtract, multiply, maximum, minimum wrap without a warning
     ints_may_warn = divides or int_fn in (np.power, _int_power)
 
@@ -112,70 +112,68 @@ def _kernel(float_fn, int_fn=None, *, half_native: bool = False, divides: bool =
         if half_native:
             float_fn(a, b, out=out)
         else:
-            out[...] = ew.from_compute(float_fn(ew.to_compute(a), ew.to_compute(b)), a.dtype)
+            out[...] = numeric.narrow(float_fn(numeric.widen(a), numeric.widen(b)), a.dtype)
 
     def compute(a, b, into):
-        k = ew.kind(a.dtype)
-        if k == ew.INT:
-            out = ew.output(ew.broadcast_shape(a, b), a.dtype, into)
+        k = numeric.kind(a.dtype)
+        if k == numeric.INT:
+            out = numeric.output(numeric.broadcast_shape(a, b), a.dtype, into)
             if not ints_may_warn:
                 return int_fn(a, b, out=out)
             if divides and a.size:  # an empty output divides nothing
                 _no_zero(b)
-            with ew.quiet():  # the lowest value // -1 flags an overflow
+            with numeric.quiet():  # the lowest value // -1 flags an overflow
                 return int_fn(a, b, out=out)
-        if (half_select is not None and k == ew.HALF and max(a.size, b.size) >= half.USE_MIN
+        if (half_select is not None and k == numeric.HALF and max(a.size, b.size) >= half.USE_MIN
                 and (a.shape == b.shape or min(a.size, b.size) == 1) and half.active()):
-            shape = ew.broadcast_shape(a, b)
-            out = ew.output(shape, a.dtype, into)
-            with ew.quiet():
+            shape = numeric.broadcast_shape(a, b)
+            out = numeric.output(shape, a.dtype, into)
+            with numeric.quiet():
                 return half.select(a, b, half_select,
                                    np.empty(shape, a.dtype) if out is None else out)
         if (half_arith is not None and a.dtype == half.F16 and max(a.size, b.size) >= half.USE_MIN
                 and (a.shape == b.shape or min(a.size, b.size) == 1) and half.active()):
-            shape = ew.broadcast_shape(a, b)
-            out = ew.output(shape, a.dtype, into)
-            with ew.quiet():
+            shape = numeric.broadcast_shape(a, b)
+            out = numeric.output(shape, a.dtype, into)
+            with numeric.quiet():
                 return half.arith(half_arith, a, b, half_direct,
                                   np.empty(shape, a.dtype) if out is None else out)
-        with ew.quiet():
+        with numeric.quiet():
             if k in float_kinds:
-                return float_fn(a, b, out=ew.output(ew.broadcast_shape(a, b), a.dtype, into))
-            if k == ew.NARROW_INT:
+                return float_fn(a, b, out=numeric.output(numeric.broadcast_shape(a, b), a.dtype, into))
+            if k == numeric.NARROW_INT:
                 if divides and a.size:
                     _no_zero(b)
-                return ew.from_compute(int_fn(ew.to_compute(a), ew.to_compute(b)), a.dtype)
-            return ew.from_compute(float_fn(ew.to_compute(a), ew.to_compute(b)), a.dtype)
+                return numeric.narrow(int_fn(numeric.widen(a), numeric.widen(b)), a.dtype)
+            return numeric.narrow(float_fn(numeric.widen(a), numeric.widen(b)), a.dtype)
 
+    @numeric.rank0_safe
     def kernel(a, b, **_attrs):
-        return ew.array(compute(a, b, None))
+        return numeric.array(compute(a, b, None))
 
+    @numeric.rank0_safe
     def kernel_in_place(a, b, **_attrs):
-        return ew.array(compute(a, b, a))
+        return numeric.array(compute(a, b, a))
 
-    in_place.register(kernel, kernel_in_place)
     plain = float_kinds if isinstance(float_fn, np.ufunc) else ()
     if int_fn is float_fn and not ints_may_warn and plain:
-        plain += (ew.INT,)  # numpy's integer loop, wrapping as the contract says
-    ufuncs.register(kernel, float_fn, plain)
-    return kernel
+        plain += (numeric.INT,)  # numpy's integer loop, wrapping as the contract says
+    return numeric.Kernels(kernel, kernel_in_place, (float_fn, plain) if plain else None)
 
 
-def _divide_kernel():
+def _divide_kernel() -> numeric.Kernels:
     floor = _kernel(np.true_divide, np.floor_divide, half_native=True, divides=True,
                     half_arith="divide")
     trunc = _kernel(np.true_divide, _trunc_divide, half_native=True, divides=True,
                     half_arith="divide")
-    floor_in_place, trunc_in_place = in_place.variant(floor), in_place.variant(trunc)
 
     def kernel(a, b, *, m_pythondiv=True, **_attrs):
-        return (floor if m_pythondiv else trunc)(a, b)
+        return (floor if m_pythondiv else trunc).kernel(a, b)
 
     def kernel_in_place(a, b, *, m_pythondiv=True, **_attrs):
-        return (floor_in_place if m_pythondiv else trunc_in_place)(a, b)
+        return (floor if m_pythondiv else trunc).in_place(a, b)
 
-    in_place.register(kernel, kernel_in_place)
-    return kernel
+    return numeric.Kernels(kernel, kernel_in_place)
 
 
 def _divisor_infer(ctx):
@@ -183,7 +181,7 @@ def _divisor_infer(ctx):
     is empty, when nothing is divided)."""
     outputs = ctx.default_outputs()
     b = ctx.input_value(1)
-    if b is not None and ew.kind(b.dtype) in (ew.INT, ew.NARROW_INT):
+    if b is not None and numeric.kind(b.dtype) in (numeric.INT, numeric.NARROW_INT):
         shape = outputs[0].shape
         empty = shape.rank_is_static and any(d.is_static and d.min == 0 for d in shape)
         if not empty:
@@ -234,7 +232,8 @@ NUMERICS = {"Maximum": "exact", "Minimum": "exact", "Power": "transcendental"}
 ONE_ROUNDING = ("Add", "Subtract", "Multiply", "Divide")
 
 
-def _make(type_name: str, result: str, doc: str, kernel, attrs, divides: bool) -> type[Op]:
+def _make(type_name: str, result: str, doc: str, kernels: numeric.Kernels, attrs,
+          divides: bool) -> type[Op]:
     spec = OpSpec(
         type=type_name,
         numerics=NUMERICS.get(type_name, "rounded"),
@@ -248,8 +247,10 @@ def _make(type_name: str, result: str, doc: str, kernel, attrs, divides: bool) -
         shape=rules.broadcast(),
         doc=f"Element-wise {result}. {doc}".strip(),
         codes=(DIVISION_BY_ZERO,) if divides or type_name == "Power" else (),
+        in_place=kernels.in_place,
+        ufunc=kernels.ufunc,
     )
-    members = {"spec": spec, "kernel": staticmethod(kernel), "__doc__": spec.doc,
+    members = {"spec": spec, "kernel": staticmethod(kernels.kernel), "__doc__": spec.doc,
                "__module__": __name__}
     if divides:
         members["infer"] = staticmethod(_divisor_infer)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from irexec.kernels import numeric
 from irexec.kernels.erf import erf
 from irexec.ops.spec import REAL, Input, Op, OpSpec, Output, TypeVar, register
 
@@ -55,6 +56,6 @@ class ErfInv(Op):
     )
 
     @staticmethod
+    @numeric.rank0_safe
     def kernel(x):
-        with np.errstate(over="ignore"):
-            return np.asarray(erfinv64(x).astype(x.dtype))
+        return numeric.narrow(erfinv64(x), x.dtype)

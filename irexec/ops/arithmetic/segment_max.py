@@ -13,7 +13,7 @@ import numpy as np
 
 from irexec.ir.shape import Dimension, PartialShape
 from irexec.ops.domains import SmallInts, as_int64
-from irexec.ops.sparse.embedding import SortedIds
+from irexec.ops.domains import SortedIds
 from irexec.ops.spec import (NUMERIC, SCALAR, SHAPE_INDEX, VECTOR, Attr, Input, Op, OpSpec,
                              Output, Rank, TensorType, TypeVar, register)
 

@@ -3,7 +3,7 @@ Ceiling-1, Sign-1, Sin-1, Cos-1, Tan-1, Asin-1, Acos-1, Atan-1, Sinh-1, Cosh-1, 
 Acosh-3, Atanh-3 (the last three in opset4 and later), and Round-5 (opset5 and later).
 
 Every row takes one input of a numeric type T and gives T, same shape, by the numeric contract of
-irexec/kernels/elementwise.py: f16/bf16/f8 compute in f32 and round once; a real-valued function
+irexec/kernels/numeric.py: f16/bf16/f8 compute in f32 and round once; a real-valued function
 of an integer computes in f64 and rounds to the nearest integer (halves away from zero; NaN -> 0,
 saturating). Floor, Ceiling and Round leave integers as they are.
 """
@@ -12,8 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from irexec.kernels import elementwise as ew
-from irexec.kernels import half, in_place, ufuncs
+from irexec.kernels import numeric
 from irexec.kernels.erf import erf as erf64
 from irexec.kernels.erf import erf32
 from irexec.ops.spec import register
@@ -23,11 +22,11 @@ T = TypeVar("T", NUMERIC)
 
 
 def _erf(x, out=None):
-    return _into(erf64(x) if x.dtype == ew.F64 else erf32(x), out)
+    return _into(erf64(x) if x.dtype == numeric.F64 else erf32(x), out)
 
 
 def _round_half_away(x, out=None):
-    return _into(ew.round_half_away(x), out)
+    return _into(numeric.round_half_away(x), out)
 
 
 def _into(result, out):
@@ -44,67 +43,25 @@ def _copy(x, out=None):
     return out
 
 
-def _kernel(float_fn, int_fn=None, *, half_native: bool = False):
-    """A unary kernel for every type path, and its in-place variant. ``int_fn``: what integers
-    get (default: ``float_fn`` in f64, rounded half away from zero); ``half_native`` as for
-    the binary ops. Functions take ``out`` as numpy's ufuncs do."""
-    float_kinds = (ew.NATIVE_FLOAT, ew.HALF) if half_native else (ew.NATIVE_FLOAT,)
-
-    def compute(x, into):
-        k = ew.kind(x.dtype)
-        if k == ew.INT:
-            if int_fn is None:
-                return ew.real_of_int(float_fn, x)
-            with ew.quiet():
-                return int_fn(x, out=ew.output(x.shape, x.dtype, into))
-        if k == ew.NARROW_INT:
-            if int_fn is None:
-                return ew.real_of_int(float_fn, x)
-            with ew.quiet():
-                return ew.from_compute(int_fn(ew.to_compute(x)), x.dtype)
-        if k == ew.HALF and half.wants_table(x):  # by table (irexec/kernels/half.py)
-            return half.mapped(x, key, direct, into)
-        with ew.quiet():
-            if k in float_kinds:
-                return float_fn(x, out=ew.output(x.shape, x.dtype, into))
-            return ew.from_compute(float_fn(ew.to_compute(x)), x.dtype)
-
-    def direct(x):
-        """A float x's result as computed without a table."""
-        with ew.quiet():
-            if ew.kind(x.dtype) in float_kinds:
-                return float_fn(x)
-            return ew.from_compute(float_fn(ew.to_compute(x)), x.dtype)
-
-    key = half.key(float_fn)
-
-    def kernel(x, **_attrs):
-        return ew.array(compute(x, None))
-
-    def kernel_in_place(x, **_attrs):
-        return ew.array(compute(x, x))
-
-    in_place.register(kernel, kernel_in_place)
-    plain = float_kinds if isinstance(float_fn, np.ufunc) else ()
-    if int_fn is float_fn and plain:
-        plain += (ew.INT,)
-    ufuncs.register(kernel, float_fn, plain)
-    return kernel
+def _kernel(float_fn, int_fn=None, *, half_native: bool = False) -> numeric.Kernels:
+    """A unary kernel for every type path (irexec/kernels/numeric.py's ``unary``). ``int_fn``:
+    what integers get (default: ``float_fn`` in f64, rounded half away from zero);
+    ``half_native``: numpy's f16 / ml_dtypes' bf16 loop of ``float_fn`` already rounds once.
+    Functions take ``out`` as numpy's ufuncs do."""
+    return numeric.unary(float_fn, ints=int_fn, half_native=half_native)
 
 
-def _round_kernel():
+def _round_kernel() -> numeric.Kernels:
     even = _kernel(np.rint, _copy, half_native=True)
     away = _kernel(_round_half_away, _copy)
-    even_in_place, away_in_place = in_place.variant(even), in_place.variant(away)
 
     def kernel(x, *, mode="half_to_even"):
-        return (even if mode == "half_to_even" else away)(x)
+        return (even if mode == "half_to_even" else away).kernel(x)
 
     def kernel_in_place(x, *, mode="half_to_even"):
-        return (even_in_place if mode == "half_to_even" else away_in_place)(x)
+        return (even if mode == "half_to_even" else away).in_place(x)
 
-    in_place.register(kernel, kernel_in_place)
-    return kernel
+    return numeric.Kernels(kernel, kernel_in_place)
 
 
 ROUND_MODE = Attr("mode", "enum", default="half_to_even",
@@ -150,7 +107,7 @@ NUMERICS = {**{t: "exact" for t in ("Negative", "Abs", "Floor", "Ceiling", "Roun
             "Sqrt": "rounded"}
 
 
-def _make(type_name: str, since: int, doc: str, kernel, attrs) -> type[Op]:
+def _make(type_name: str, since: int, doc: str, kernels: numeric.Kernels, attrs) -> type[Op]:
     spec = OpSpec(
         type=type_name,
         numerics=NUMERICS.get(type_name, "transcendental"),
@@ -160,8 +117,11 @@ def _make(type_name: str, since: int, doc: str, kernel, attrs) -> type[Op]:
         inputs=(Input("x", T, doc="the operand"),),
         outputs=(Output("output", f"{doc}, element by element; x's type and shape", type=T),),
         doc=f"Element-wise {doc}.",
+        in_place=kernels.in_place,
+        ufunc=kernels.ufunc,
     )
-    return register(type(type_name, (Op,), {"spec": spec, "kernel": staticmethod(kernel),
+    return register(type(type_name, (Op,), {"spec": spec,
+                                            "kernel": staticmethod(kernels.kernel),
                                             "__doc__": spec.doc, "__module__": __name__}))
 
 

@@ -17,7 +17,7 @@ import numpy as np
 from irexec.diagnostics.codes import WARNING, Code
 from irexec.ir import element_type as et_table
 from irexec.ir.element_type import plain_values
-from irexec.kernels import elementwise as ew
+from irexec.kernels import numeric
 from irexec.ops import rules
 from irexec.ops.spec import register
 from irexec.ops.spec import INTEGER, Input, Op, OpSpec, Output, Types, TypeVar
@@ -32,27 +32,27 @@ SHIFT_RANGE = Code("IR317", "shift-out-of-range", WARNING,
 
 def _binary(fn):
     def kernel(a, b, **_attrs):
-        if ew.kind(a.dtype) == ew.NARROW_INT:
-            return ew.from_compute(fn(ew.to_compute(a), ew.to_compute(b)), a.dtype)
-        return ew.array(fn(a, b))
+        if numeric.kind(a.dtype) == numeric.NARROW_INT:
+            return numeric.narrow(fn(numeric.widen(a), numeric.widen(b)), a.dtype)
+        return numeric.array(fn(a, b))
     return kernel
 
 
 def _shift(fn):
     def kernel(a, b, **_attrs):
-        if ew.kind(a.dtype) == ew.NARROW_INT:  # in int64 (signed values sign-extended)
+        if numeric.kind(a.dtype) == numeric.NARROW_INT:  # in int64 (signed values sign-extended)
             width = et_table.from_dtype(a.dtype).bits
-            count = ew.to_compute(b)
+            count = numeric.widen(b)
             count = np.where((count < 0) | (count >= width), 64, count)  # every bit out
-            return ew.from_compute(fn(ew.to_compute(a), count), a.dtype)
-        return ew.array(fn(a, b))
+            return numeric.narrow(fn(numeric.widen(a), count), a.dtype)
+        return numeric.array(fn(a, b))
     return kernel
 
 
 def _not(x):
-    if ew.kind(x.dtype) == ew.NARROW_INT:
-        return ew.from_compute(np.invert(ew.to_compute(x)), x.dtype)
-    return ew.array(np.invert(x))
+    if numeric.kind(x.dtype) == numeric.NARROW_INT:
+        return numeric.narrow(np.invert(numeric.widen(x)), x.dtype)
+    return numeric.array(np.invert(x))
 
 
 def _shift_infer(ctx):

@@ -11,8 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from irexec.ir.element_type import plain_values
-from irexec.kernels import elementwise as ew
-from irexec.kernels import half
+from irexec.kernels import half, numeric
 from irexec.ops import rules
 from irexec.ops.spec import register
 from irexec.ops.spec import REAL, Attr, Input, Op, OpSpec, Output, Types, TypeVar
@@ -23,37 +22,37 @@ BOOL = np.dtype(np.bool_)
 
 def _compare(fn):
     def kernel(a, b, **_attrs):
-        if ew.kind(a.dtype) in (ew.NARROW_INT, ew.LOW_FLOAT):
+        if numeric.kind(a.dtype) in (numeric.NARROW_INT, numeric.LOW_FLOAT):
             a, b = plain_values(a), plain_values(b)
-        shape = ew.broadcast_shape(a, b)
-        out = ew.output(shape, BOOL)
+        shape = numeric.broadcast_shape(a, b)
+        out = numeric.output(shape, BOOL)
         if (a.dtype in half.HALVES and max(a.size, b.size) >= half.USE_MIN and half.active()
                 and (a.shape == b.shape or min(a.size, b.size) == 1)):
             # f16/bf16 on integer keys of their bits (irexec/kernels/half.py), faster than
             # numpy's f16 loops and ml_dtypes' bf16 ones
-            with ew.quiet():
+            with numeric.quiet():
                 return half.compare(a, b, fn, np.empty(shape, BOOL) if out is None else out)
-        with ew.quiet():  # numpy's f16 loops flag NaN operands
-            return ew.array(fn(a, b, out=out))
+        with numeric.quiet():  # numpy's f16 loops flag NaN operands
+            return numeric.array(fn(a, b, out=out))
     return kernel
 
 
 def _is_nan(x):
-    return ew.array(np.isnan(plain_values(x)))
+    return numeric.array(np.isnan(plain_values(x)))
 
 
 def _is_finite(x):
-    return ew.array(np.isfinite(plain_values(x)))
+    return numeric.array(np.isfinite(plain_values(x)))
 
 
 def _is_inf(x, *, detect_negative=True, detect_positive=True):
     x = plain_values(x)
     if detect_negative and detect_positive:
-        return ew.array(np.isinf(x))
+        return numeric.array(np.isinf(x))
     if detect_positive:
-        return ew.array(np.isposinf(x))
+        return numeric.array(np.isposinf(x))
     if detect_negative:
-        return ew.array(np.isneginf(x))
+        return numeric.array(np.isneginf(x))
     return np.zeros(x.shape, np.bool_)
 
 

@@ -4,19 +4,10 @@ import numpy as np
 
 from irexec.ir.element_type import from_name
 from irexec.ops.domains import SortedRows
+from irexec.kernels.numeric import compare_pair
 from irexec.ops.spec import register
-from irexec.ops.shape.shape_of import check_index_type
+from irexec.ops.rules import check_index_type
 from irexec.ops.spec import NUMERIC, VECTOR, Attr, Input, Op, OpSpec, Output, TensorType
-
-
-def compare_pair(a: np.ndarray, b: np.ndarray):
-    """Both arrays in one type that compares their values exactly where it can (integers of
-    either sign as int64 or uint64 when all fit, otherwise float64)."""
-    if a.dtype.kind in "iub" and b.dtype.kind in "iub":
-        common = np.promote_types(a.dtype, b.dtype)
-        if common.kind != "f":
-            return a.astype(common), b.astype(common)
-    return a.astype(np.float64), b.astype(np.float64)
 
 
 @register

@@ -5,7 +5,7 @@ import numpy as np
 from irexec.ir.element_type import from_name
 from irexec.ir.shape import Dimension, PartialShape
 from irexec.ops.spec import register
-from irexec.ops.shape.shape_of import check_index_type
+from irexec.ops.rules import check_index_type
 from irexec.ops.spec import Attr, Input, Op, OpSpec, Output, TensorType, Types
 
 

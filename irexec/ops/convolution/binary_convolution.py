@@ -17,7 +17,7 @@ import math
 import numpy as np
 
 from irexec.kernels import conv, windows as kwin
-from irexec.kernels.numeric import compute_dtype, finish
+from irexec.kernels.numeric import compute_dtype, narrow
 from irexec.ops import windows
 from irexec.ops.convolution import common
 from irexec.ops.spec import register
@@ -79,4 +79,4 @@ class BinaryConvolution(Op):
                                  value=float(pad_value == value))
             total = total + conv.forward(indicator, weights, strides, dilations, zero, out)
         taps = filters.shape[1] * math.prod(kernel)
-        return finish(np.asarray(2 * total - taps, ct), data.dtype)
+        return narrow(np.asarray(2 * total - taps, ct), data.dtype)

@@ -19,10 +19,10 @@ from irexec.errors import OpError
 from irexec.ir import shape_rules
 from irexec.ir.shape import Dimension, PartialShape
 from irexec.kernels import conv, windows as kwin
-from irexec.kernels.numeric import finish
+from irexec.kernels.numeric import narrow
 from irexec.ops import windows
 from irexec.ops.domains import as_int64
-from irexec.ops.spec import TensorType
+from irexec.ops.spec import Attr, TensorType
 
 WINDOW_ATTRS = ("strides", "dilations", "pads_begin", "pads_end")
 
@@ -97,7 +97,7 @@ def run_forward(data, weights, strides, dilations, pads_begin, pads_end, auto_pa
     """``weights`` in the grouped layout [G, C_OUT/G, C_IN/G, *K]."""
     pb, _, out = kwin.geometry(data.shape[2:], weights.shape[3:], strides, dilations,
                                pads_begin, pads_end, auto_pad)
-    return finish(conv.forward(data, weights, strides, dilations, pb, out), data.dtype)
+    return narrow(conv.forward(data, weights, strides, dilations, pb, out), data.dtype)
 
 
 def forward_scratch(grouped: bool):
@@ -242,9 +242,14 @@ def run_backward(data, weights, output_shape, strides, dilations, pads_begin, pa
         wanted = [(n - 1) * s + shape_rules.dilated(k, d) - b - e + p for n, k, s, d, b, e, p
                   in zip(spatial, kernel, strides, dilations, pb, pe, op)]
     y = conv.backward(data, weights, strides, dilations, pb, wanted)
-    return finish(y, data.dtype)
+    return narrow(y, data.dtype)
 
 
 def as_grouped(weights: np.ndarray) -> np.ndarray:
     """Plain weights as one group."""
     return weights[None]
+
+
+OUTPUT_PADDING = Attr("output_padding", "int_list", default=(),
+                      doc="elements added at the end of each spatial axis of the output (at "
+                          "least 0; empty means none)")

@@ -4,13 +4,9 @@ to its data)."""
 from irexec.ops import windows
 from irexec.ops.convolution import common
 from irexec.ops.spec import register
-from irexec.ops.spec import INTEGER, VECTOR, Attr, Input, Op, OpSpec, Output, Rank, TypeVar
+from irexec.ops.spec import INTEGER, VECTOR, Input, Op, OpSpec, Output, Rank, TypeVar
 
 T = TypeVar("T", windows.ARITH)
-
-OUTPUT_PADDING = Attr("output_padding", "int_list", default=(),
-                      doc="elements added at the end of each spatial axis of the output (at "
-                          "least 0; empty means none)")
 
 
 @register
@@ -25,7 +21,7 @@ class ConvolutionBackpropData(Op):
             windows.pads("pads_end", True, "cut from the end of"),
             windows.dilations(),
             windows.auto_pad(),
-            OUTPUT_PADDING,
+            common.OUTPUT_PADDING,
         ),
         scratch=common.backward_scratch(grouped=False),
         inputs=(

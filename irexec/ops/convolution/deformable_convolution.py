@@ -25,7 +25,7 @@ import numpy as np
 from irexec.errors import OpError
 from irexec.ir.shape import Dimension, PartialShape
 from irexec.kernels import windows as kwin
-from irexec.kernels.numeric import compute_dtype, finish
+from irexec.kernels.numeric import compute_dtype, narrow
 from irexec.ops import windows
 from irexec.ops.convolution import common
 from irexec.ops.spec import register
@@ -204,7 +204,7 @@ def run(data, offsets, filters, mask, *, strides, pads_begin, pads_end, dilation
                 corners = [(flat, wt * m[rows]) for flat, wt in corners]
             out[b, :, r0:r1] = _sampled_product(pixels, corners, weights, k, g, c_g, ct) \
                 .reshape(c_out, r1 - r0, wo)
-    return finish(out.reshape(n, c_out, ho, wo), data.dtype)
+    return narrow(out.reshape(n, c_out, ho, wo), data.dtype)
 
 
 _INPUTS = (

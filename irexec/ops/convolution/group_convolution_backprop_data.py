@@ -2,7 +2,6 @@
 
 from irexec.ops import windows
 from irexec.ops.convolution import common
-from irexec.ops.convolution.convolution_backprop_data import OUTPUT_PADDING
 from irexec.ops.spec import register
 from irexec.ops.spec import INTEGER, VECTOR, Input, Op, OpSpec, Output, Rank, TypeVar
 
@@ -21,7 +20,7 @@ class GroupConvolutionBackpropData(Op):
             windows.pads("pads_end", True, "cut from the end of"),
             windows.dilations(),
             windows.auto_pad(),
-            OUTPUT_PADDING,
+            common.OUTPUT_PADDING,
         ),
         scratch=common.backward_scratch(grouped=True),
         inputs=(

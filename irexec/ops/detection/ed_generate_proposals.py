@@ -12,12 +12,13 @@ import numpy as np
 
 from irexec.errors import OpError
 from irexec.ir.shape import Dimension, PartialShape
-from irexec.ops.detection.generate_proposals import nms_overlaps, refine_anchors
 from irexec.ops.detection.proposal_common import (
     F32,
     greedy_nms,
     merge_dim,
+    nms_overlaps,
     partial_sort_order,
+    refine_anchors,
     static_or_none,
 )
 from irexec.ops.spec import (

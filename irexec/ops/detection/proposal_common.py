@@ -15,6 +15,8 @@ the same time.)
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from irexec.errors import OpError
@@ -158,3 +160,54 @@ def static_or_none(d: Dimension) -> int | None:
 
 def as_f32(*arrays):
     return tuple(np.asarray(a).astype(F32) for a in arrays)
+
+
+MAX_DELTA_LOG_WH = F32(math.log(1000.0 / 16.0))
+
+
+def refine_anchors(anchors, deltas, scores, img_h, img_w, offset):
+    """Anchors ``[H, W, A, 4]`` moved by ``deltas`` ``[4*A, H, W]``, clipped to the image: boxes
+    ``[H*W*A, 4]`` in the kernel's order (h, w, anchor), their scores (from ``[A, H, W]``) and
+    their widths and heights (for the size filter). All f32, in OpenVINO's operation order."""
+    a = anchors.reshape(-1, 4)
+    count = scores.shape[0]
+    h, w = deltas.shape[1:]
+    d = deltas.reshape(count, 4, h, w).transpose(2, 3, 0, 1).reshape(-1, 4)
+    score = scores.transpose(1, 2, 0).reshape(-1)
+    x0, y0, x1, y1 = (a[:, i] for i in range(4))
+    ww = x1 - x0 + offset
+    hh = y1 - y0 + offset
+    cx = x0 + F32(0.5) * ww
+    cy = y0 + F32(0.5) * hh
+    pcx = d[:, 0] * ww + cx
+    pcy = d[:, 1] * hh + cy
+    pw = np.exp(np.minimum(d[:, 2], MAX_DELTA_LOG_WH)) * ww
+    ph = np.exp(np.minimum(d[:, 3], MAX_DELTA_LOG_WH)) * hh
+    x0 = pcx - F32(0.5) * pw
+    y0 = pcy - F32(0.5) * ph
+    x1 = pcx + F32(0.5) * pw - offset
+    y1 = pcy + F32(0.5) * ph - offset
+    zero = F32(0)
+    x0, x1 = (np.maximum(zero, np.minimum(v, img_w - offset)) for v in (x0, x1))
+    y0, y1 = (np.maximum(zero, np.minimum(v, img_h - offset)) for v in (y0, y1))
+    return np.stack([x0, y0, x1, y1], -1), score, x1 - x0 + offset, y1 - y0 + offset
+
+
+def nms_overlaps(boxes, thresh, offset):
+    """The suppression test of OpenVINO's proposal NMS (nms_cpu): IoU above ``thresh`` and the
+    boxes touch."""
+    x0, y0, x1, y1 = (boxes[:, i] for i in range(4))
+    thresh = F32(thresh)
+
+    def overlaps(i, rest):
+        a0, b0, a1, b1 = x0[i], y0[i], x1[i], y1[i]
+        c0, d0, c1, d1 = x0[rest], y0[rest], x1[rest], y1[rest]
+        width = np.minimum(a1, c1) - np.maximum(a0, c0) + offset
+        height = np.minimum(b1, d1) - np.maximum(b0, d0) + offset
+        area = np.maximum(F32(0), width) * np.maximum(F32(0), height)
+        area_a = (a1 - a0 + offset) * (b1 - b0 + offset)
+        area_b = (c1 - c0 + offset) * (d1 - d0 + offset)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            iou = area / (area_a + area_b - area)
+        return (thresh < iou) & (a0 <= c1) & (b0 <= d1) & (c0 <= a1) & (d0 <= b1)
+    return overlaps

@@ -6,7 +6,7 @@ import numpy as np
 
 from irexec.ir.shape import PartialShape
 from irexec.ir.shape_rules import normalize_axis, product
-from irexec.kernels.numeric import compute_dtype, finish
+from irexec.kernels.numeric import compute_dtype, narrow
 from irexec.ops.detection.common import REAL_T
 from irexec.ops.spec import Attr, Input, Op, OpSpec, Output, Rank, TensorType, register
 
@@ -87,7 +87,7 @@ class RegionYolo(Op):
                 cls = x[:, :, coords + 1:]
                 e = np.exp(cls - cls.max(axis=2, keepdims=True))
                 out[:, :, coords + 1:] = e / e.sum(axis=2, keepdims=True)
-        out = finish(out, data.dtype).reshape(-1)
+        out = narrow(out, data.dtype).reshape(-1)
         if not do_softmax:
             return out.reshape(n, regions * entries, h, w)
         full = data.copy().reshape(-1)

@@ -19,7 +19,7 @@ from irexec.errors import OpError
 from irexec.ir.shape import Dimension, PartialShape
 from irexec.kernels import philox
 from irexec.ops.domains import SmallInts, Weights, as_int64
-from irexec.ops.generation.random_uniform import draw_seed, seeds_warning
+from irexec.ops.generation.common import draw_seed, seeds_warning
 from irexec.ops.rules import check_output_size
 from irexec.ops.spec import (INTEGER, REAL, SCALAR_OR_VECTOR, Attr, Input, Op, OpSpec, Output,
                              Rank, TensorType, register)

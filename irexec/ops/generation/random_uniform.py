@@ -9,43 +9,23 @@ continues it, as OpenVINO's compiled models do (docs/compatibility.md says by ho
 from __future__ import annotations
 
 import math
-import secrets
 
 import numpy as np
 
-from irexec.diagnostics.codes import ERROR, WARNING, Code
+from irexec.diagnostics.codes import ERROR, Code
 from irexec.errors import OpError
 from irexec.ir.shape import PartialShape
 from irexec.kernels import buffers, philox
 from irexec.ops.domains import SmallInts, as_int64
+from irexec.ops.generation.common import SEED, draw_seed, seeds_warning
 from irexec.ops.rules import check_output_size
 from irexec.ops.spec import (ANY, SCALAR_OR_VECTOR, SHAPE_INDEX, VECTOR, Attr, Input, Op, OpSpec,
                              Output, TensorType, register)
 
 RANGE = Code("IR387", "random-range", ERROR,
              "give RandomUniform a min below its max (neither nan): [min, max) must not be empty")
-SEED = Code("IR388", "random-seed-zero", WARNING,
-            "set global_seed or op_seed to a non-zero value: with both 0 the numbers differ on "
-            "every run (as in OpenVINO), so no two runs or runtimes can be compared")
 
 KINDS = ("i32", "i64", "f16", "bf16", "f32", "f64")
-MAX_SEED = (1 << 64) - 1
-
-
-def seeds_warning(ctx) -> None:
-    """IR388, and IR302 for a seed beyond 64 bits (shared with Multinomial)."""
-    for name in ("global_seed", "op_seed"):
-        if ctx.attrs.get(name, 0) > MAX_SEED:
-            ctx.error("IR302", f"{name} is {ctx.attrs[name]}; seeds are 64-bit (at most "
-                               f"{MAX_SEED})")
-    if ctx.attrs.get("global_seed", 0) == 0 and ctx.attrs.get("op_seed", 0) == 0:
-        ctx.warn("IR388", f"{ctx.spec.type} has global_seed and op_seed both 0: its numbers "
-                          f"are drawn afresh on every call (OpenVINO's rule), not repeatable")
-
-
-def draw_seed() -> int:
-    """A fresh global seed for a layer whose seeds are both 0 (non-zero, from the OS)."""
-    return secrets.randbits(63) | 1
 
 
 def _bound(value, name: str):

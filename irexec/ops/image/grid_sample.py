@@ -17,7 +17,7 @@ import numpy as np
 
 from irexec.errors import OpError
 from irexec.ir.shape import Dimension, PartialShape
-from irexec.kernels.numeric import compute_dtype, finish
+from irexec.kernels.numeric import compute_dtype, narrow
 from irexec.ops import windows
 from irexec.ops.spec import register
 from irexec.ops.spec import Attr, Input, Op, OpSpec, Output, Rank, TensorType, TypeVar
@@ -152,4 +152,4 @@ class GridSample(Op):
         if data.dtype.kind in "iu":
             with np.errstate(invalid="ignore", over="ignore"):
                 return np.trunc(y).astype(data.dtype)
-        return finish(y, data.dtype)
+        return narrow(y, data.dtype)

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from irexec.kernels import elementwise as ew
+from irexec.kernels import numeric
 from irexec.ops import rules
 from irexec.ops.spec import register
 from irexec.ops.spec import BOOLEAN, Input, Op, OpSpec, Output
@@ -14,12 +14,12 @@ from irexec.ops.spec import BOOLEAN, Input, Op, OpSpec, Output
 
 def _binary(fn):
     def kernel(a, b, **_attrs):
-        return ew.array(fn(a, b))
+        return numeric.array(fn(a, b))
     return kernel
 
 
 def _not(x):
-    return ew.array(np.logical_not(x))
+    return numeric.array(np.logical_not(x))
 
 
 def _register(spec: OpSpec, kernel) -> type[Op]:

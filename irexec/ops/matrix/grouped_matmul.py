@@ -22,9 +22,9 @@ import numpy as np
 
 from irexec.errors import OpError
 from irexec.ir.shape import Dimension, PartialShape
-from irexec.kernels.numeric import compute_dtype, finish
+from irexec.kernels.numeric import compute_dtype, narrow
 from irexec.ops.domains import as_int64
-from irexec.ops.sparse.embedding import SortedIds
+from irexec.ops.domains import SortedIds
 from irexec.ops.spec import (NUMERIC, SHAPE_INDEX, VECTOR, Input, Op, OpSpec, Output, Rank,
                              TensorType, TypeVar, register)
 
@@ -102,11 +102,11 @@ class GroupedMatMul(Op):
         a = mat_a.astype(ct, copy=False)
         b = np.swapaxes(mat_b.astype(ct, copy=False), -1, -2)  # [G, K, N]
         if a.ndim == 3:
-            return finish(np.matmul(a, b), mat_a.dtype)
+            return narrow(np.matmul(a, b), mat_a.dtype)
         ends = as_int64(offsets)
         starts = np.concatenate([[0], ends[:-1]])
         out = np.zeros((a.shape[0], b.shape[2]), ct)
         for g, (s, e) in enumerate(zip(starts.tolist(), ends.tolist())):  # one product a group
             if e > s:
                 out[s:e] = a[s:e] @ b[g]
-        return finish(out, mat_a.dtype)
+        return narrow(out, mat_a.dtype)

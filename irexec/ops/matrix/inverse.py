@@ -12,7 +12,7 @@ import numpy as np
 
 from irexec.errors import OpError
 from irexec.ir.shape import PartialShape
-from irexec.kernels.numeric import compute_dtype, finish
+from irexec.kernels.numeric import compute_dtype, narrow
 from irexec.ops import windows
 from irexec.ops.spec import register
 from irexec.ops.spec import Attr, Input, Op, OpSpec, Output, Rank, TensorType, TypeVar
@@ -72,4 +72,4 @@ class Inverse(Op):
         y = invert(input.astype(compute_dtype(input.dtype), copy=False))
         if adjoint:
             y = np.swapaxes(y, -1, -2)
-        return finish(np.ascontiguousarray(y), input.dtype)
+        return narrow(np.ascontiguousarray(y), input.dtype)

@@ -5,7 +5,7 @@ import numpy as np
 from irexec.errors import OpError
 from irexec.ir import shape_rules
 from irexec.ir.shape import Dimension, PartialShape
-from irexec.kernels.numeric import compute_dtype, finish
+from irexec.kernels.numeric import compute_dtype, narrow
 from irexec.ops import windows
 from irexec.ops.spec import register
 from irexec.ops.spec import Attr, Input, Op, OpSpec, Output, TensorType, TypeVar
@@ -90,4 +90,4 @@ class MatMul(Op):
         y = np.matmul(a, b)
         if type(y) is not np.ndarray:  # two vectors: numpy gives a scalar
             y = np.asarray(y)
-        return y if ct == dtype else finish(y, dtype)
+        return y if ct == dtype else narrow(y, dtype)

@@ -14,6 +14,7 @@ from irexec.errors import OpError
 from irexec.ir.shape import Dimension, PartialShape
 from irexec.kernels.strided_copy import transposed
 from irexec.ops.domains import SmallInts
+from irexec.ops.movement.blocks import check_amounts, check_blocks, check_vectors
 from irexec.ops.openvino_cpu import refuses
 from irexec.ops.spec import register
 from irexec.ops.spec import (ANY, INTEGER, VECTOR, Input, Op, OpSpec, Output, Rank, TensorType,
@@ -21,28 +22,6 @@ from irexec.ops.spec import (ANY, INTEGER, VECTOR, Input, Op, OpSpec, Output, Ra
 from irexec.ops.values import ints
 
 T = TypeVar("T", ANY)
-
-
-def check_vectors(ctx, names: tuple[str, ...], rank: int) -> None:
-    for i, name in enumerate(names, start=1):
-        n = ctx.input_shape(i)
-        if n.rank_is_static and n[0].is_static and n[0].min != rank:
-            raise OpError(f"{name} has {n[0].min} values but the data has rank {rank}; give one "
-                          f"per axis", code="IR307")
-
-
-def check_blocks(block: tuple[int, ...]) -> None:
-    if block and block[0] != 1:
-        raise OpError(f"block_shape {list(block)} starts with {block[0]}; the batch's block is 1",
-                      code="IR308")
-    if any(b < 1 for b in block):
-        raise OpError(f"block_shape {list(block)} holds {min(block)}; blocks are >= 1",
-                      code="IR308")
-
-
-def check_amounts(values: tuple[int, ...], name: str) -> None:
-    if any(v < 0 for v in values):
-        raise OpError(f"{name} {list(values)} holds {min(values)}; they are >= 0", code="IR308")
 
 
 NAMES = ("block_shape", "crops_begin", "crops_end")

@@ -17,7 +17,7 @@ import numpy as np
 
 from irexec.errors import OpError
 from irexec.ir.shape import Dimension, PartialShape
-from irexec.kernels.numeric import compute_dtype, finish
+from irexec.kernels.numeric import compute_dtype, narrow
 from irexec.kernels.windows import add_taps
 from irexec.ops import windows
 from irexec.ops.domains import as_int64
@@ -131,5 +131,5 @@ class Col2Im(Op):
         add_taps(padded, cols, kernel, counts, strides, dilations)
         y = padded[:, :, pads_begin[0]:pads_begin[0] + size[0],
                    pads_begin[1]:pads_begin[1] + size[1]]
-        y = finish(np.ascontiguousarray(y), data.dtype)
+        y = narrow(np.ascontiguousarray(y), data.dtype)
         return y if data.ndim == 3 else y[0]

@@ -7,9 +7,9 @@ C must be divisible by bs^K (IR331).
 
 from __future__ import annotations
 
-from irexec.errors import OpError
-from irexec.ir.shape import Dimension, PartialShape
+from irexec.ir.shape import PartialShape
 from irexec.kernels.strided_copy import transposed
+from irexec.ops.movement.blocks import BLOCK, divided, scaled
 from irexec.ops.openvino_cpu import refuses
 from irexec.ops.spec import register
 from irexec.ops.spec import ANY, Attr, Input, Op, OpSpec, Output, Rank, TensorType, TypeVar
@@ -19,20 +19,6 @@ T = TypeVar("T", ANY)
 MODE = Attr("mode", "enum", values=("blocks_first", "depth_first"),
             doc="how the channels split: blocks_first [bs, ..., bs, C'] or depth_first "
                 "[C', bs, ..., bs]")
-BLOCK = Attr("block_size", "uint", default=1, doc="the block's size along each spatial dim")
-
-
-def scaled(d: Dimension, factor: int) -> Dimension:
-    return Dimension(d.min * factor, None if d.max is None else d.max * factor)
-
-
-def divided(d: Dimension, factor: int, what: str, shape: PartialShape) -> Dimension:
-    if factor == 0:
-        raise OpError("block_size is 0; a block has at least one element", code="IR302")
-    if d.is_static and d.min % factor:
-        raise OpError(f"{what} of the data {shape} is {d.min}, not divisible by {factor}",
-                      code="IR331")
-    return Dimension(-(-d.min // factor), None if d.max is None else d.max // factor)
 
 
 @register

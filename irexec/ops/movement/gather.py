@@ -20,7 +20,8 @@ from irexec.errors import OpError
 from irexec.ir.shape import PartialShape
 from irexec.ir.shape_rules import normalize_axis
 from irexec.kernels import buffers
-from irexec.ops.domains import AxisIndices, Indices, as_int64
+from irexec.ops.domains import AxisIndices, Indices
+from irexec.ops.movement.indexing import check_range, index_values
 from irexec.ops.openvino_cpu import refuses
 from irexec.ops.spec import register
 from irexec.ops.spec import (ANY, INTEGER, SCALAR_OR_VECTOR, Attr, Input, Op, OpSpec, Output,
@@ -33,23 +34,6 @@ T = TypeVar("T", ANY)
 def zero_of(dtype: np.dtype):
     """The value Gather-8 gives for an index out of range: zero bits, or an empty string."""
     return "" if dtype.hasobject else np.zeros((), dtype)
-
-
-def index_values(indices: np.ndarray) -> np.ndarray:
-    """Indices of any integer type as int64 of the same shape (unsigned read as signed)."""
-    return as_int64(indices).reshape(np.shape(indices))
-
-
-def check_range(idx: np.ndarray, dim: int, negative: bool, what: str = "indices") -> None:
-    """OpError IR325 naming the first index outside [-dim, dim-1] (or [0, dim-1])."""
-    low = -dim if negative else 0
-    bad = (idx < low) | (idx >= dim)
-    if bad.any():
-        where = np.unravel_index(int(np.flatnonzero(bad.reshape(-1))[0]), idx.shape)
-        allowed = f"[{low}, {dim - 1}]" if dim else "nothing (the dim is empty)"
-        at = list(map(int, where))  # plain ints, not numpy's reprs (np.int64(0))
-        raise OpError(f"{what}{at} = {int(idx[where])} is outside {allowed}, the "
-                      f"indices of a dim of {dim}", code="IR325")
 
 
 def batch_dims_of(batch_dims: int, data_rank: int, indices_rank: int, axis: int | None) -> int:

@@ -14,7 +14,7 @@ from irexec.errors import OpError
 from irexec.ir.shape import PartialShape
 from irexec.ir.shape_rules import normalize_axis
 from irexec.ops.domains import Indices
-from irexec.ops.movement.gather import check_range, index_values
+from irexec.ops.movement.indexing import check_range, index_values
 from irexec.ops.openvino_cpu import refuses
 from irexec.ops.spec import register
 from irexec.ops.spec import (ANY, SHAPE_INDEX, Attr, Input, Op, OpSpec, Output, Rank,

@@ -19,32 +19,13 @@ from irexec.ir.shape import PartialShape
 from irexec.ir.shape_rules import product
 from irexec.kernels import buffers
 from irexec.ops.domains import Indices
-from irexec.ops.movement.gather import index_values
+from irexec.ops.movement.indexing import check_tuples, index_values, tuple_rows
 from irexec.ops.openvino_cpu import refuses
 from irexec.ops.spec import register
 from irexec.ops.spec import (ANY, INTEGER, Attr, Input, Op, OpSpec, Output, Rank, TensorType,
                              TypeVar)
 
 T = TypeVar("T", ANY)
-
-
-def check_tuples(idx: np.ndarray, dims: tuple[int, ...], what: str = "indices") -> None:
-    """OpError IR325 naming the first tuple element outside [-s, s-1] of its dim."""
-    limit = np.array(dims, np.int64)
-    bad = (idx < -limit) | (idx >= limit)
-    if bad.any():
-        where = np.unravel_index(int(np.flatnonzero(bad.reshape(-1))[0]), idx.shape)
-        s = dims[where[-1]]
-        at = list(map(int, where))  # plain ints, not numpy's reprs (np.int64(0))
-        raise OpError(f"{what}{at} = {int(idx[where])} is outside [{-s}, {s - 1}], the "
-                      f"indices of a dim of {s}", code="IR325")
-
-
-def tuple_rows(idx: np.ndarray, dims: tuple[int, ...]) -> np.ndarray:
-    """Index tuples (last axis) as flat row numbers into the ``dims`` they index."""
-    idx = np.where(idx < 0, idx + np.array(dims, np.int64), idx)
-    strides = np.array([math.prod(dims[i + 1:]) for i in range(len(dims))], np.int64)
-    return idx @ strides if len(dims) else np.zeros(idx.shape[:-1], np.int64)
 
 
 def gather_nd_shape(ctx, fuse: bool) -> list[TensorType]:

@@ -5,7 +5,6 @@ import functools
 import numpy as np
 
 from irexec.diagnostics.codes import ERROR, WARNING, Code
-from irexec.kernels import in_place
 from irexec.kernels.flip import flip
 from irexec.kernels.flip_inplace import flip_in_place
 from irexec.ops.domains import AxisIndices, AxisMask, as_int64
@@ -14,6 +13,11 @@ from irexec.ops.spec import ANY, BOOLEAN, INTEGER, VECTOR, Attr, ByAttr, Input, 
 
 AXES = AxisIndices(0)
 MASK = AxisMask(0)
+
+
+def _reverse_in_place(data, axis, *, mode):
+    """Reverse written over its input (the run loop proves nothing else sees it)."""
+    return flip_in_place(data, _kernel_axes(data, axis, mode))
 
 
 @register
@@ -43,6 +47,7 @@ class Reverse(Op):
             Code("IR314", "mask-length", ERROR, "give the mask one boolean per axis of the data"),
         ),
         exact=True,
+        in_place=_reverse_in_place,
     )
 
     @staticmethod
@@ -80,13 +85,6 @@ class Reverse(Op):
             return "OpenVINO's CPU plugin aborts the process after Reverse on strings " \
                    "(docs/compatibility.md)"
         return None
-
-
-def _reverse_in_place(data, axis, *, mode):
-    return flip_in_place(data, _kernel_axes(data, axis, mode))
-
-
-in_place.register(Reverse.kernel, _reverse_in_place)
 
 
 def _normalize(values: np.ndarray, rank: int) -> tuple[int, ...]:

@@ -18,7 +18,7 @@ from irexec.ir.shape_rules import normalize_axis
 from irexec.kernels import buffers
 from irexec.kernels.scatter import mean_of, neutral, reduce_into, reducible
 from irexec.ops.domains import AxisIndices, Indices
-from irexec.ops.movement.gather import check_range, index_values
+from irexec.ops.movement.indexing import check_range, index_values
 from irexec.ops.openvino_cpu import refuses
 from irexec.ops.spec import register
 from irexec.ops.spec import (ANY, INTEGER, SCALAR_OR_VECTOR, Attr, Input, Op, OpSpec, Output,

@@ -18,8 +18,7 @@ from irexec.ir.shape import PartialShape
 from irexec.kernels import buffers
 from irexec.kernels.scatter import reduce_into, reducible
 from irexec.ops.domains import Indices
-from irexec.ops.movement.gather import index_values
-from irexec.ops.movement.gather_nd import check_tuples, tuple_rows
+from irexec.ops.movement.indexing import check_tuples, index_values, tuple_rows
 from irexec.ops.openvino_cpu import refuses
 from irexec.ops.spec import register
 from irexec.ops.spec import (ANY, INTEGER, SHAPE_INDEX, Attr, Input, Op, OpSpec, Output, Rank,

@@ -16,7 +16,7 @@ from irexec.ir.shape import PartialShape
 from irexec.ir.shape_rules import normalize_axis
 from irexec.kernels import buffers
 from irexec.ops.domains import AxisIndices, Indices
-from irexec.ops.movement.gather import check_range, index_values
+from irexec.ops.movement.indexing import check_range, index_values
 from irexec.ops.openvino_cpu import refuses
 from irexec.ops.spec import register
 from irexec.ops.spec import ANY, INTEGER, SCALAR_OR_VECTOR, Input, Op, OpSpec, Output, TypeVar

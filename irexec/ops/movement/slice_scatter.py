@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from irexec.errors import OpError
 from irexec.kernels import buffers
-from irexec.ops.movement.slice import SLICE_INPUTS, slice_shape, slices
+from irexec.ops.movement.slicing import SLICE_INPUTS, slice_shape, slices
 from irexec.ops.openvino_cpu import refuses
 from irexec.ops.spec import (
     ANY,

@@ -16,7 +16,7 @@ from irexec.ir.shape import Dimension, PartialShape
 from irexec.kernels.pad import pad
 from irexec.kernels.strided_copy import transposed
 from irexec.ops.domains import SmallInts
-from irexec.ops.movement.batch_to_space import check_amounts, check_blocks, check_vectors
+from irexec.ops.movement.blocks import check_amounts, check_blocks, check_vectors
 from irexec.ops.openvino_cpu import refuses
 from irexec.ops.spec import register
 from irexec.ops.spec import (ANY, INTEGER, VECTOR, Input, Op, OpSpec, Output, Rank, TensorType,

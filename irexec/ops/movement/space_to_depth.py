@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from irexec.ir.shape import PartialShape
 from irexec.kernels.strided_copy import transposed
-from irexec.ops.movement.depth_to_space import BLOCK, divided, scaled
+from irexec.ops.movement.blocks import BLOCK, divided, scaled
 from irexec.ops.openvino_cpu import refuses
 from irexec.ops.spec import register
 from irexec.ops.spec import ANY, Attr, Input, Op, OpSpec, Output, Rank, TensorType, TypeVar

@@ -7,9 +7,8 @@ from __future__ import annotations
 
 from irexec.errors import OpError
 from irexec.ir.shape import Dimension, PartialShape
-from irexec.ir.shape_rules import normalize_axis
-from irexec.kernels import views
 from irexec.ops.domains import AxisIndices
+from irexec.ops.movement.slicing import split_axis
 from irexec.ops.openvino_cpu import refuses
 from irexec.ops.spec import register
 from irexec.ops.spec import (ANY, INTEGER, SCALAR_OR_VECTOR, Attr, Input, Op, OpSpec, Output,
@@ -17,16 +16,6 @@ from irexec.ops.spec import (ANY, INTEGER, SCALAR_OR_VECTOR, Attr, Input, Op, Op
 from irexec.ops.values import scalar
 
 T = TypeVar("T", ANY)
-
-
-def split_axis(ctx, index: int = 1) -> int | None:
-    """The axis input, normalized against the data's rank (None while either is unknown)."""
-    values = ctx.input_value(index)
-    shape = ctx.input_shape(0)
-    if values is None:
-        return None
-    axis = scalar(values, "axis")
-    return normalize_axis(axis, shape.rank)
 
 
 @register
@@ -45,6 +34,7 @@ class Split(Op):
                         type=T, variadic=True),),
         doc="Splits a tensor into equal parts along an axis.",
         exact=True,
+        returns_view=True,  # the plan copies it where the caller must own it
     )
     openvino_refuses = refuses(strings=True)
 
@@ -74,5 +64,3 @@ class Split(Op):
         parts = tuple(data[lead + (slice(i * size, (i + 1) * size),)] for i in range(num_splits))
         return parts if num_splits > 1 else parts[0]  # one output: the array itself
 
-
-views.register(Split.kernel)

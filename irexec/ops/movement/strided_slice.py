@@ -18,10 +18,8 @@ from dataclasses import dataclass
 
 from irexec.errors import OpError
 from irexec.ir.shape import Dimension, PartialShape
-from irexec.kernels import views
 from irexec.ops.domains import SmallInts
-from irexec.ops.movement.slice import (UNBOUNDED, as_slice, check_lengths, check_steps,
-                                       first_and_count, sliced_dim)
+from irexec.ops.movement.slicing import UNBOUNDED, as_slice, check_lengths, check_steps, first_and_count, sliced_dim
 from irexec.ops.openvino_cpu import refuses
 from irexec.ops.spec import register
 from irexec.ops.spec import (ANY, INTEGER, VECTOR, Attr, Input, Op, OpSpec, Output, TensorType,
@@ -125,6 +123,7 @@ class StridedSlice(Op):
         outputs=(Output("output", "the selected elements", type=T),),
         doc="Takes a strided slice with numpy's new-axis, shrink and ellipsis indexing.",
         exact=True,
+        returns_view=True,  # the plan copies it where the caller must own it
     )
     openvino_refuses = refuses(strings=True)
 
@@ -212,5 +211,3 @@ def strided_dim(dim: Dimension, begin: int, end: int, stride: int, begin_masked:
     top = max(counts)
     return Dimension(min(counts), None if dim.max is None and top >= UNBOUNDED // 4 else top)
 
-
-views.register(StridedSlice.kernel)

@@ -9,7 +9,7 @@ from irexec.ir.shape import Dimension, PartialShape
 from irexec.ir.shape_rules import normalize_axis
 from irexec.ops.domains import as_int64
 from irexec.ops.spec import register
-from irexec.ops.shape.shape_of import check_index_type
+from irexec.ops.rules import check_index_type
 from irexec.ops.spec import (NUMERIC, SCALAR_OR_VECTOR, SHAPE_INDEX, Attr, Input, Op, OpSpec,
                              Output, TensorType, TypeVar)
 

@@ -8,9 +8,8 @@ from __future__ import annotations
 
 from irexec.errors import OpError
 from irexec.ir.shape import Dimension, PartialShape
-from irexec.kernels import views
 from irexec.ops.domains import AxisIndices, SplitLengths
-from irexec.ops.movement.split import split_axis
+from irexec.ops.movement.slicing import split_axis
 from irexec.ops.openvino_cpu import refuses
 from irexec.ops.spec import register
 from irexec.ops.spec import (ANY, INTEGER, SCALAR_OR_VECTOR, VECTOR, Input, Op, OpSpec, Output,
@@ -61,6 +60,7 @@ class VariadicSplit(Op):
                         variadic=True),),
         doc="Splits a tensor into parts of given lengths along an axis.",
         exact=True,
+        returns_view=True,  # the plan copies it where the caller must own it
     )
     openvino_refuses = refuses(strings=True)
 
@@ -98,5 +98,3 @@ class VariadicSplit(Op):
             start += n
         return tuple(out) if len(out) > 1 else out[0]  # one output: the array itself
 
-
-views.register(VariadicSplit.kernel)

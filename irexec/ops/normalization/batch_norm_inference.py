@@ -5,7 +5,7 @@ import numpy as np
 
 from irexec.diagnostics.codes import ERROR, Code
 from irexec.errors import OpError
-from irexec.kernels.numeric import compute_dtype, finish
+from irexec.kernels.numeric import compute_dtype, narrow
 from irexec.ops import windows
 from irexec.ops.spec import register
 from irexec.ops.spec import VECTOR, Attr, Input, Op, OpSpec, Output, Rank, TensorType, TypeVar
@@ -50,7 +50,7 @@ def kernel(data, gamma, beta, mean, variance, epsilon):
     g, b, m, v = (p.astype(ct, copy=False).reshape(shape) for p in (gamma, beta, mean,
                                                                        variance))
     scale = g / np.sqrt(v + ct.type(epsilon))
-    return finish(data.astype(ct, copy=False) * scale + (b - m * scale), data.dtype)
+    return narrow(data.astype(ct, copy=False) * scale + (b - m * scale), data.dtype)
 
 
 @register

@@ -2,7 +2,7 @@
 
 import numpy as np
 
-from irexec.kernels.numeric import compute_dtype, finish
+from irexec.kernels.numeric import compute_dtype, narrow
 from irexec.ops import windows
 from irexec.ops.spec import register
 from irexec.ops.spec import Attr, Input, Op, OpSpec, Output, Rank, TypeVar
@@ -28,4 +28,4 @@ class GRN(Op):
         ct = compute_dtype(data.dtype)
         x = data.astype(ct, copy=False)
         norm = np.sqrt(np.sum(x * x, axis=1, keepdims=True, dtype=ct) + ct.type(bias))
-        return finish(x / norm, data.dtype)
+        return narrow(x / norm, data.dtype)

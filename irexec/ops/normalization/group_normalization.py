@@ -5,7 +5,7 @@ import numpy as np
 
 from irexec.diagnostics.codes import ERROR, Code
 from irexec.errors import OpError
-from irexec.kernels.numeric import compute_dtype, finish
+from irexec.kernels.numeric import compute_dtype, narrow
 from irexec.ops import windows
 from irexec.ops.spec import register
 from irexec.ops.spec import VECTOR, Attr, Input, Op, OpSpec, Output, Rank, TensorType, TypeVar
@@ -66,4 +66,4 @@ class GroupNormalization(Op):
         shape = (1, c) + (1,) * (data.ndim - 2)
         y = y * scale.astype(ct, copy=False).reshape(shape) \
             + bias.astype(ct, copy=False).reshape(shape)
-        return finish(y, data.dtype)
+        return narrow(y, data.dtype)

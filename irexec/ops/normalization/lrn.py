@@ -4,7 +4,7 @@ import numpy as np
 
 from irexec.errors import OpError
 from irexec.ir.shape_rules import normalize_axes
-from irexec.kernels.numeric import compute_dtype, finish
+from irexec.kernels.numeric import compute_dtype, narrow
 from irexec.ops import windows
 from irexec.ops.domains import AxisIndices, as_int64
 from irexec.ops.spec import register
@@ -109,4 +109,4 @@ class LRN(Op):
         sums = window_sums(x * x, reduce, size)
         scale = ct.type(alpha / size ** len(reduce))
         divisor = (ct.type(bias) + scale * sums) ** ct.type(beta)
-        return finish(x / divisor, data.dtype)
+        return narrow(x / divisor, data.dtype)

@@ -3,7 +3,7 @@
 import numpy as np
 
 from irexec.ir.shape_rules import normalize_axes
-from irexec.kernels.numeric import compute_dtype, finish
+from irexec.kernels.numeric import compute_dtype, narrow
 from irexec.ops import windows
 from irexec.ops.domains import AxisIndices, as_int64
 from irexec.ops.spec import register
@@ -30,7 +30,7 @@ def mvn(x, axes, normalize_variance, eps, inside_sqrt=True):
         e = ct.type(eps)
         denominator = np.sqrt(variance + e) if inside_sqrt else np.sqrt(variance) + e
         centred = centred / denominator
-    return finish(centred, x.dtype)
+    return narrow(centred, x.dtype)
 
 
 @register

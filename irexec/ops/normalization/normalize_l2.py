@@ -3,7 +3,7 @@
 import numpy as np
 
 from irexec.ir.shape_rules import normalize_axes
-from irexec.kernels.numeric import compute_dtype, finish
+from irexec.kernels.numeric import compute_dtype, narrow
 from irexec.ops import windows
 from irexec.ops.domains import AxisIndices, as_int64
 from irexec.ops.spec import register
@@ -51,4 +51,4 @@ class NormalizeL2(Op):
         squares = np.sum(x * x, axis=reduce, keepdims=True, dtype=ct) if reduce else x * x
         e = ct.type(eps)
         norm = np.sqrt(squares + e) if eps_mode == "add" else np.sqrt(np.maximum(squares, e))
-        return finish(x / norm, data.dtype)
+        return narrow(x / norm, data.dtype)

@@ -6,9 +6,9 @@ saturates (NaN gives 0), where ONNX Runtime gives the x86 results (docs/compatib
 support yet; they are accepted and have no effect."""
 
 from irexec.kernels.convert import convert
-from irexec.ops.type.convert import infer_conversion
 from irexec.ops.spec import register
 from irexec.ops.spec import CONVERTIBLE, Attr, Input, Op, OpSpec, Output
+from irexec.ops.rules import infer_conversion
 
 
 @register

@@ -13,7 +13,7 @@ import numpy as np
 from irexec.errors import OpError
 from irexec.kernels.reverse_subsequences import reverse_subsequences
 from irexec.ops.domains import SequenceLengths
-from irexec.ops.movement.reverse_sequence import SAME_AXIS, merge_batch_dim
+from irexec.ops.movement.sequence_axes import SAME_AXIS, merge_batch_dim
 from irexec.ops.spec import register
 from irexec.ops.spec import ANY, VECTOR, Attr, Input, Op, OpSpec, Output, Rank, TensorType, TypeSet
 

@@ -2,7 +2,7 @@
 index, and take dilations; 14 adds the ceil_torch rounding)."""
 
 from irexec.ir.element_type import ElementType
-from irexec.kernels import pool, skip_unread
+from irexec.kernels import pool
 from irexec.ops import windows
 from irexec.ops.pooling import common
 from irexec.ops.spec import register
@@ -49,6 +49,17 @@ def _indices_scratch(node, inputs, outputs):
                                   out)
     return (nbytes, "the padded copy of a channel its indices are found in") if nbytes \
         else None
+
+
+def _values_only(data, **attrs):
+    kernel, strides, dil, pb, _, out = common.geometry(data, attrs)
+    return pool.max_pool(data, kernel, strides, dil, pb, out), None
+
+
+def _skip_unread(unread: frozenset):
+    """Converted models leave MaxPool-8/14's indices unread: then only the values are
+    computed."""
+    return _values_only if unread == {1} else None
 
 
 class _WithIndices(Op):
@@ -109,6 +120,7 @@ class MaxPool8(_WithIndices):
         outputs=(VALUES, INDICES),
         scratch=_indices_scratch,
         doc="The largest value of each window, and where it is.",
+        skip_unread=_skip_unread,
     )
 
 
@@ -125,13 +137,6 @@ class MaxPool14(_WithIndices):
         scratch=_indices_scratch,
         doc="The largest value of each window, and where it is (PyTorch's ceil_torch "
             "rounding too).",
+        skip_unread=_skip_unread,
     )
 
-
-def _values_only(data, **attrs):
-    kernel, strides, dil, pb, _, out = common.geometry(data, attrs)
-    return pool.max_pool(data, kernel, strides, dil, pb, out), None
-
-
-# Converted models leave MaxPool-8/14's indices unread: then only the values are computed.
-skip_unread.register(_WithIndices.kernel, lambda unread: _values_only if unread == {1} else None)

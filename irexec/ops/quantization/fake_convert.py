@@ -11,7 +11,7 @@ import ml_dtypes
 import numpy as np
 
 from irexec.diagnostics.codes import ERROR, Code
-from irexec.kernels import floatmath
+from irexec.kernels import numeric
 from irexec.ops import rules
 from irexec.ops.spec import register
 from irexec.ops.spec import Attr, Input, Op, OpSpec, Output, TypeSet, TypeVar
@@ -32,19 +32,20 @@ def to_f8_values(y: np.ndarray, destination_type: str) -> np.ndarray:
     return f.astype(dtype).astype(np.float32)
 
 
+@numeric.rank0_safe
 def fake_convert(data, scale, shift=None, *, destination_type):
-    w = floatmath.widen(data)
-    s = floatmath.widen(scale)
+    w = numeric.widen(data)
+    s = numeric.widen(scale)
     with np.errstate(all="ignore"):
         y = np.multiply(w, s)
         if shift is not None:
-            o = floatmath.widen(shift)
+            o = numeric.widen(shift)
             y -= o
         y = to_f8_values(y.astype(np.float32), destination_type).astype(w.dtype)
         if shift is not None:
             y += o
         y /= s
-    return floatmath.narrow(y, data.dtype)
+    return numeric.narrow(y, data.dtype)
 
 
 def _rule(ctx):

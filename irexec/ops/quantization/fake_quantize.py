@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from irexec.kernels import floatmath
+from irexec.kernels import numeric
 from irexec.ops import rules
 from irexec.ops.spec import register
 from irexec.ops.spec import REAL, Attr, Input, Op, OpSpec, Output, TypeVar
@@ -12,12 +12,13 @@ from irexec.ops.spec import REAL, Attr, Input, Op, OpSpec, Output, TypeVar
 T = TypeVar("T", REAL)
 
 
+@numeric.rank0_safe
 def fake_quantize(x, input_low, input_high, output_low, output_high, *, levels, auto_broadcast):
     """x <= min(il, ih): ol; x > max(il, ih): oh; else
     round((x - il) / (ih - il) * (levels - 1)) / (levels - 1) * (oh - ol) + ol,
     rounding half to even; computed in f32 (f64 for f64)."""
-    w = floatmath.widen(x)
-    il, ih, ol, oh = (floatmath.widen(a) for a in (input_low, input_high, output_low,
+    w = numeric.widen(x)
+    il, ih, ol, oh = (numeric.widen(a) for a in (input_low, input_high, output_low,
                                                     output_high))
     steps = w.dtype.type(levels - 1)
     with np.errstate(all="ignore"):
@@ -30,7 +31,7 @@ def fake_quantize(x, input_low, input_high, output_low, output_high, *, levels, 
         q += ol
         out = np.where(w <= np.minimum(il, ih), ol, np.where(w > np.maximum(il, ih), oh, q))
     out = np.broadcast_to(out, np.broadcast_shapes(x.shape, out.shape))
-    return floatmath.narrow(np.ascontiguousarray(out), x.dtype)
+    return numeric.narrow(np.ascontiguousarray(out), x.dtype)
 
 
 def _fq_rule(ctx):

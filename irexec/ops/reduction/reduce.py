@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from irexec.kernels.numeric import compute_dtype, finish, is_float
+from irexec.kernels.numeric import compute_dtype, narrow, is_float
 from irexec.ops import bounds, rules, windows
 from irexec.ops.domains import AxisIndices, as_int64
 from irexec.ops.spec import register
@@ -138,7 +138,7 @@ def _make(row: Row) -> type[Op]:
         if function is None:
             op = np.all if row.type == "ReduceLogicalAnd" else np.any
             return op(data, axis=reduce_axes, keepdims=keep_dims)
-        return finish(np.asarray(function(data, reduce_axes, keep_dims)), data.dtype)
+        return narrow(np.asarray(function(data, reduce_axes, keep_dims)), data.dtype)
 
     def openvino_refuses(node):
         source = node.inputs[1].source

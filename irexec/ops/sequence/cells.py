@@ -118,17 +118,6 @@ class GRUCell(Op):
         return _run(step, X, [H], W, R, B, lambda b: _gru_bias(b, linear_before_reset))
 
 
-_FORMATS = ("fico", "icof", "ifco", "ifoc", "iofc")
-
-
-def to_fico(a: np.ndarray, fmt: str, axis: int = 0) -> np.ndarray:
-    """Gate blocks of an LSTM-1 weight or bias reordered from ``fmt`` to f, i, c, o."""
-    if fmt == "fico":
-        return a
-    parts = np.split(a, 4, axis=axis)
-    return np.concatenate([parts[fmt.index(g)] for g in "fico"], axis=axis)
-
-
 @register
 class LSTMCell1(Op):
     spec = _cell_spec(
@@ -140,7 +129,7 @@ class LSTMCell1(Op):
         (("Ho", "the next hidden state"), ("Co", "the next cell state")),
         (*rc.attrs(), Attr("input_forget", "bool", default=False,
                            doc="couple the input and forget gates (i = 1 - f)"),
-         Attr("weights_format", "enum", default="fico", values=_FORMATS,
+         Attr("weights_format", "enum", default="fico", values=rc.FORMATS,
               doc="the order of the gate blocks in W, R and B")),
         "One step of a long short-term memory network, with optional peepholes.")
     infer = staticmethod(_infer(4, 3))
@@ -149,7 +138,7 @@ class LSTMCell1(Op):
     def kernel(X, H, C, W, R, B, P=None, *, hidden_size, activations, clip, input_forget,
                weights_format, **_):
         gates = rc.Gates(activations, clip)
-        W, R, B = (to_fico(a, weights_format) for a in (W, R, B))
+        W, R, B = (rc.to_fico(a, weights_format) for a in (W, R, B))
 
         def step(xw, h, c):
             p = None if P is None else np.split(P.astype(xw.dtype), 3)

@@ -25,7 +25,7 @@ from irexec.ir.shape import Dimension, PartialShape
 from dataclasses import dataclass
 
 from irexec.ops.domains import Domain, as_int64
-from irexec.ops.shape.shape_of import check_index_type
+from irexec.ops.rules import check_index_type
 from irexec.ops.spec import (REAL, SCALAR_OR_VECTOR, SCALAR, SHAPE_INDEX, VECTOR, Attr, Input,
                              Op, OpSpec, Output, Rank, TensorType, TypeVar, register)
 

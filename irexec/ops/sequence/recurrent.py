@@ -189,3 +189,14 @@ def merge_dim(a: Dimension, b: Dimension, what: str) -> Dimension:
 
 def dim(shape: PartialShape, i: int) -> Dimension:
     return shape[i] if shape.rank_is_static else Dimension.dynamic()
+
+
+FORMATS = ("fico", "icof", "ifco", "ifoc", "iofc")
+
+
+def to_fico(a: np.ndarray, fmt: str, axis: int = 0) -> np.ndarray:
+    """Gate blocks of an LSTM-1 weight or bias reordered from ``fmt`` to f, i, c, o."""
+    if fmt == "fico":
+        return a
+    parts = np.split(a, 4, axis=axis)
+    return np.concatenate([parts[fmt.index(g)] for g in "fico"], axis=axis)

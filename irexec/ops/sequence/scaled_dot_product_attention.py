@@ -5,7 +5,7 @@ import numpy as np
 from irexec.errors import OpError
 from irexec.ir import shape_rules
 from irexec.ir.shape import PartialShape
-from irexec.kernels.numeric import compute_dtype, finish
+from irexec.kernels.numeric import compute_dtype, narrow
 from irexec.ops import windows
 from irexec.ops.spec import register
 from irexec.ops.spec import (SCALAR, Attr, Input, Op, OpSpec, Output, Rank, TensorType, TypeSet,
@@ -92,4 +92,4 @@ class ScaledDotProductAttention(Op):
         with np.errstate(invalid="ignore"):
             weights = np.exp(scores - top)
             weights /= np.sum(weights, axis=-1, keepdims=True)
-        return finish(np.matmul(weights, v), query.dtype)
+        return narrow(np.matmul(weights, v), query.dtype)

@@ -8,7 +8,6 @@ from irexec.errors import OpError
 from irexec.ir.shape import Dimension, PartialShape
 from irexec.ops.spec import register
 from irexec.ops.sequence import recurrent as rc
-from irexec.ops.sequence.cells import _FORMATS, to_fico
 from irexec.ops.spec import (INTEGER, REAL, Attr, Input, Op, OpSpec, Output, Rank, TensorType,
                              TypeVar)
 
@@ -136,7 +135,7 @@ class LSTMSequence1(Op):
     spec = _spec("LSTMSequence", 1, 4, 4, 2,
                  extra_attrs=(Attr("input_forget", "bool", default=False,
                                    doc="couple the input and forget gates (i = 1 - f)"),
-                              Attr("weights_format", "enum", default="fico", values=_FORMATS,
+                              Attr("weights_format", "enum", default="fico", values=rc.FORMATS,
                                    doc="the order of the gate blocks in W, R and B")),
                  extra_inputs=(Input("P", T, R2, optional=True,
                                      doc="[num_directions, 3 * hidden_size] peepholes (f, i, o)"),),
@@ -148,7 +147,7 @@ class LSTMSequence1(Op):
     def kernel(X, H, C, lengths, W, R, B, P=None, *, hidden_size, activations, clip, direction,
                input_forget, weights_format, **_):
         gates = rc.Gates(activations, clip)
-        W, R, B = (to_fico(a, weights_format, axis=1) for a in (W, R, B))
+        W, R, B = (rc.to_fico(a, weights_format, axis=1) for a in (W, R, B))
         dirs = {}
 
         def make_step(r, b):

@@ -14,7 +14,6 @@ import math
 from irexec.errors import OpError
 from irexec.ir import shape_rules
 from irexec.ir.shape import Dimension, PartialShape
-from irexec.kernels import views
 from irexec.ops.domains import TargetShape
 from irexec.ops.spec import register
 from irexec.ops.spec import (ANY, INTEGER, SCALAR_OR_VECTOR, Attr, Input, Op, OpSpec, Output,
@@ -167,6 +166,7 @@ class Reshape(Op):
                         type=T),),
         doc="Changes a tensor's shape, keeping its elements and their order.",
         exact=True,
+        returns_view=True,  # the plan copies it where the caller must own it
     )
 
     @staticmethod
@@ -202,5 +202,3 @@ class Reshape(Op):
             sizes[at] = data.size // known if known else 1
         return data.reshape(sizes)
 
-
-views.register(Reshape.kernel)

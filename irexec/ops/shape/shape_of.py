@@ -5,16 +5,9 @@ import numpy as np
 from irexec.ir.element_type import from_name
 from irexec.ir.shape import PartialShape
 from irexec.ops import bounds
+from irexec.ops.rules import check_index_type
 from irexec.ops.spec import register
 from irexec.ops.spec import ANY, Attr, Input, Op, OpSpec, Output, TensorType
-
-
-def check_index_type(ctx, attr: str) -> None:
-    """IR302 unless the element_type attribute ``attr`` is i32 or i64 (OpenVINO's rule for the
-    index outputs of ShapeOf, NonZero, TopK, Unique, Bucketize, Eye ...)."""
-    et = ctx.attrs[attr]
-    if et.name not in ("i32", "i64"):
-        ctx.error("IR302", f"{attr} is {et}; it must be i32 or i64")
 
 
 def _infer(ctx):

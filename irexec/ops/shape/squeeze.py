@@ -11,7 +11,6 @@ from __future__ import annotations
 
 from irexec.ir.shape import PartialShape
 from irexec.ir.shape_rules import normalize_axes
-from irexec.kernels import views
 from irexec.ops.domains import AxisIndices
 from irexec.ops.spec import register
 from irexec.ops.spec import (ANY, INTEGER, SCALAR_OR_VECTOR, Attr, Input, Op, OpSpec, Output,
@@ -81,8 +80,6 @@ def squeeze(data, axes=None):
     return data.reshape(sizes)
 
 
-views.register(squeeze)
-
 
 @register
 class Squeeze1(Op):
@@ -94,6 +91,7 @@ class Squeeze1(Op):
         outputs=OUTPUTS,
         doc="Removes dims of size 1: all of them, or those the axes name.",
         exact=True,
+        returns_view=True,  # the plan copies it where the caller must own it
     )
     kernel = staticmethod(squeeze)
 
@@ -115,6 +113,7 @@ class Squeeze15(Op):
         outputs=OUTPUTS,
         doc="Removes dims of size 1: all of them, or those the axes name.",
         exact=True,
+        returns_view=True,  # the plan copies it where the caller must own it
     )
 
     @staticmethod
@@ -125,5 +124,3 @@ class Squeeze15(Op):
     def infer(ctx):
         return _infer(ctx, skip_means_dynamic=True)
 
-
-views.register(Squeeze15.kernel)

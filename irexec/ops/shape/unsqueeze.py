@@ -12,7 +12,6 @@ from __future__ import annotations
 from irexec.errors import OpError
 from irexec.ir.shape import Dimension, PartialShape
 from irexec.ir.shape_rules import normalize_axis
-from irexec.kernels import views
 from irexec.ops.domains import UniqueAxes
 from irexec.ops.spec import register
 from irexec.ops.spec import (ANY, INTEGER, SCALAR_OR_VECTOR, Input, Op, OpSpec, Output,
@@ -60,6 +59,7 @@ class Unsqueeze(Op):
                                   "same order", type=T),),
         doc="Inserts dims of size 1 at the positions the axes name.",
         exact=True,
+        returns_view=True,  # the plan copies it where the caller must own it
     )
 
     @staticmethod
@@ -89,5 +89,3 @@ class Unsqueeze(Op):
         where, _ = positions(ints(axes), data.ndim)
         return data.reshape(unsqueezed(list(data.shape), where, 1))
 
-
-views.register(Unsqueeze.kernel)

@@ -22,7 +22,7 @@ import numpy as np
 from irexec.errors import OpError
 from irexec.ir.shape import Dimension, PartialShape
 from irexec.ir.shape_rules import normalize_axis
-from irexec.kernels.numeric import compute_dtype, finish
+from irexec.kernels.numeric import compute_dtype, narrow
 from irexec.ops import windows
 from irexec.ops.domains import as_int64
 from irexec.ops.spec import register
@@ -168,7 +168,7 @@ def run(kind: Kind, data, axes, signal_size=None):
             else np.stack([y, np.zeros_like(y)], axis=-1)
     elif np.iscomplexobj(y):
         y = y.real
-    return finish(np.ascontiguousarray(y, dtype=ct), data.dtype)
+    return narrow(np.ascontiguousarray(y, dtype=ct), data.dtype)
 
 
 def _constant(node, i: int):

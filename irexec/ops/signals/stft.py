@@ -22,7 +22,7 @@ from numpy.lib.stride_tricks import sliding_window_view
 
 from irexec.errors import OpError
 from irexec.ir.shape import Dimension, PartialShape
-from irexec.kernels.numeric import compute_dtype, finish
+from irexec.kernels.numeric import compute_dtype, narrow
 from irexec.ops import windows
 from irexec.ops.domains import as_int64
 from irexec.ops.spec import register
@@ -117,7 +117,7 @@ class STFT(Op):
         y = np.stack([spectrum.real, spectrum.imag], axis=-1)  # [..., frames, bins, 2]
         if transpose_frames:
             y = np.swapaxes(y, -3, -2)
-        return finish(np.ascontiguousarray(y, dtype=ct), signal.dtype)
+        return narrow(np.ascontiguousarray(y, dtype=ct), signal.dtype)
 
 
 @register
@@ -222,4 +222,4 @@ class ISTFT(Op):
             margin = fs // 2 if center else 0
             stop = min(final, full - margin)
             out[:, :stop] = signal[:, margin:margin + stop]
-        return finish(out.reshape(lead + (final,)), data.dtype)
+        return narrow(out.reshape(lead + (final,)), data.dtype)

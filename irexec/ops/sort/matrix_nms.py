@@ -17,11 +17,9 @@ import numpy as np
 
 from irexec.ir.shape import Dimension, PartialShape
 from irexec.ops.sort import nms_common
-from irexec.ops.sort.multiclass_nms import (check_common, order_within_images, output_rows,
-                                           sort_attrs)
-from irexec.ops.sort.non_max_suppression import check_boxes_scores
 from irexec.ops.spec import (REAL, Attr, Input, Op, OpSpec, Output, Rank, TensorType, TypeVar,
                              register)
+from irexec.ops.sort.nms_common import check_boxes_scores, check_common, order_within_images, output_rows, sort_attrs
 
 T = TypeVar("T", REAL)
 F32 = np.float32

@@ -18,27 +18,14 @@ from dataclasses import dataclass
 import numpy as np
 
 from irexec.errors import OpError
-from irexec.ir.element_type import from_name
 from irexec.ir.shape import Dimension, PartialShape
 from irexec.ops.domains import Domain, _sizes
-from irexec.ops.shape.shape_of import check_index_type
 from irexec.ops.sort import nms_common
-from irexec.ops.sort.non_max_suppression import check_boxes_scores
 from irexec.ops.spec import (REAL, SHAPE_INDEX, Attr, Input, Op, OpSpec, Output, Rank,
                              TensorType, TypeVar, register)
+from irexec.ops.sort.nms_common import check_boxes_scores, check_common, order_within_images, output_rows, sort_attrs
 
 T = TypeVar("T", REAL)
-SORTS = ("classid", "score", "none")
-
-
-def sort_attrs(default_across=False):
-    return (Attr("sort_result_type", "enum", default="none", values=SORTS,
-                 doc="order of the selected boxes: by class id, by score, or none (by score "
-                     "within each image)"),
-            Attr("sort_result_across_batch", "bool", default=default_across,
-                 doc="sort all images' boxes together (else image by image)"),
-            Attr("output_type", "element_type", default=from_name("i64"),
-                 doc="element type of selected_indices and selected_num: i32 or i64"))
 
 
 ATTRS = sort_attrs() + (
@@ -77,33 +64,6 @@ class RoisNum(Domain):
         total = data_shape[1] if len(data_shape) > 1 else 0
         cuts = np.sort(rng.integers(0, total + 1, size=max(n - 1, 0)))
         return np.diff(np.concatenate([[0], cuts, [total]])).astype(np.int64)
-
-
-def check_common(ctx):
-    check_index_type(ctx, "output_type")
-    for name in ("nms_top_k", "keep_top_k", "background_class"):
-        if ctx.attrs[name] < -1:
-            ctx.error("IR302", f"{name} is {ctx.attrs[name]}; it is -1 or more")
-    eta = ctx.attrs.get("nms_eta", 1.0)
-    if not 0 <= eta <= 1:
-        ctx.error("IR302", f"nms_eta is {eta}; it lies in [0, 1]")
-    boxes = ctx.input_shape(0)
-    if boxes.rank_is_static and not boxes[2].contains(4):
-        ctx.error("IR307", f"boxes have shape {boxes}; their last dim must be 4")
-
-
-def output_rows(ctx, num_boxes: Dimension, num_classes: Dimension, images: Dimension):
-    """The upper bound of the selected count: min(boxes, nms_top_k) * classes, at most
-    keep_top_k, per image (OpenVINO's rule)."""
-    top, keep = ctx.attrs["nms_top_k"], ctx.attrs["keep_top_k"]
-    per = num_boxes.max
-    if top > -1:
-        per = top if per is None else min(per, top)
-    per = None if per is None or num_classes.max is None else per * num_classes.max
-    if keep > -1:
-        per = keep if per is None else min(per, keep)
-    hi = None if per is None or images.max is None else per * images.max
-    return Dimension(0, hi)
 
 
 def _infer(version):
@@ -149,29 +109,6 @@ def _infer(version):
                 TensorType(idx_t, PartialShape([rows, 1])),
                 TensorType(idx_t, PartialShape([images]))]
     return infer
-
-
-def order_within_images(batch, cls, box, score, keep_top_k, sort_result_type, across):
-    """The output order: each image's boxes by score (then class, then box), cut to keep_top_k;
-    then by class within each image, or everything sorted across images. Returns the order as
-    indices into the given arrays and the per-image counts."""
-    order = np.lexsort((box, cls, -score.astype(np.float64), batch))
-    b = batch[order]
-    images = int(batch.max()) + 1 if batch.size else 0
-    counts = np.bincount(b, minlength=images)
-    if keep_top_k > -1:
-        rank = np.arange(b.size) - np.repeat(np.cumsum(counts) - counts, counts)
-        order = order[rank < keep_top_k]
-        counts = np.minimum(counts, keep_top_k)
-    s = -score[order].astype(np.float64)
-    if across:
-        if sort_result_type == "score":
-            order = order[np.lexsort((box[order], cls[order], batch[order], s))]
-        elif sort_result_type == "classid":
-            order = order[np.lexsort((box[order], s, batch[order], cls[order]))]
-    elif sort_result_type == "classid":
-        order = order[np.lexsort((box[order], s, cls[order], batch[order]))]
-    return order, counts
 
 
 def multiclass_nms(boxes, scores, roisnum=None, *, sort_result_type, sort_result_across_batch,

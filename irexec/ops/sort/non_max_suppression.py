@@ -29,10 +29,11 @@ from irexec.ir.element_type import from_name
 from irexec.ir.shape import Dimension, PartialShape
 from irexec.ops.activation.params import check_one_element
 from irexec.ops.domains import SmallInts
-from irexec.ops.shape.shape_of import check_index_type
+from irexec.ops.rules import check_index_type
 from irexec.ops.sort import nms_common
 from irexec.ops.spec import (INTEGER, REAL, SCALAR, SCALAR_OR_VECTOR, Attr, Input, Op, OpSpec,
                              Output, Rank, TensorType, TypeVar, register)
+from irexec.ops.sort.nms_common import check_boxes_scores
 
 T = TypeVar("T", REAL)
 RANK3 = Rank(exact=3)
@@ -88,20 +89,6 @@ def _mul(a, b):
 
 def _min(a, b):
     return b if a is None else a if b is None else min(a, b)
-
-
-def check_boxes_scores(ctx, boxes: PartialShape, scores: PartialShape, *,
-                       scores_boxes_axis: int = 2, what: str = "scores", box_size: int = 4):
-    """IR307 unless boxes [B, N, 4] and scores [B, C, N] agree (both of rank 3)."""
-    if boxes.rank_is_static and not boxes[2].contains(box_size):
-        ctx.error("IR307", f"boxes have shape {boxes}; their last dim must be {box_size}")
-    if boxes.rank_is_static and scores.rank_is_static:
-        if not boxes[0].compatible(scores[0]):
-            ctx.error("IR307", f"boxes {boxes} and {what} {scores} disagree on the batch "
-                               f"count (dim 0 of both)")
-        if not boxes[1].compatible(scores[scores_boxes_axis]):
-            ctx.error("IR307", f"boxes {boxes} and {what} {scores} disagree on the box count "
-                               f"(boxes dim 1, {what} dim {scores_boxes_axis})")
 
 
 def _infer(version, rotated=False):

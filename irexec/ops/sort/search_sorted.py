@@ -5,10 +5,10 @@ import numpy as np
 from irexec.errors import OpError
 from irexec.ir.element_type import from_name
 from irexec.ir.shape import PartialShape
-from irexec.ops.condition.bucketize import compare_pair
+from irexec.kernels.numeric import compare_pair
 from irexec.ops.domains import SortedRows
 from irexec.ops.spec import register
-from irexec.ops.shape.shape_of import check_index_type
+from irexec.ops.rules import check_index_type
 from irexec.ops.spec import NUMERIC, Attr, Input, Op, OpSpec, Output, TensorType, TypeVar
 
 T = TypeVar("T", NUMERIC)

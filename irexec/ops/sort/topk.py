@@ -10,7 +10,7 @@ from irexec.ir.element_type import from_name
 from irexec.ir.shape import Dimension
 from irexec.ir.shape_rules import normalize_axis
 from irexec.ops.spec import register
-from irexec.ops.shape.shape_of import check_index_type
+from irexec.ops.rules import check_index_type
 from irexec.ops.spec import (INTEGER, NUMERIC, SCALAR, Attr, Input, Op, OpSpec, Output,
                              TensorType, TypeVar)
 

@@ -16,14 +16,12 @@ offsets that decrease or pass the end of ``indices`` and segment ids outside
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 
 from irexec.errors import OpError
 from irexec.ir.shape import Dimension, PartialShape
-from irexec.kernels.numeric import compute_dtype, finish
-from irexec.ops.domains import Domain, Indices, SmallInts, _sizes, as_int64
+from irexec.kernels.numeric import compute_dtype, narrow
+from irexec.ops.domains import Indices, SmallInts, SortedIds, as_int64
 from irexec.ops.spec import (NUMERIC, SCALAR, SHAPE_INDEX, VECTOR, Attr, Input, Op, OpSpec,
                              Output, Rank, TensorType, TypeVar, register)
 
@@ -33,23 +31,6 @@ T_IND = TypeVar("T_IND", SHAPE_INDEX)
 REDUCTION = Attr("reduction", "enum", default="sum", values=("sum", "mean"),
                  doc="sum: the (weighted) sum of a bag's rows; mean: their average (no "
                      "per_sample_weights)")
-
-
-@dataclass(frozen=True)
-class SortedIds(Domain):
-    """Non-decreasing integers in [0, dim(axis 0) of input ``of``] (offsets into indices), or in
-    [0, ``top``) when ``top`` is set (segment ids), one per entry of the declared shape."""
-
-    of: int = 1
-    top: int | None = None
-
-    def generate(self, rng, data_shape, attrs, declared, unsigned):
-        sizes = _sizes(declared)
-        high = self.top if self.top is not None else (data_shape[0] + 1 if data_shape else 1)
-        values = np.sort(rng.integers(0, max(high, 1), size=sizes))
-        if self.top is None and values.size:
-            values[0] = 0
-        return values
 
 
 def _table_rows(shape: PartialShape, bags: Dimension) -> PartialShape:
@@ -148,7 +129,7 @@ def _reduce_bags(table, indices, starts, counts, weights, default_index, mean):
         if end < rows.shape[0]:
             sums[-1] = rows[starts[last]:end].sum(axis=0, dtype=ct)
         out[full] = sums
-    out = finish(out, table.dtype)
+    out = narrow(out, table.dtype)
     if mean and full.any():
         n = counts[full].reshape(-1, 1)
         if out.dtype.kind in "iu":  # C++ integer division: truncation toward zero
@@ -158,7 +139,7 @@ def _reduce_bags(table, indices, starts, counts, weights, default_index, mean):
             q = np.where((s < 0) & (q * m != s), q + 1, q)
             out[full] = q.astype(out.dtype)
         else:
-            out[full] = finish(out[full].astype(ct) / n.astype(ct), out.dtype)
+            out[full] = narrow(out[full].astype(ct) / n.astype(ct), out.dtype)
     if default_index is not None:
         d = int(as_int64(default_index)[0])
         if d >= 0:

@@ -1,23 +1,10 @@
 """Convert-1: change a tensor's element type (rules in irexec/kernels/convert.py)."""
 
-from irexec.kernels.convert import convert, unsupported_reason
+from irexec.kernels.convert import convert
 from irexec.ops import bounds
 from irexec.ops.spec import register
-from irexec.ops.spec import CONVERTIBLE, Attr, Input, Op, OpSpec, Output, TensorType
-
-
-def infer_conversion(ctx, attr: str) -> list[TensorType]:
-    """The output of a conversion to the type in attribute ``attr`` (Convert-1, ONNX Cast)."""
-    target = ctx.attrs[attr]
-    source = ctx.input_type(0).element_type
-    if not CONVERTIBLE.allows(target):
-        ctx.error("IR302", f"{attr} is {target}; irexec converts to {CONVERTIBLE.describe()}")
-    elif not source.is_dynamic and not target.is_dynamic:
-        reason = unsupported_reason(source, target)
-        if reason:
-            ctx.error("IR302", f"{attr} is {target}, but {source} cannot be converted to "
-                               f"{target}: {reason}")
-    return [TensorType(target, ctx.input_type(0).shape)]
+from irexec.ops.spec import CONVERTIBLE, Attr, Input, Op, OpSpec, Output
+from irexec.ops.rules import infer_conversion
 
 
 @register

@@ -135,7 +135,7 @@ def _depthwise_model(shape, precision=None):
 
 
 def test_the_benchmark_layer_takes_the_rows_path_in_a_run(rows_calls):
-    """tools/bench_compute.py's depthwise 3x3 on [1,64,56,56]; run twice, the second call's
+    """the compute bench's (tools/bench/compute.py) depthwise 3x3 on [1,64,56,56]; run twice, the second call's
     temporaries are the scratch the first call left its data in."""
     compiled, w = _depthwise_model((1, 64, 56, 56))
     x = np.random.default_rng(0).standard_normal((1, 64, 56, 56)).astype(np.float32)

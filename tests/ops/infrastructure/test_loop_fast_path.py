@@ -164,6 +164,7 @@ def test_the_fast_path_is_taken_for_a_simple_body_and_not_when_tracing_bodies():
     code = runner.loop_code()
     assert code is not None and code.runs == 1
     assert "Multiply_88" in str(code)  # the generated source names the body's layers
+    assert "numpy's multiply" in str(code)  # f32 Multiply's spec declares its ufunc
     seen = []
     traced = compiled(feed, trace=lambda layer, port, a: seen.append(layer.name),
                       trace_bodies=True)

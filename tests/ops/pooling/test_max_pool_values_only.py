@@ -1,5 +1,5 @@
 """MaxPool-8/14 whose indices nothing reads (converted models): the plan binds the values-only
-kernel (irexec/kernels/skip_unread.py), which must give the values the full kernel gives."""
+kernel (the spec's ``skip_unread``), which must give the values the full kernel gives."""
 
 from __future__ import annotations
 

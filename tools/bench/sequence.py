@@ -1,7 +1,7 @@
 """Benchmark sub-graphs and recurrent ops against OpenVINO's CPU plugin (issue 19's targets), as
 ratios measured in one run.
 
-    python tools/bench_sequence.py [--runs N] [--case SUBSTRING]...
+    python -m tools.bench sequence [--runs N] [--case SUBSTRING]...
 
 The models are built with OpenVINO's Python API (so OpenVINO must be installed: it is also the
 reference), saved as IR into a temporary folder, and read by both. A Loop of 1,000 iterations over
@@ -22,10 +22,10 @@ import tempfile
 
 import numpy as np
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
 
 import irexec  # noqa: E402
-from tools.bench_compute import alternate, openvino_call  # noqa: E402
+from tools.bench.compute import alternate, openvino_call  # noqa: E402
 
 
 def loop_model(iterations: int):

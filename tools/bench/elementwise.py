@@ -1,6 +1,6 @@
 """Element-wise ops on 64 MiB: irexec's call against the bare numpy expression (issue 16).
 
-    python tools/bench_elementwise.py [--mib 64] [--runs 7] [--case SUBSTRING]
+    python -m tools.bench elementwise [--mib 64] [--runs 7] [--case SUBSTRING]
 
 Each case is a one-layer model (built with irexec's builder) whose input is ``--mib`` MiB of
 f32 (or the same number of f16 elements); the time of ``compiled(inputs)`` is compared with the
@@ -11,8 +11,7 @@ its median (``--best``: its fastest call), so that a busy machine slows them ali
 (``--cpu-time``: the process's CPU time instead of the wall clock's, which a machine shared with
 other busy processes inflates less). Reported:
 irexec / numpy for each case, and for f16 the f16 time / the f32 time of the same op. Targets:
-<= 1.2x numpy; f16 <= 2x f32. A standalone script for now; the lead folds it into
-tools/bench.py.
+<= 1.2x numpy; f16 <= 2x f32.
 """
 
 from __future__ import annotations
@@ -25,7 +24,7 @@ import time
 
 import numpy as np
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
 
 import irexec  # noqa: E402
 from irexec.builder import ModelBuilder  # noqa: E402

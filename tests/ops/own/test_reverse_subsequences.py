@@ -17,10 +17,10 @@ from irexec.ops.own.reverse_subsequences import DATA_TYPES, ReverseSubsequences
 from irexec.ops.spec import OpSpec
 from irexec.runtime.inputs import make_inputs
 
-from .support import (TYPE_NAMES, assert_same_bits, dtype_of, random_values, reverse_fibres_loop,
+from tests.ops.support import (TYPE_NAMES, assert_same_bits, dtype_of, random_values, reverse_fibres_loop,
                       run, special_values)
 
-SAMPLE = Path(__file__).resolve().parents[2] / "samples" / "reverse_subsequences.xml"
+SAMPLE = Path(__file__).resolve().parents[3] / "samples" / "reverse_subsequences.xml"
 DIRECTML_TYPES = list(DATA_TYPES.names)
 
 

@@ -1,6 +1,6 @@
 """Benchmark irexec's data-movement kernels, its interpreter overhead and its random generator.
 
-    python tools/bench.py [--quick] [--runs N] [--case SUBSTRING]... [--no-openvino] [--json OUT]
+    python -m tools.bench kernels [--quick] [--runs N] [--case SUBSTRING]... [--no-openvino] [--json OUT]
 
 Every case is a real IR file (written with irexec's own writer into a temporary directory), read
 with ``irexec.read_model`` and run through ``irexec.compile_model``. Times are the median of
@@ -60,7 +60,7 @@ from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
 
 import irexec  # noqa: E402
 from irexec.builder import ModelBuilder  # noqa: E402
@@ -591,7 +591,7 @@ def startup(runs: int) -> dict:
     import resource
     import subprocess
 
-    sample = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "samples",
+    sample = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "samples",
                           "reverse_index.xml")
 
     def cpu(command) -> float:

@@ -1,5 +1,5 @@
 """Convert-1 over every pair of the element types numpy computes with (the narrow types:
-tests/ops/test_convert_narrow.py).
+tests/ops/type/test_convert_narrow.py).
 
 The expected values come from exact arithmetic (Python ints and Fractions, rounded to each float
 format by hand, ties to even), not from numpy's casts: numpy/ml_dtypes round some casts to bf16
@@ -30,9 +30,9 @@ import irexec
 from irexec.builder import ModelBuilder
 from irexec.ops.type.convert import Convert
 
-from .convert_reference import (INF, INT_RANGES, expected_in_range, pool, round_to_format,
+from tests.ops.convert_reference import (INF, INT_RANGES, expected_in_range, pool, round_to_format,
                                 same)
-from .support import PLAIN_TYPE_NAMES as TYPE_NAMES, bits, convert, dtype_of, random_values, special_values
+from tests.ops.support import PLAIN_TYPE_NAMES as TYPE_NAMES, bits, convert, dtype_of, random_values, special_values
 
 PAIRS = [(s, d) for s in TYPE_NAMES for d in TYPE_NAMES]
 

@@ -1,6 +1,6 @@
 """Benchmark the activations and precise mode (issue 16's speed targets).
 
-    python tools/bench_activation.py [--quick] [--runs N]
+    python -m tools.bench activation [--quick] [--runs N]
 
 * Each element-wise activation on a 64 MiB f32 tensor, run through irexec (a one-layer model,
   read from IR), as a ratio to the bare numpy expression of the same function on the same array
@@ -25,7 +25,7 @@ import time
 
 import numpy as np
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
 
 import irexec  # noqa: E402
 from irexec.builder import ModelBuilder  # noqa: E402

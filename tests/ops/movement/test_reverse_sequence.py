@@ -14,7 +14,7 @@ from irexec.errors import OpError
 from irexec.builder import ModelBuilder
 from irexec.ops.movement.reverse_sequence import ReverseSequence
 
-from .support import (FLOAT_TYPE_NAMES, NUMERIC_TYPE_NAMES, TYPE_NAMES, representable,
+from tests.ops.support import (FLOAT_TYPE_NAMES, NUMERIC_TYPE_NAMES, TYPE_NAMES, representable,
                       assert_same_bits, dtype_of, random_values, reverse_sequence,
                       reverse_sequence_loop, special_values)
 

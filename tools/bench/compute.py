@@ -1,7 +1,7 @@
 """Benchmark irexec's compute kernels (MatMul, convolution, pooling, reduction, DFT, deformable
 convolution) against numpy and OpenVINO's CPU plugin, as ratios measured in one run.
 
-    python tools/bench_compute.py [--runs N] [--case SUBSTRING]... [--no-openvino]
+    python -m tools.bench compute [--runs N] [--case SUBSTRING]... [--no-openvino]
 
 Every case is a one-layer IR model built with irexec's builder, saved to a temporary folder, read
 back by ``irexec.read_model`` and run through ``irexec.compile_model``; OpenVINO reads the same
@@ -24,7 +24,7 @@ import time
 
 import numpy as np
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
 
 import irexec  # noqa: E402
 from irexec.builder import ModelBuilder  # noqa: E402

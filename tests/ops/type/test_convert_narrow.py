@@ -1,5 +1,5 @@
 """Convert-1 to and from the narrow types: u1, u2, u3, u4, u6, i4, nf4, f4e2m1, f8e4m3, f8e5m2,
-f8e8m0 (the plain types: tests/ops/test_convert.py).
+f8e8m0 (the plain types: tests/ops/type/test_convert.py).
 
 The rules are OpenVINO 2026.4.1's, measured in /work/notes/types.md section 3 ("Value rules") and
 summed up in irexec/kernels/convert.py. The expected values never come from numpy's or ml_dtypes'
@@ -37,10 +37,10 @@ from irexec.builder import ModelBuilder
 from irexec.kernels.convert import convert as kernel
 from irexec.kernels.convert import unsupported_reason
 
-from .convert_reference import (_INTS, INT_RANGES, NF4_CODEBOOK_BITS, NF4_THRESHOLD_BITS,
+from tests.ops.convert_reference import (_INTS, INT_RANGES, NF4_CODEBOOK_BITS, NF4_THRESHOLD_BITS,
                                 expected_narrow, matches, nan_bits, narrow_value, nf4_to_bf16,
                                 plain_value, small_float_magnitudes)
-from .support import (NARROW_RANGES, NARROW_TYPE_NAMES, PLAIN_TYPE_NAMES, TYPE_NAMES, bits,
+from tests.ops.support import (NARROW_RANGES, NARROW_TYPE_NAMES, PLAIN_TYPE_NAMES, TYPE_NAMES, bits,
                       convert, dtype_of, random_values, special_values)
 
 NARROW = NARROW_TYPE_NAMES

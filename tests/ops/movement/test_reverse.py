@@ -10,7 +10,7 @@ from irexec.errors import OpError
 from irexec.builder import ModelBuilder
 from irexec.ops.movement.reverse import Reverse
 
-from .support import (INT_TYPE_NAMES, NARROW_RANGES, TYPE_NAMES, assert_same_bits, dtype_of, normalized_axes,
+from tests.ops.support import (INT_TYPE_NAMES, NARROW_RANGES, TYPE_NAMES, assert_same_bits, dtype_of, normalized_axes,
                       random_values, reverse, special_values)
 
 RNG_SEED = 20240601

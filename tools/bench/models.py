@@ -1,6 +1,6 @@
 """Whole-model benchmark: ResNet-18 and MobileNet-V2 at 1x3x224x224 (issue 18's targets).
 
-    python tools/bench_models.py [--runs N] [--cache DIR] [--no-onnx]
+    python -m tools.bench models [--runs N] [--cache DIR] [--no-onnx]
 
 The two networks are written here in plain torch.nn with the standard torchvision layouts
 (ResNet-18: 64-128-256-512 basic blocks; MobileNet-V2: the 17 inverted residuals of width 1.0),
@@ -30,11 +30,11 @@ from pathlib import Path
 
 import numpy as np
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
 import irexec  # noqa: E402
-from tools.bench_compute import alternate, openvino_call  # noqa: E402
+from tools.bench.compute import alternate, openvino_call  # noqa: E402
 
 
 def networks():
