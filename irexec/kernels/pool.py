@@ -394,7 +394,7 @@ def max_pool_indexed(x: np.ndarray, kernel: Sequence[int], strides: Sequence[int
     index = index.reshape(values.shape)
     if axis > 2:
         index %= math.prod(x.shape[axis:])
-    return finish(values, x.dtype), index
+    return narrow(values, x.dtype), index
 
 
 def indices_scratch(shape, dtype, kernel, strides, dilations, pads_begin, out) -> int:

@@ -30,30 +30,10 @@ from tests.ops import every_op
 
 OPS = [op for op in registry.all_ops() if every_op.cases(op)]
 
-# KNOWN FAILURES, to be removed at merge: the rank-0 class of the numeric helpers (numpy hands
-# a scalar, not a 0-d array, to the f16/f32 fast paths and the ops' in-place temporaries:
-# "copyto() argument 1 must be a numpy.ndarray", "return arrays must be of ArrayType"). The
-# house refactor's helper fixes this class at its root in kernels/numeric.py, floatmath.py,
-# elementwise.py and half.py (issue "Round three", item 6 and the exit-3 bullet); these cases
-# are the ones this sweep meets. Nothing else may fail.
-RANK0_SCALAR_CLASS = {"Elu", "Selu", "Gelu", "HSwish", "Mish", "HardSigmoid",
-                      "SquaredDifference", "FakeConvert", "FakeQuantize"}
-RANK0_SCENARIOS = {"rank0", "rank0_vs_rank3"}
-
-
-def _known_failure(case) -> bool:
-    return case.op.spec.type in RANK0_SCALAR_CLASS and case.scenario in RANK0_SCENARIOS
-
-
 def _run(case, precise: bool):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # overflow and NaN in random values are values
-        try:
-            return every_op.run_case(case, precise=precise)
-        except Exception:
-            if _known_failure(case):
-                return ("known failure",)
-            raise
+        return every_op.run_case(case, precise=precise)
 
 
 def _check_types(case, outputs, model) -> None:
@@ -104,17 +84,6 @@ def test_the_sweep_reaches_most_ops():
         if any(_run(case, precise=False)[0] == "ran" for case in every_op.cases(op)):
             ran += 1
     assert ran >= 175, ran
-
-
-def test_known_failures_are_only_the_rank0_class():
-    """The known-failure list names the rank-0 scalar class and nothing else: each listed op
-    still runs its other scenarios."""
-    for op in OPS:
-        if op.spec.type not in RANK0_SCALAR_CLASS:
-            continue
-        for case in every_op.cases(op):
-            if case.scenario not in RANK0_SCENARIOS:
-                assert _run(case, precise=False)[0] in ("ran", "refused"), case.id
 
 
 # Where OpenVINO's CPU plugin departs on these cases, each with its row in docs/compatibility.md
