@@ -8,7 +8,7 @@ from pathlib import Path
 
 CLI = Path(__file__).resolve().parents[2] / "irexec" / "cli"
 COMMANDS = {"run", "validate", "ops_cmd", "convert", "info", "graph", "compare", "bench"}
-SHARED = {"common", "describe", "columns", "progress", "usage", "child", "interruptible"}
+SHARED = {"common", "describe", "columns", "progress", "usage", "child", "interruptible", "run_dir"}
 
 
 def imported_cli_modules(path: Path) -> set[str]:

@@ -815,7 +815,7 @@ def api_call_case(runs: int) -> dict:
     ``request.infer({"x": x})`` (the request path irexec had before OpenVINO's forms) and
     ``compiled({"x": x})``, called in turn in one run (median of 20 calls a sample). Target
     (issue "Drop-in for OpenVINO's Python API"): ``compiled(x)`` at most 1.2x ``infer``."""
-    from tools.bench_compute import alternate
+    from tools.bench.compute import alternate
 
     b = ModelBuilder("one_layer")
     x_port = b.parameter("x", "f32", [1, 64])
@@ -841,13 +841,13 @@ def api_call_case(runs: int) -> dict:
 
 
 def _queue_model(quick: bool):
-    """ResNet-18 at 224 (tools/bench_models.py: torch, converted by OpenVINO, cached in
+    """ResNet-18 at 224 (tools/bench/models.py: torch, converted by OpenVINO, cached in
     .bench-models), or with --quick (or without torch) a small convolution stack."""
     if not quick:
         try:
             from pathlib import Path
 
-            from tools.bench_models import build
+            from tools.bench.models import build
 
             cache = Path(__file__).resolve().parent.parent / ".bench-models"
             cache.mkdir(exist_ok=True)
@@ -870,7 +870,7 @@ def async_queue_case(runs: int, quick: bool) -> dict:
     """An AsyncInferQueue of 2 requests against the same two requests called in turn, each
     sample two inferences, alternated in one run. Target: the queue at least as fast (numpy
     releases the GIL in its large operations, so the two overlap where cores are free)."""
-    from tools.bench_compute import alternate
+    from tools.bench.compute import alternate
 
     name, model = _queue_model(quick)
     compiled = irexec.compile_model(model)
@@ -907,6 +907,7 @@ def api_table(rows: list[dict]) -> str:
                          f"{_ms(r['in_turn_s'])} | {r['ratio']:.2f} | <= 1.0 |")
         if not r["same"]:
             lines[-1] += " (DIFFERENT results)"
+    return "\n".join(lines)
 
 
 # --- datasets: worker processes and Dask (irexec/batch/) ---------------------------------------
