@@ -536,3 +536,36 @@ def test_a_model_read_from_a_file_takes_the_steps(tmp_path):
     np.testing.assert_allclose(got, plain.transpose(0, 2, 3, 1), rtol=1e-6, atol=1e-6)
     save_exact(model, tmp_path / "ppp.xml")
     assert irexec.read_model(tmp_path / "ppp.xml").diagnostics == []
+
+
+@pytest.mark.parametrize("source, target, rank, expected", [
+    ("NCHW", "NHWC", 4, [0, 2, 3, 1]),
+    ("N...C", "NC...", 4, [0, 3, 1, 2]),   # the unnamed axes keep their order
+    ("...C", "C...", 3, [2, 0, 1]),
+    ("[N,C,?,?]", "[N,?,?,C]", 4, [0, 2, 3, 1]),
+    ("NCHW", "[n,c,h,w]", 4, None),        # the same layout: no transpose
+])
+def test_the_transpose_between_two_layouts(source, target, rank, expected):
+    from irexec.ir.layout import Layout, axis_names, axis_of, permutation, permuted
+
+    order = permutation(Layout(source), Layout(target), rank)
+    assert order == expected
+    # a tensor whose every axis has its own size shows the order took each axis where asked
+    dims = np.arange(2, 2 + rank)
+    moved = np.empty(tuple(dims)).transpose(order or range(rank)).shape
+    for name in "NCHW":
+        if Layout(source).has_name(name):
+            assert moved[axis_of(Layout(target), name, rank)] == \
+                dims[axis_of(Layout(source), name, rank)]
+    # the transposed tensor's layout names its axes as the target does
+    after = permuted(Layout(source), order or list(range(rank)), rank)
+    assert axis_names(after, rank) == axis_names(Layout(target), rank)
+
+
+def test_layouts_of_other_axes_do_not_convert():
+    from irexec.ir.layout import Layout, permutation
+
+    with pytest.raises(ValueError, match="different axes"):
+        permutation(Layout("NCHW"), Layout("NCDW"), 4)
+    with pytest.raises(ValueError, match="rank 3"):
+        permutation(Layout("NCHW"), Layout("NHWC"), 3)
