@@ -127,6 +127,17 @@ class OutputPort:
     def get_target_inputs(self) -> set[InputPort]:
         return set(self.consumers)
 
+    # The tensor's names as OpenVINO sets them (its descriptor tensor, which ``get_tensor()``
+    # gives: the port answers for it). Kept sorted: the first, ``get_any_name``, is the smallest.
+    def set_names(self, names) -> None:
+        self.names = sorted({str(n) for n in names})
+
+    def add_names(self, names) -> None:
+        self.names = sorted({*self.names, *(str(n) for n in names)})
+
+    def get_tensor(self) -> OutputPort:
+        return self
+
     def get_rt_info(self, path=None):
         return rt.get(self.rt_info, path)
 
