@@ -31,8 +31,24 @@ if TYPE_CHECKING:
     from irexec.diagnostics.diagnostic import Diagnostic, Location
 
 
+class RtInfoAccess:
+    """OpenVINO's get/has/set_rt_info on a port's or a layer's ``rt_info`` (a list of
+    RtInfo entries; values set here are written as ``<attribute>`` entries)."""
+
+    rt_info: list
+
+    def get_rt_info(self, path=None):
+        return rt.get(self.rt_info, path)
+
+    def has_rt_info(self, path) -> bool:
+        return rt.has(self.rt_info, path)
+
+    def set_rt_info(self, value, path) -> None:
+        rt.put(self.rt_info, value, path, attribute=True)
+
+
 @dataclass(eq=False)
-class InputPort:
+class InputPort(RtInfoAccess):
     node: Node
     index: int
     port_id: int
@@ -62,15 +78,12 @@ class InputPort:
     def get_shape(self) -> Shape:
         return self.source.get_shape()
 
-    def get_rt_info(self, path=None):
-        return rt.get(self.rt_info, path)
-
     def __repr__(self) -> str:
         return f"<input {self.index} of {self.node.name!r}>"
 
 
 @dataclass(eq=False)
-class OutputPort:
+class OutputPort(RtInfoAccess):
     """An output port of a layer, and the tensor it produces."""
 
     node: Node
@@ -137,15 +150,6 @@ class OutputPort:
 
     def get_tensor(self) -> OutputPort:
         return self
-
-    def get_rt_info(self, path=None):
-        return rt.get(self.rt_info, path)
-
-    def has_rt_info(self, path) -> bool:
-        return rt.has(self.rt_info, path)
-
-    def set_rt_info(self, value, path) -> None:
-        rt.put(self.rt_info, value, path, attribute=True)
 
     def __repr__(self) -> str:
         return (f"<output {self.index} of {self.node.name!r}: "
@@ -323,7 +327,7 @@ class OutputFacts:
 
 
 @dataclass(eq=False)
-class Node(OutputFacts):
+class Node(OutputFacts, RtInfoAccess):
     """One layer of the IR."""
 
     id: int
@@ -427,15 +431,6 @@ class Node(OutputFacts):
         skip = ("offset", "size") if self.op is not None and \
             getattr(self.op.spec, "role", None) == "constant" else ()
         return {k: _plain_attr(v) for k, v in self.attrs.items() if k not in skip}
-
-    def get_rt_info(self, path=None):
-        return rt.get(self.rt_info, path)
-
-    def has_rt_info(self, path) -> bool:
-        return rt.has(self.rt_info, path)
-
-    def set_rt_info(self, value, path) -> None:
-        rt.put(self.rt_info, value, path, attribute=True)
 
     # A Constant's payload (OpenVINO's Constant.get_data / get_vector).
     def get_data(self) -> np.ndarray:
