@@ -200,36 +200,24 @@ def gray_model(api):
     return api.Model([api.ops.relu(x)], [x], "m")
 
 
-def rgb_u8_to_gray(api, ppp):
-    ppp.input().tensor().set_element_type(api.type("u8")).set_color_format(api.ColorFormat.RGB)
-    ppp.input().model().set_layout(api.layout("NCHW"))
-    ppp.input().preprocess().convert_color(api.ColorFormat.GRAY)
+def color_case(source: str, target: str, u8: bool):
+    """A case converting an NCHW model's input from the colour format ``source`` (an element
+    type u8 tensor if ``u8``, else f32) to ``target``."""
+    def case(api, ppp):
+        tensor = ppp.input().tensor()
+        if u8:
+            tensor.set_element_type(api.type("u8"))
+        tensor.set_color_format(getattr(api.ColorFormat, source))
+        ppp.input().model().set_layout(api.layout("NCHW"))
+        ppp.input().preprocess().convert_color(getattr(api.ColorFormat, target))
+    return case
 
 
-def bgr_f32_to_gray(api, ppp):
-    ppp.input().tensor().set_color_format(api.ColorFormat.BGR)
-    ppp.input().model().set_layout(api.layout("NCHW"))
-    ppp.input().preprocess().convert_color(api.ColorFormat.GRAY)
-
-
-def nv12_to_gray(api, ppp):
-    ppp.input().tensor().set_element_type(api.type("u8")) \
-        .set_color_format(api.ColorFormat.NV12_SINGLE_PLANE)
-    ppp.input().model().set_layout(api.layout("NCHW"))
-    ppp.input().preprocess().convert_color(api.ColorFormat.GRAY)
-
-
-def i420_planes_to_gray(api, ppp):
-    ppp.input().tensor().set_element_type(api.type("u8")) \
-        .set_color_format(api.ColorFormat.I420_THREE_PLANES)
-    ppp.input().model().set_layout(api.layout("NCHW"))
-    ppp.input().preprocess().convert_color(api.ColorFormat.GRAY)
-
-
-def bgrx_to_rgb(api, ppp):
-    ppp.input().tensor().set_color_format(api.ColorFormat.BGRX)
-    ppp.input().model().set_layout(api.layout("NCHW"))
-    ppp.input().preprocess().convert_color(api.ColorFormat.RGB)
+rgb_u8_to_gray = color_case("RGB", "GRAY", u8=True)
+bgr_f32_to_gray = color_case("BGR", "GRAY", u8=False)
+nv12_to_gray = color_case("NV12_SINGLE_PLANE", "GRAY", u8=True)
+i420_planes_to_gray = color_case("I420_THREE_PLANES", "GRAY", u8=True)
+bgrx_to_rgb = color_case("BGRX", "RGB", u8=False)
 
 
 def pad_constant(api, ppp):
