@@ -159,6 +159,16 @@ def positions(mask: np.ndarray) -> np.ndarray:
     return np.where(mask == 0, 1, pos).astype(np.int64)
 
 
+def stop_tokens(max_new_tokens: int, eos_token_id) -> set[int]:
+    """The ids that end a sequence (``eos_token_id``: none, one or several); ValueError for a
+    negative ``max_new_tokens``."""
+    if max_new_tokens < 0:
+        raise ValueError("max_new_tokens must be 0 or more")
+    if eos_token_id is None:
+        return set()
+    return {int(eos_token_id)} if np.ndim(eos_token_id) == 0 else {int(e) for e in eos_token_id}
+
+
 def check_prompts(prompts, vocabulary: int | None, location=None) -> list[list[int]]:
     if isinstance(prompts, np.ndarray):
         prompts = prompts.tolist() if prompts.ndim == 2 else [prompts.tolist()]
@@ -184,10 +194,7 @@ def decode(runner, prompts, max_new_tokens: int = 16, pad_token_id: int = 0,
     vocabulary = getattr(runner, "vocabulary", None)
     location = getattr(runner, "location", None)
     prompts = check_prompts(prompts, vocabulary, location)
-    if max_new_tokens < 0:
-        raise ValueError("max_new_tokens must be 0 or more")
-    eos = set() if eos_token_id is None else (
-        {int(eos_token_id)} if np.ndim(eos_token_id) == 0 else {int(e) for e in eos_token_id})
+    eos = stop_tokens(max_new_tokens, eos_token_id)
     batch = len(prompts)
     ids, mask = left_padded(prompts, pad_token_id)
     runner.reset()
@@ -269,10 +276,7 @@ def decode_seq2seq(encoder, decoder, prompts, max_new_tokens: int = 16, pad_toke
                      f"'{ENCODER_MASK}', '{BEAMS}'), its cache in its state, and an output "
                      f"'{LOGITS}'; it has inputs {', '.join(sorted(ports))}", location)
     prompts = check_prompts(prompts, getattr(decoder, "vocabulary", None), location)
-    if max_new_tokens < 0:
-        raise ValueError("max_new_tokens must be 0 or more")
-    eos = set() if eos_token_id is None else (
-        {int(eos_token_id)} if np.ndim(eos_token_id) == 0 else {int(e) for e in eos_token_id})
+    eos = stop_tokens(max_new_tokens, eos_token_id)
     batch = len(prompts)
     ids, mask = right_padded(prompts, pad_token_id)
     feed = {IDS: ids.astype(names[IDS].dtype)}

@@ -189,7 +189,6 @@ class _OpenVINO:
 
     def __init__(self, job, wanted):
         import openvino as ov
-        import openvino.opset1 as ops
 
         self.ov = ov
         core = ov.Core()
@@ -206,18 +205,7 @@ class _OpenVINO:
             raise IRError.make("IR001", f"OpenVINO cannot read the model: "
                                         f"{single._first_line(e)}",  # noqa: SLF001
                                Location(source.path)) from None
-        by_name: dict = {}
-        for op in ov_model.get_ordered_ops():  # a Result named as the layer it reads comes after
-            by_name.setdefault(op.get_friendly_name(), op)
-        self.index: dict = {}
-        for name, port in wanted:
-            op = by_name.get(name)
-            if op is None or port >= op.get_output_size():
-                continue
-            result = ops.result(op.output(port))
-            result.set_friendly_name(f"irexec_compare/{name}/{port}")
-            ov_model.add_results([result])
-            self.index[(name, port)] = ov_model.get_result_index(result)
+        self.index = single.tap_openvino_outputs(ov_model, wanted)
         try:
             self.compiled = core.compile_model(ov_model, "CPU", single.OV_CONFIG)
         except Exception as e:  # noqa: BLE001

@@ -245,18 +245,14 @@ class OracleError(Exception):
     pass
 
 
-def run_openvino(ov, path: str, weights, inputs: dict[str, np.ndarray],
-                 wanted: list[tuple[str, int]]) -> dict[tuple[str, int], np.ndarray]:
-    """OpenVINO's value of each (layer name, port) in ``wanted`` that its graph has (in this
-    process: :func:`run_openvino_apart` runs it in a child)."""
+def tap_openvino_outputs(ov_model, wanted: list[tuple[str, int]]) -> dict[tuple[str, int], int]:
+    """Give OpenVINO's model an extra Result for each (layer name, port) in ``wanted`` that its
+    graph has; the index of each one's output among the model's outputs."""
     import openvino.opset1 as ops
 
-    core = ov.Core()
-    try:
-        ov_model = core.read_model(path, weights) if weights else core.read_model(path)
-    except Exception as e:  # OpenVINO raises RuntimeError and its own types
-        raise OracleError(f"OpenVINO cannot read the model: {_first_line(e)}") from None
-    by_name = {op.get_friendly_name(): op for op in ov_model.get_ordered_ops()}
+    by_name: dict = {}
+    for op in ov_model.get_ordered_ops():  # a Result named as the layer it reads comes after
+        by_name.setdefault(op.get_friendly_name(), op)
     index: dict[tuple[str, int], int] = {}
     for name, port in wanted:
         op = by_name.get(name)
@@ -266,6 +262,19 @@ def run_openvino(ov, path: str, weights, inputs: dict[str, np.ndarray],
         result.set_friendly_name(f"irexec_compare/{name}/{port}")
         ov_model.add_results([result])
         index[(name, port)] = ov_model.get_result_index(result)
+    return index
+
+
+def run_openvino(ov, path: str, weights, inputs: dict[str, np.ndarray],
+                 wanted: list[tuple[str, int]]) -> dict[tuple[str, int], np.ndarray]:
+    """OpenVINO's value of each (layer name, port) in ``wanted`` that its graph has (in this
+    process: :func:`run_openvino_apart` runs it in a child)."""
+    core = ov.Core()
+    try:
+        ov_model = core.read_model(path, weights) if weights else core.read_model(path)
+    except Exception as e:  # OpenVINO raises RuntimeError and its own types
+        raise OracleError(f"OpenVINO cannot read the model: {_first_line(e)}") from None
+    index = tap_openvino_outputs(ov_model, wanted)
     try:
         compiled = core.compile_model(ov_model, "CPU", OV_CONFIG)
         request = compiled.create_infer_request()

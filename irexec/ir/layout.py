@@ -105,6 +105,48 @@ def _parse(text: str) -> tuple[tuple[str, ...], int | None]:
     return tuple(names), ellipsis
 
 
+# --- axes of a tensor of a given rank (pre- and post-processing) ------------------------------
+
+def axis_of(layout: Layout, name: str, rank: int) -> int | None:
+    """Where the axis ``name`` is in a tensor of ``rank`` axes laid out as ``layout``, counted
+    from the start; None if the layout has no such axis."""
+    if not layout.has_name(name):
+        return None
+    return layout.get_index_by_name(name) % rank
+
+
+def axis_names(layout: Layout, rank: int) -> list[str]:
+    """One name per axis of a tensor of ``rank`` axes ('?' for the unnamed ones ``...``
+    stands for); an empty layout names none."""
+    names = list(layout._names)
+    if layout.empty or layout._ellipsis is None:
+        return names
+    cut = layout._ellipsis
+    return names[:cut] + ["?"] * (rank - len(names)) + names[cut:]
+
+
+def permutation(source: Layout, target: Layout, rank: int) -> list[int] | None:
+    """The Transpose order taking a tensor laid out as ``source`` to ``target`` (None when it
+    is the identity); ValueError if the two do not name the same axes."""
+    src, dst = axis_names(source, rank), axis_names(target, rank)
+    if len(src) != rank or len(dst) != rank:
+        raise ValueError(f"layouts {source} and {target} do not fit a tensor of rank {rank}")
+    if sorted(n for n in src if n != "?") != sorted(n for n in dst if n != "?"):
+        raise ValueError(f"layout {source} cannot be converted to {target}: they name "
+                         f"different axes")
+    unnamed = iter(i for i, n in enumerate(src) if n == "?")
+    order = [src.index(n) if n != "?" else next(unnamed) for n in dst]
+    return None if order == list(range(rank)) else order
+
+
+def permuted(layout: Layout, order: list[int], rank: int) -> Layout:
+    """The layout of a tensor transposed by ``order``."""
+    axes = axis_names(layout, rank)
+    if not axes:
+        return Layout()
+    return Layout("[" + ",".join(axes[i] for i in order) + "]")
+
+
 # --- layout_helpers: axis indices by their usual names ------------------------------------------
 
 def _index(layout: Layout, name: str) -> int:

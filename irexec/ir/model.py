@@ -31,8 +31,24 @@ if TYPE_CHECKING:
     from irexec.diagnostics.diagnostic import Diagnostic, Location
 
 
+class RtInfoAccess:
+    """OpenVINO's get/has/set_rt_info on a port's or a layer's ``rt_info`` (a list of
+    RtInfo entries; values set here are written as ``<attribute>`` entries)."""
+
+    rt_info: list
+
+    def get_rt_info(self, path=None):
+        return rt.get(self.rt_info, path)
+
+    def has_rt_info(self, path) -> bool:
+        return rt.has(self.rt_info, path)
+
+    def set_rt_info(self, value, path) -> None:
+        rt.put(self.rt_info, value, path, attribute=True)
+
+
 @dataclass(eq=False)
-class InputPort:
+class InputPort(RtInfoAccess):
     node: Node
     index: int
     port_id: int
@@ -62,15 +78,12 @@ class InputPort:
     def get_shape(self) -> Shape:
         return self.source.get_shape()
 
-    def get_rt_info(self, path=None):
-        return rt.get(self.rt_info, path)
-
     def __repr__(self) -> str:
         return f"<input {self.index} of {self.node.name!r}>"
 
 
 @dataclass(eq=False)
-class OutputPort:
+class OutputPort(RtInfoAccess):
     """An output port of a layer, and the tensor it produces."""
 
     node: Node
@@ -127,14 +140,16 @@ class OutputPort:
     def get_target_inputs(self) -> set[InputPort]:
         return set(self.consumers)
 
-    def get_rt_info(self, path=None):
-        return rt.get(self.rt_info, path)
+    # The tensor's names as OpenVINO sets them (its descriptor tensor, which ``get_tensor()``
+    # gives: the port answers for it). Kept sorted: the first, ``get_any_name``, is the smallest.
+    def set_names(self, names) -> None:
+        self.names = sorted({str(n) for n in names})
 
-    def has_rt_info(self, path) -> bool:
-        return rt.has(self.rt_info, path)
+    def add_names(self, names) -> None:
+        self.names = sorted({*self.names, *(str(n) for n in names)})
 
-    def set_rt_info(self, value, path) -> None:
-        rt.put(self.rt_info, value, path, attribute=True)
+    def get_tensor(self) -> OutputPort:
+        return self
 
     def __repr__(self) -> str:
         return (f"<output {self.index} of {self.node.name!r}: "
@@ -244,8 +259,75 @@ class Body:
         return twin
 
 
+class OutputFacts:
+    """OpenVINO's accessors that a layer (its Node) and a model share: the name, and the
+    element type and shape of output ``i`` or, where there is exactly one output, of that
+    one. The class using it has ``name`` and ``outputs`` (a list of OutputPorts)."""
+
+    name: str
+    outputs: list
+
+    def get_name(self) -> str:
+        return self.name
+
+    def get_friendly_name(self) -> str:
+        return self.name
+
+    def set_friendly_name(self, name: str) -> None:
+        self.name = str(name)
+
+    @property
+    def friendly_name(self) -> str:
+        return self.name
+
+    @friendly_name.setter
+    def friendly_name(self, name: str) -> None:
+        self.set_friendly_name(name)
+
+    def get_output_size(self) -> int:
+        return len(self.outputs)
+
+    def get_output_element_type(self, index: int) -> ElementType | None:
+        return self.outputs[index].element_type
+
+    def get_output_partial_shape(self, index: int) -> PartialShape | None:
+        return self.outputs[index].get_partial_shape()
+
+    def get_output_shape(self, index: int) -> Shape:
+        return self.outputs[index].get_shape()
+
+    # One output answers for the whole (OpenVINO's Node.get_element_type ...).
+    def _only_output(self) -> OutputPort:
+        outputs = self.outputs
+        if len(outputs) != 1:
+            raise RuntimeError(f"{self.name!r} has {len(outputs)} outputs; name one "
+                               f"(get_output_element_type(i) ...)")
+        return outputs[0]
+
+    def get_element_type(self) -> ElementType | None:
+        return self._only_output().element_type
+
+    def get_partial_shape(self) -> PartialShape | None:
+        return self._only_output().get_partial_shape()
+
+    def get_shape(self) -> Shape:
+        return self._only_output().get_shape()
+
+    @property
+    def shape(self) -> Shape:
+        return self.get_shape()
+
+    @property
+    def element_type(self) -> ElementType | None:
+        return self.get_element_type()
+
+    @property
+    def partial_shape(self) -> PartialShape | None:
+        return self.get_partial_shape()
+
+
 @dataclass(eq=False)
-class Node:
+class Node(OutputFacts, RtInfoAccess):
     """One layer of the IR."""
 
     id: int
@@ -305,51 +387,12 @@ class Node:
     def input_values(self) -> list[OutputPort | None]:
         return [p.source for p in self.inputs]
 
-    # OpenVINO's names for a node's facts (its Node).
-    def get_friendly_name(self) -> str:
-        return self.name
-
+    # OpenVINO's names for a layer's facts (its Node); OutputFacts has the shared ones.
     def get_type_name(self) -> str:
         return self.type
 
-    def get_output_size(self) -> int:
-        return len(self.outputs)
-
     def output(self, index: int) -> OutputPort:
         return self.outputs[index]
-
-    def get_output_partial_shape(self, index: int) -> PartialShape | None:
-        return self.outputs[index].partial_shape
-
-    def get_output_element_type(self, index: int) -> ElementType | None:
-        return self.outputs[index].element_type
-
-    def get_output_shape(self, index: int) -> Shape:
-        return self.outputs[index].get_shape()
-
-    # A layer of one output answers for it (OpenVINO's Node.get_element_type ...).
-    def _only_output(self) -> OutputPort:
-        if len(self.outputs) != 1:
-            raise RuntimeError(f"layer {self.name!r} has {len(self.outputs)} outputs; name one "
-                               f"(get_output_element_type(i) ...)")
-        return self.outputs[0]
-
-    def get_element_type(self) -> ElementType | None:
-        return self._only_output().element_type
-
-    def get_partial_shape(self) -> PartialShape | None:
-        return self._only_output().get_partial_shape()
-
-    def get_shape(self) -> Shape:
-        return self._only_output().get_shape()
-
-    @property
-    def shape(self) -> Shape:
-        return self.get_shape()
-
-    @property
-    def element_type(self) -> ElementType | None:
-        return self.get_element_type()
 
     # A Parameter's declared type and shape (OpenVINO's Parameter.set_partial_shape ...);
     # ``Model.validate_nodes_and_infer_types()`` then infers the model again.
@@ -360,24 +403,6 @@ class Node:
         from irexec.ir.element_type import lookup
 
         self.attrs["element_type"] = lookup(element_type)
-
-    @property
-    def partial_shape(self) -> PartialShape | None:
-        return self.get_partial_shape()
-
-    def get_name(self) -> str:
-        return self.name
-
-    def set_friendly_name(self, name: str) -> None:
-        self.name = str(name)
-
-    @property
-    def friendly_name(self) -> str:
-        return self.name
-
-    @friendly_name.setter
-    def friendly_name(self, name: str) -> None:
-        self.set_friendly_name(name)
 
     def get_input_size(self) -> int:
         return len(self.inputs)
@@ -406,15 +431,6 @@ class Node:
         skip = ("offset", "size") if self.op is not None and \
             getattr(self.op.spec, "role", None) == "constant" else ()
         return {k: _plain_attr(v) for k, v in self.attrs.items() if k not in skip}
-
-    def get_rt_info(self, path=None):
-        return rt.get(self.rt_info, path)
-
-    def has_rt_info(self, path) -> bool:
-        return rt.has(self.rt_info, path)
-
-    def set_rt_info(self, value, path) -> None:
-        rt.put(self.rt_info, value, path, attribute=True)
 
     # A Constant's payload (OpenVINO's Constant.get_data / get_vector).
     def get_data(self) -> np.ndarray:
@@ -469,7 +485,7 @@ def _plain_attr(value):
     return value
 
 
-class Model:
+class Model(OutputFacts):
     """A whole IR model. Build it with ``irexec.read_model`` or ``irexec.builder``."""
 
     # OpenVINO's form, ``Model(results, parameters, name)``, gathers the layers the results
@@ -738,73 +754,6 @@ class Model:
             raise RuntimeError(f"get_result() needs a model with exactly one Result; this one "
                                f"has {len(results)}")
         return results[0]
-
-    def get_output_size(self) -> int:
-        return len(self.results)
-
-    def get_output_element_type(self, index: int) -> ElementType | None:
-        return self.outputs[index].element_type
-
-    def get_output_partial_shape(self, index: int) -> PartialShape | None:
-        return self.outputs[index].get_partial_shape()
-
-    def get_output_shape(self, index: int) -> Shape:
-        return self.outputs[index].get_shape()
-
-    # A layer of one output answers for it (OpenVINO's Node.get_element_type ...).
-    def _only_output(self) -> OutputPort:
-        if len(self.outputs) != 1:
-            raise RuntimeError(f"layer {self.name!r} has {len(self.outputs)} outputs; name one "
-                               f"(get_output_element_type(i) ...)")
-        return self.outputs[0]
-
-    def get_element_type(self) -> ElementType | None:
-        return self._only_output().element_type
-
-    def get_partial_shape(self) -> PartialShape | None:
-        return self._only_output().get_partial_shape()
-
-    def get_shape(self) -> Shape:
-        return self._only_output().get_shape()
-
-    @property
-    def shape(self) -> Shape:
-        return self.get_shape()
-
-    @property
-    def element_type(self) -> ElementType | None:
-        return self.get_element_type()
-
-    # A Parameter's declared type and shape (OpenVINO's Parameter.set_partial_shape ...);
-    # ``Model.validate_nodes_and_infer_types()`` then infers the model again.
-    def set_partial_shape(self, shape) -> None:
-        self.attrs["shape"] = shape if isinstance(shape, PartialShape) else PartialShape(shape)
-
-    def set_element_type(self, element_type) -> None:
-        from irexec.ir.element_type import lookup
-
-        self.attrs["element_type"] = lookup(element_type)
-
-    @property
-    def partial_shape(self) -> PartialShape | None:
-        return self.get_partial_shape()
-
-    def get_name(self) -> str:
-        return self.name
-
-    def get_friendly_name(self) -> str:
-        return self.name
-
-    def set_friendly_name(self, name: str) -> None:
-        self.name = str(name)
-
-    @property
-    def friendly_name(self) -> str:
-        return self.name
-
-    @friendly_name.setter
-    def friendly_name(self, name: str) -> None:
-        self.set_friendly_name(name)
 
     def get_rt_info(self, path=None):
         """The model's ``<rt_info>``: all of it as a dict, or the value at a key or a path of

@@ -78,12 +78,18 @@ def check_index_type(ctx, attr: str) -> None:
 def infer_conversion(ctx, attr: str) -> list[TensorType]:
     """The output of a conversion to the type in attribute ``attr`` (Convert-1, ONNX Cast)."""
     target = ctx.attrs[attr]
-    source = ctx.input_type(0).element_type
     if not CONVERTIBLE.allows(target):
         ctx.error("IR302", f"{attr} is {target}; irexec converts to {CONVERTIBLE.describe()}")
-    elif not source.is_dynamic and not target.is_dynamic:
+    else:
+        check_convertible(ctx, attr, ctx.input_type(0).element_type, target)
+    return [TensorType(target, ctx.input_type(0).shape)]
+
+
+def check_convertible(ctx, what: str, source, target) -> None:
+    """IR302 if OpenVINO cannot convert ``source`` elements to ``target`` (the target named
+    ``what``: Convert's attribute, ConvertLike's input); nothing while either is dynamic."""
+    if not source.is_dynamic and not target.is_dynamic:
         reason = unsupported_reason(source, target)
         if reason:
-            ctx.error("IR302", f"{attr} is {target}, but {source} cannot be converted to "
+            ctx.error("IR302", f"{what} is {target}, but {source} cannot be converted to "
                                f"{target}: {reason}")
-    return [TensorType(target, ctx.input_type(0).shape)]

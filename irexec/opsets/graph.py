@@ -23,8 +23,8 @@ from irexec.errors import IRError
 from irexec.infer import infer_new_layer
 from irexec.ir import element_type as et_table
 from irexec.ir.element_type import ElementType
-from irexec.ir.model import Model, Node, OutputPort
-from irexec.ir.shape import Dimension, PartialShape
+from irexec.ir.model import Model, Node, OutputPort, Ports
+from irexec.ir.shape import PartialShape
 from irexec.ops import registry
 
 _ids = itertools.count(1)
@@ -35,34 +35,6 @@ _bounds: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 class ArgumentError(TypeError):
     """An argument of the wrong kind given to an ``irexec.opsetN`` function (OpenVINO raises
     TypeError too); the message names the function and the argument."""
-
-
-class PortList(list):
-    """A layer's ports as a list that OpenVINO's scripts may also call: ``node.outputs()`` and
-    ``node.inputs()`` are methods in OpenVINO (``Model(node.outputs(), params)``), lists in
-    irexec; layers made here answer both. (ADAPTER: fold into ir/model.py's Node at merge if
-    the API work gives every Node such ports.)"""
-
-    __slots__ = ()
-
-    def __call__(self) -> list:
-        return list(self)
-
-
-class BuiltOutput(OutputPort):
-    """An output port of a layer made here, with OpenVINO's ways of naming the tensor:
-    ``set_names``, ``add_names`` and ``get_tensor()``.
-    Names are kept sorted, so the first (``get_any_name``) is the smallest, as OpenVINO's.
-    (ADAPTER: fold these into ir/model.py's OutputPort at merge.)"""
-
-    def set_names(self, names) -> None:
-        self.names = sorted({str(n) for n in names})
-
-    def add_names(self, names) -> None:
-        self.names = sorted({*self.names, *(str(n) for n in names)})
-
-    def get_tensor(self) -> BuiltOutput:
-        return self  # OpenVINO's descriptor tensor: the port answers its methods
 
 
 def lookup(type_name: str, version: str):
@@ -81,10 +53,10 @@ def make_layer(type_name: str, version: str, inputs: list[OutputPort], attrs: di
     # OpenVINO's friendly names: Type_N
     node = new_layer(op, version, attrs, inputs, node_id, name or f"{op.spec.type}_{node_id}")
 
-    node.inputs = PortList(node.inputs)
+    node.inputs = Ports(node.inputs)
 
     def make_outputs(count: int) -> None:
-        node.outputs = PortList(BuiltOutput(node, i, len(inputs) + i) for i in range(count))
+        node.outputs = Ports(OutputPort(node, i, len(inputs) + i) for i in range(count))
 
     diags = Diagnostics()
     outputs = infer_new_layer(node, _values, _bounds, diags, make_outputs)
@@ -99,30 +71,10 @@ def _shape(shape, function: str, argument: str) -> PartialShape:
     if isinstance(shape, PartialShape):
         return shape
     try:
-        if isinstance(shape, str):
-            return parse_shape_text(shape)
-        return PartialShape(shape)
+        return PartialShape(shape)  # text too: '?,3,224,224', '1..8,3', '...'
     except (TypeError, ValueError) as e:
         raise ArgumentError(f"{function}: argument '{argument}' must be a shape (a list of "
                             f"dims, a PartialShape or text such as '?,3,224,224'): {e}") from None
-
-
-def parse_shape_text(text: str) -> PartialShape:
-    """OpenVINO's text form of a shape: '1,3,224,224', '?,3,-1,224', '1..8,3', '[1,3]', '...'.
-    (ADAPTER: the API branch gives PartialShape this parsing; fold into it at merge.)"""
-    body = text.strip().strip("[]{}").strip()
-    if body in ("...", "?..."):
-        return PartialShape.dynamic()
-    dims = []
-    for part in filter(None, (p.strip() for p in body.split(","))):
-        if part in ("?", "-1"):
-            dims.append(Dimension.dynamic())
-        elif ".." in part:
-            lo, hi = part.split("..")
-            dims.append(Dimension(int(lo or 0), int(hi) if hi.strip() else None))
-        else:
-            dims.append(Dimension.static(int(part)))
-    return PartialShape(dims)
 
 
 def element_type(value, function: str, argument: str) -> ElementType:

@@ -21,9 +21,9 @@ from __future__ import annotations
 from irexec.diagnostics.diagnostic import Diagnostics
 from irexec.errors import IRError
 from irexec.infer import infer_new_layer
-from irexec.ir.model import Body, InputPort, Model, Node, OutputPort, PortMapping
+from irexec.ir.model import Body, InputPort, Model, Node, OutputPort, PortMapping, Ports
 from irexec.opsets import graph
-from irexec.opsets.graph import ArgumentError, BuiltOutput, PortList, as_outputs
+from irexec.opsets.graph import ArgumentError, as_outputs
 
 
 def _role(node, role: str) -> bool:
@@ -89,7 +89,7 @@ class _Subgraph(Node):
         return as_outputs(value, f"{self.TYPE}.{what}", "value")[0]
 
     def _add_output(self, results: dict, slicing) -> OutputPort:
-        port = BuiltOutput(self, len(self._outs), 0)
+        port = OutputPort(self, len(self._outs), 0)
         self._outs.append((port, results, slicing))
         self._rebuild()
         try:
@@ -107,10 +107,10 @@ class _Subgraph(Node):
             if port.source is not None and port in port.source.consumers:
                 port.source.consumers.remove(port)
         sources = [*self._fixed, *(entry[0] for entry in self._ins)]
-        self.inputs = PortList(InputPort(self, i, i, source=s) for i, s in enumerate(sources))
+        self.inputs = Ports(InputPort(self, i, i, source=s) for i, s in enumerate(sources))
         for port in self.inputs:
             port.source.consumers.append(port)
-        outputs = PortList()
+        outputs = Ports()
         for j, (port, _, _) in enumerate(self._outs):
             port.index, port.port_id = j, len(sources) + j
             outputs.append(port)

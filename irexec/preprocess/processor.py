@@ -22,10 +22,10 @@ from irexec import opset1 as ops1
 from irexec import opset13 as ops
 from irexec.errors import IRError
 from irexec.ir.element_type import ElementType
-from irexec.ir.model import Model, Node, OutputPort, RtInfo
+from irexec.ir.layout import Layout, axis_of, get_layout, permutation, permuted, set_layout
+from irexec.ir.model import Model, Node, OutputPort
 from irexec.ir.shape import Dimension, PartialShape
 from irexec.opsets import graph
-from irexec.preprocess.layout import Layout, permutation, permuted
 
 
 class PreprocessError(RuntimeError):
@@ -104,7 +104,7 @@ def _rank(port: OutputPort) -> int:
 
 
 def _axis(layout: Layout, name: str, port: OutputPort, what: str) -> int:
-    index = layout.index(name, _rank(port)) if not layout.empty else None
+    index = axis_of(layout, name, _rank(port)) if not layout.empty else None
     if index is None:
         raise PreprocessError(f"{what} needs a layout with the '{name}' axis (set one with "
                               f"tensor().set_layout, e.g. 'NCHW'); the layout is "
@@ -120,19 +120,11 @@ def _layout_port(node: Node):
 
 def _layout_of(node: Node) -> Layout:
     """The layout a Parameter or Result has (empty if none)."""
-    for entry in _layout_port(node).rt_info:
-        if entry.tag == "attribute" and entry.attrs.get("name") == "layout":
-            return Layout(entry.attrs.get("layout", entry.attrs.get("value", "")))
-    return Layout()
+    return get_layout(_layout_port(node))
 
 
 def _set_layout(node: Node, layout: Layout) -> None:
-    port = _layout_port(node)
-    port.rt_info = [e for e in port.rt_info if not (e.tag == "attribute"
-                                                     and e.attrs.get("name") == "layout")]
-    if not layout.empty:
-        port.rt_info.append(RtInfo("attribute", {"name": "layout", "version": "0",
-                                                 "layout": layout.to_string()}))
+    set_layout(_layout_port(node), layout)
 
 
 class _Context:
@@ -146,8 +138,8 @@ class _Context:
 
     def model_dim(self, name: str) -> int:
         shape, layout = self.model_shape, self.target_layout
-        index = layout.index(name, len(shape)) if shape is not None and shape.rank_is_static \
-            and not layout.empty else None
+        index = axis_of(layout, name, len(shape)) if shape is not None \
+            and shape.rank_is_static and not layout.empty else None
         if index is None or not shape.dims[index].is_static:
             raise PreprocessError(f"resize needs the model's {name} size: give the model's "
                                   f"layout (model().set_layout) and a static {name}, or the "

@@ -200,36 +200,24 @@ def gray_model(api):
     return api.Model([api.ops.relu(x)], [x], "m")
 
 
-def rgb_u8_to_gray(api, ppp):
-    ppp.input().tensor().set_element_type(api.type("u8")).set_color_format(api.ColorFormat.RGB)
-    ppp.input().model().set_layout(api.layout("NCHW"))
-    ppp.input().preprocess().convert_color(api.ColorFormat.GRAY)
+def color_case(source: str, target: str, u8: bool):
+    """A case converting an NCHW model's input from the colour format ``source`` (an element
+    type u8 tensor if ``u8``, else f32) to ``target``."""
+    def case(api, ppp):
+        tensor = ppp.input().tensor()
+        if u8:
+            tensor.set_element_type(api.type("u8"))
+        tensor.set_color_format(getattr(api.ColorFormat, source))
+        ppp.input().model().set_layout(api.layout("NCHW"))
+        ppp.input().preprocess().convert_color(getattr(api.ColorFormat, target))
+    return case
 
 
-def bgr_f32_to_gray(api, ppp):
-    ppp.input().tensor().set_color_format(api.ColorFormat.BGR)
-    ppp.input().model().set_layout(api.layout("NCHW"))
-    ppp.input().preprocess().convert_color(api.ColorFormat.GRAY)
-
-
-def nv12_to_gray(api, ppp):
-    ppp.input().tensor().set_element_type(api.type("u8")) \
-        .set_color_format(api.ColorFormat.NV12_SINGLE_PLANE)
-    ppp.input().model().set_layout(api.layout("NCHW"))
-    ppp.input().preprocess().convert_color(api.ColorFormat.GRAY)
-
-
-def i420_planes_to_gray(api, ppp):
-    ppp.input().tensor().set_element_type(api.type("u8")) \
-        .set_color_format(api.ColorFormat.I420_THREE_PLANES)
-    ppp.input().model().set_layout(api.layout("NCHW"))
-    ppp.input().preprocess().convert_color(api.ColorFormat.GRAY)
-
-
-def bgrx_to_rgb(api, ppp):
-    ppp.input().tensor().set_color_format(api.ColorFormat.BGRX)
-    ppp.input().model().set_layout(api.layout("NCHW"))
-    ppp.input().preprocess().convert_color(api.ColorFormat.RGB)
+rgb_u8_to_gray = color_case("RGB", "GRAY", u8=True)
+bgr_f32_to_gray = color_case("BGR", "GRAY", u8=False)
+nv12_to_gray = color_case("NV12_SINGLE_PLANE", "GRAY", u8=True)
+i420_planes_to_gray = color_case("I420_THREE_PLANES", "GRAY", u8=True)
+bgrx_to_rgb = color_case("BGRX", "RGB", u8=False)
 
 
 def pad_constant(api, ppp):
@@ -536,3 +524,36 @@ def test_a_model_read_from_a_file_takes_the_steps(tmp_path):
     np.testing.assert_allclose(got, plain.transpose(0, 2, 3, 1), rtol=1e-6, atol=1e-6)
     save_exact(model, tmp_path / "ppp.xml")
     assert irexec.read_model(tmp_path / "ppp.xml").diagnostics == []
+
+
+@pytest.mark.parametrize("source, target, rank, expected", [
+    ("NCHW", "NHWC", 4, [0, 2, 3, 1]),
+    ("N...C", "NC...", 4, [0, 3, 1, 2]),   # the unnamed axes keep their order
+    ("...C", "C...", 3, [2, 0, 1]),
+    ("[N,C,?,?]", "[N,?,?,C]", 4, [0, 2, 3, 1]),
+    ("NCHW", "[n,c,h,w]", 4, None),        # the same layout: no transpose
+])
+def test_the_transpose_between_two_layouts(source, target, rank, expected):
+    from irexec.ir.layout import Layout, axis_names, axis_of, permutation, permuted
+
+    order = permutation(Layout(source), Layout(target), rank)
+    assert order == expected
+    # a tensor whose every axis has its own size shows the order took each axis where asked
+    dims = np.arange(2, 2 + rank)
+    moved = np.empty(tuple(dims)).transpose(order or range(rank)).shape
+    for name in "NCHW":
+        if Layout(source).has_name(name):
+            assert moved[axis_of(Layout(target), name, rank)] == \
+                dims[axis_of(Layout(source), name, rank)]
+    # the transposed tensor's layout names its axes as the target does
+    after = permuted(Layout(source), order or list(range(rank)), rank)
+    assert axis_names(after, rank) == axis_names(Layout(target), rank)
+
+
+def test_layouts_of_other_axes_do_not_convert():
+    from irexec.ir.layout import Layout, permutation
+
+    with pytest.raises(ValueError, match="different axes"):
+        permutation(Layout("NCHW"), Layout("NCDW"), 4)
+    with pytest.raises(ValueError, match="rank 3"):
+        permutation(Layout("NCHW"), Layout("NHWC"), 3)

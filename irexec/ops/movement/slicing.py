@@ -44,13 +44,25 @@ def sliced_dim(dim: Dimension, start: int, stop: int, step: int) -> Dimension:
     or at the interval's ends."""
     if dim.is_static:
         return Dimension.static(first_and_count(dim.min, start, stop, step)[1])
+    return dim_of_counts(dim, [first_and_count(n, start, stop, step)[1]
+                               for n in turning_sizes(dim, start, stop)])
+
+
+def turning_sizes(dim: Dimension, start: int, stop: int) -> set[int]:
+    """The sizes in ``dim`` where a slice's length may stop moving one way: the interval's ends
+    and the sizes next to where ``start`` or ``stop`` begins or ends clamping."""
     hi = UNBOUNDED if dim.max is None else dim.max
     sizes = {dim.min, hi}
     for v in (start, stop):
         for n in (abs(v) - 1, abs(v), abs(v) + 1):
             if dim.min <= n <= hi:
                 sizes.add(n)
-    counts = [first_and_count(n, start, stop, step)[1] for n in sizes]
+    return sizes
+
+
+def dim_of_counts(dim: Dimension, counts: list[int]) -> Dimension:
+    """The sliced dim of the lengths at ``turning_sizes``: unbounded above when ``dim`` is and
+    the length grows with it."""
     top = max(counts)
     return Dimension(min(counts), None if dim.max is None and top >= UNBOUNDED // 4 else top)
 

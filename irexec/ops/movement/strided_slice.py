@@ -19,7 +19,8 @@ from dataclasses import dataclass
 from irexec.errors import OpError
 from irexec.ir.shape import Dimension, PartialShape
 from irexec.ops.domains import SmallInts
-from irexec.ops.movement.slicing import UNBOUNDED, as_slice, check_lengths, check_steps, first_and_count, sliced_dim
+from irexec.ops.movement.slicing import (as_slice, check_lengths, check_steps, dim_of_counts,
+                                         first_and_count, sliced_dim, turning_sizes)
 from irexec.ops.openvino_cpu import refuses
 from irexec.ops.spec import register
 from irexec.ops.spec import (ANY, INTEGER, VECTOR, Attr, Input, Op, OpSpec, Output, TensorType,
@@ -198,16 +199,9 @@ def strided_dim(dim: Dimension, begin: int, end: int, stride: int, begin_masked:
     moves with the dim's size, so each size is sized with its own bounds)."""
     if not (begin_masked or end_masked):
         return sliced_dim(dim, begin, end, stride)
-    hi = UNBOUNDED if dim.max is None else dim.max
-    sizes = {dim.min, hi}
-    for v in (begin, end):
-        for n in (abs(v) - 1, abs(v), abs(v) + 1):
-            if dim.min <= n <= hi:
-                sizes.add(n)
     counts = []
-    for n in sizes:
+    for n in turning_sizes(dim, begin, end):
         first, last = bounds(n, begin, end, stride, begin_masked, end_masked)
         counts.append(first_and_count(n, first, last, stride)[1])
-    top = max(counts)
-    return Dimension(min(counts), None if dim.max is None and top >= UNBOUNDED // 4 else top)
+    return dim_of_counts(dim, counts)
 

@@ -1,7 +1,8 @@
 """ConvertLike-1: convert a tensor to the element type of another (Convert's rules)."""
 
 from irexec.ir import element_type as et_table
-from irexec.kernels.convert import convert, unsupported_reason
+from irexec.kernels.convert import convert
+from irexec.ops.rules import check_convertible
 from irexec.ops.spec import register
 from irexec.ops.spec import CONVERTIBLE, Input, Op, OpSpec, Output, TensorType
 
@@ -23,13 +24,8 @@ class ConvertLike(Op):
 
     @staticmethod
     def infer(ctx):
-        source = ctx.input_type(0).element_type
         target = ctx.input_type(1).element_type
-        if not source.is_dynamic and not target.is_dynamic:
-            reason = unsupported_reason(source, target)
-            if reason:
-                ctx.error("IR302", f"like is {target}, but {source} cannot be converted to "
-                                   f"{target}: {reason}")
+        check_convertible(ctx, "like", ctx.input_type(0).element_type, target)
         return [TensorType(target, ctx.input_type(0).shape)]
 
     @staticmethod
