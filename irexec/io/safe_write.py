@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import secrets
 import signal
 import stat
 import threading
@@ -139,7 +138,7 @@ def check_target(path, protected: Protected = ()) -> None:
 
 def _temporary_name(folder: str, target: str) -> str:
     base = os.path.basename(target)[:60]
-    return os.path.join(folder, f"{PREFIX}{secrets.token_hex(4)}-{base}.tmp")
+    return os.path.join(folder, f"{PREFIX}{os.urandom(4).hex()}-{base}.tmp")
 
 
 def _create_temporary(folder: str, target: str) -> tuple[int, str]:
