@@ -85,6 +85,8 @@ class Transpose(Op):
     def kernel(data, input_order):
         order = ints(input_order) or tuple(range(data.ndim - 1, -1, -1))
         src = data.transpose(order)
+        if data.nbytes < buffers.MIN_BYTES:  # small: numpy's copy, no pool to draw from
+            return src.copy()
         out = buffers.empty(src.shape, data.dtype)
         copy_into(out, src)
         return out

@@ -28,22 +28,24 @@ def mvn(x, axes, normalize_variance, eps, inside_sqrt=True):
     computed in the compute type and rounded once."""
     ct = compute_dtype(x.dtype)
     xc = x.astype(ct, copy=False)
-    if not axes:
-        centred = xc - xc
-    else:
-        count = 1
-        for a in axes:
-            count *= x.shape[a]
-        centred = xc - _mean(xc, axes, count) if count else \
-            xc - xc.mean(axis=axes, keepdims=True, dtype=ct)
+    count = 1
+    for a in axes:
+        count *= x.shape[a]
+    if not axes or not count:  # no axes (a rank-0 input too), or empty slices: np.mean's way
+        centred = xc - xc.mean(axis=axes, keepdims=True, dtype=ct) if axes else xc - xc
+        if normalize_variance:
+            variance = np.mean(centred * centred, axis=axes, keepdims=True, dtype=ct) \
+                if axes else np.zeros_like(centred)
+            e = ct.type(eps)
+            centred = centred / (np.sqrt(variance + e) if inside_sqrt
+                                 else np.sqrt(variance) + e)
+        return finish(centred, x.dtype)
+    centred = xc - _mean(xc, axes, count)
     if normalize_variance:
-        if axes and count:
-            variance = _mean(np.multiply(centred, centred), axes, count)
-        else:
-            variance = np.mean(centred * centred, axis=axes, keepdims=True, dtype=ct) if axes \
-                else np.zeros_like(centred)
+        variance = _mean(np.multiply(centred, centred), axes, count)
         e = ct.type(eps)
-        variance += e if inside_sqrt else 0
+        if inside_sqrt:
+            variance += e
         denominator = np.sqrt(variance, out=variance)
         if not inside_sqrt:
             denominator += e
