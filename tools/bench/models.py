@@ -1,6 +1,7 @@
 """Whole-model benchmark: ResNet-18 and MobileNet-V2 at 1x3x224x224 (issue 18's targets).
 
-    python -m tools.bench models [--runs N] [--cache DIR] [--no-onnx]
+    python tools/bench_models.py [--runs N] [--cache DIR] [--no-onnx]
+    python tools/bench_models.py --zoo DIR [--only NAME ...]   # issue "Whole-model speed"
 
 The two networks are written here in plain torch.nn with the standard torchvision layouts
 (ResNet-18: 64-128-256-512 basic blocks; MobileNet-V2: the 17 inverted residuals of width 1.0),
@@ -14,6 +15,12 @@ folder, and exported to ONNX for ONNX's reference evaluator. For each model, in 
   model is read, compiled and called twice, against the weights plus the two largest
   activations (and, to show where it grows, the same growth once read and once compiled);
 - where irexec's time goes, per op type (``irexec bench --per-op`` on the same file).
+
+``--zoo DIR`` measures the models tools/model_zoo.py built in DIR instead (their saved example
+inputs), as the whole-model speed issue asks: irexec and OpenVINO's CPU plugin (2 threads, the
+f32 hint, dynamic quantization off) called in turn, the median of 5 calls after a warm-up; and
+the first result from a fresh process (Python started, the library imported, the model read and
+compiled, one call), the median of 3 fresh processes per side, also in turn.
 
 Needs torch, OpenVINO and onnx (the ``zoo``, ``oracle`` and ``onnx`` extras).
 """
@@ -161,12 +168,86 @@ def sizes(xml: Path) -> tuple[int, int]:
     return weights, sum(acts[:2])
 
 
+FIRST_IREXEC = """
+import sys, numpy as np, irexec
+inputs = dict(np.load(sys.argv[2]))
+compiled = irexec.compile_model(irexec.read_model(sys.argv[1]))
+compiled(inputs)
+"""
+
+FIRST_OPENVINO = """
+import sys, numpy as np, openvino as ov
+inputs = dict(np.load(sys.argv[2]))
+core = ov.Core()
+compiled = core.compile_model(core.read_model(sys.argv[1]), "CPU",
+                              {"INFERENCE_PRECISION_HINT": "f32", "INFERENCE_NUM_THREADS": 2,
+                               "DYNAMIC_QUANTIZATION_GROUP_SIZE": "0"})
+compiled.create_infer_request().infer(inputs)
+"""
+
+
+def first_result(script: str, xml: Path, npz: Path) -> float:
+    """Seconds from starting a fresh Python to its first result (the process's whole life)."""
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    start = time.perf_counter()
+    subprocess.run([sys.executable, "-c", script, str(xml), str(npz)], check=True, env=env,
+                   capture_output=True)
+    return time.perf_counter() - start
+
+
+def zoo(cache: Path, only: list[str], runs: int = 5, fresh: int = 3) -> list[dict]:
+    """The zoo's models (tools/model_zoo.py, built in ``cache``): steady call and first result,
+    irexec against OpenVINO (see the module's docstring)."""
+    import statistics
+
+    import openvino as ov
+    rows = []
+    for xml in sorted(cache.glob("*.xml")):
+        name, npz = xml.stem, xml.with_suffix(".inputs.npz")
+        if only and name not in only or not npz.exists():
+            continue
+        inputs = dict(np.load(npz))
+        compiled = irexec.compile_model(irexec.read_model(xml))
+        core = ov.Core()
+        request = core.compile_model(core.read_model(str(xml)), "CPU", {
+            "INFERENCE_PRECISION_HINT": "f32", "INFERENCE_NUM_THREADS": 2,
+            "DYNAMIC_QUANTIZATION_GROUP_SIZE": "0"}).create_infer_request()
+        t_ours, t_ov = alternate([lambda: compiled(inputs),
+                                  lambda: request.infer(inputs, share_inputs=True,
+                                                        share_outputs=True)], runs, median=True)
+        firsts = [[], []]
+        for _ in range(fresh):
+            firsts[0].append(first_result(FIRST_IREXEC, xml, npz))
+            firsts[1].append(first_result(FIRST_OPENVINO, xml, npz))
+        f_ours, f_ov = (statistics.median(f) for f in firsts)
+        row = {"model": name, "irexec_ms": t_ours * 1e3, "openvino_ms": t_ov * 1e3,
+               "ratio": t_ours / t_ov, "first_irexec_s": f_ours, "first_openvino_s": f_ov,
+               "first_ratio": f_ours / f_ov, "load": os.getloadavg()[0]}
+        rows.append(row)
+        print(json.dumps(row), flush=True)
+    print("| model | irexec ms | OpenVINO ms | ratio | first result irexec s | OpenVINO s | "
+          "ratio | load |")
+    print("| --- | --- | --- | --- | --- | --- | --- | --- |")
+    for r in rows:
+        print(f"| {r['model']} | {r['irexec_ms']:.3g} | {r['openvino_ms']:.3g} | "
+              f"{r['ratio']:.2f}x | {r['first_irexec_s']:.2f} | {r['first_openvino_s']:.2f} | "
+              f"{r['first_ratio']:.2f} | {r['load']:.1f} |")
+    return rows
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=7)
+    parser.add_argument("--zoo", metavar="DIR", help="measure tools/model_zoo.py's models "
+                        "built in DIR instead (steady call and first result)")
+    parser.add_argument("--only", action="append", default=[], metavar="NAME",
+                        help="with --zoo: only this model (repeatable)")
     parser.add_argument("--cache", default=str(ROOT / ".bench-models"))
     parser.add_argument("--no-onnx", action="store_true", help="skip ONNX's reference evaluator")
     args = parser.parse_args(argv)
+    if args.zoo:
+        zoo(Path(args.zoo), args.only)
+        return 0
     cache = Path(args.cache)
     cache.mkdir(parents=True, exist_ok=True)
     rows = []
