@@ -39,7 +39,7 @@ def mvn(x, axes, normalize_variance, eps, inside_sqrt=True):
             e = ct.type(eps)
             centred = centred / (np.sqrt(variance + e) if inside_sqrt
                                  else np.sqrt(variance) + e)
-        return finish(centred, x.dtype)
+        return narrow(centred, x.dtype)
     centred = xc - _mean(xc, axes, count)
     if normalize_variance:
         variance = _mean(np.multiply(centred, centred), axes, count)
@@ -50,7 +50,7 @@ def mvn(x, axes, normalize_variance, eps, inside_sqrt=True):
         if not inside_sqrt:
             denominator += e
         np.true_divide(centred, denominator, out=centred)
-    return finish(centred, x.dtype)
+    return narrow(centred, x.dtype)
 
 
 @register
