@@ -5,7 +5,7 @@ import warnings
 
 import numpy as np
 
-from irexec.kernels.numeric import compute_dtype, finish
+from irexec.kernels.numeric import compute_dtype, narrow
 from irexec.ops.normalization import mvn as mvn_op
 
 
@@ -18,7 +18,7 @@ def _with_np_mean(x, axes, normalize_variance, eps, inside_sqrt):
             else np.zeros_like(centred)
         e = ct.type(eps)
         centred = centred / (np.sqrt(variance + e) if inside_sqrt else np.sqrt(variance) + e)
-    return finish(centred, x.dtype)
+    return narrow(centred, x.dtype)
 
 
 def test_mvn_equals_the_np_mean_form_bit_for_bit():
