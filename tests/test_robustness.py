@@ -306,13 +306,13 @@ def test_interrupt_while_writing_leaves_no_partial_file(workdir):
 import os, signal, sys
 sys.path.insert(0, {str(ROOT)!r})
 import irexec.cli.run as run
-real = run._write_npz
+real = run.write_npz
 def half(f, arrays):
     f.write(b"PK" + bytes(1000))
     f.flush()
     os.kill(os.getpid(), signal.SIGINT)
     real(f, arrays)
-run._write_npz = half
+run.write_npz = half
 from irexec.cli.main import main
 sys.exit(main(sys.argv[1:]))
 """
