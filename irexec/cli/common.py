@@ -124,8 +124,8 @@ def say_filled_dims(model, inputs: dict, given: dict) -> None:
     """One line on stderr per generated input whose dynamic dims irexec filled."""
     for name, declared, shape in filled_dims(model, inputs, given):
         dims = ",".join(map(str, shape))
-        print(printable.line(f"input '{name}' {declared}: dynamic dims filled as [{dims}]; "
-                             f"give --shape {name}[...] to choose"), file=sys.stderr)
+        print(printable.line(f"note: input '{name}' {declared}: dynamic dims filled as "
+                             f"[{dims}]; give --shape {name}[...] to choose"), file=sys.stderr)
 
 
 def add_memory_budget_argument(p) -> None:

@@ -47,9 +47,9 @@ def test_the_filled_dims_are_said(bert_like, command):
     code, out, err = irexec_cli(command, bert_like, *extra)
     assert code == 0, err
     assert err.splitlines() == [
-        "input 'input_ids' [?,?]: dynamic dims filled as [3,3]; give --shape input_ids[...] "
-        "to choose",
-        "input 'attention_mask' [?,?]: dynamic dims filled as [3,3]; give --shape "
+        "note: input 'input_ids' [?,?]: dynamic dims filled as [3,3]; give --shape "
+        "input_ids[...] to choose",
+        "note: input 'attention_mask' [?,?]: dynamic dims filled as [3,3]; give --shape "
         "attention_mask[...] to choose"]
     if command == "run":
         assert output_shape(out) == "[3,3]"

@@ -560,7 +560,7 @@ def _cli_problem(command: str, status: int, out: str, err: str) -> str | None:
         for line in lines[:-1] if not lines[-1] else lines:
             if _UNSAFE.search(line):
                 return f"irexec {command} printed a control character on {stream}: {line!r}"
-            if stream == "stderr" and not line.startswith(("error: ", "warning: ")):
+            if stream == "stderr" and not line.startswith(("error: ", "warning: ", "note: ")):
                 return f"irexec {command} printed a line of its own on stderr: {line!r}"
             if stream == "stdout" and command == "validate" and not _VALIDATE_LINE.match(line):
                 return f"irexec validate printed a line of no diagnostic: {line!r}"
