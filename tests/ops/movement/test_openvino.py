@@ -91,6 +91,13 @@ class Model:
         assert len(ours) == len(compiled.outputs)
         for i, a in enumerate(ours):
             b = from_openvino_tensor(ov, request.get_output_tensor(i))
+            if a.dtype.name == "bfloat16" and b.dtype == a.dtype:
+                # On CPUs with AVX512_BF16 the plugin's scatters may rewrite a bf16 NaN's
+                # payload (seen on 2026.4.1); a NaN stays a NaN, every other value keeps its
+                # bits. irexec's own bit-for-bit moves are held in tests/ops/movement/.
+                nan = np.isnan(a.astype(np.float32))
+                assert np.array_equal(nan, np.isnan(b.astype(np.float32)))
+                a, b = a[~nan], b[~nan]
             assert_same_bits(a, b)
         return ours
 

@@ -99,9 +99,17 @@ def test_agrees_with_openvino(type_name, tmp_path):
     ours = irexec.compile_model(irexec.read_model(xml))({"x": x})
     theirs = run_openvino(ov, xml, {"x": x}, list(ours))
     et = et_table.from_name(type_name)
+    references = _references(x)
     for name in ours:
         tol = numerics.tolerance(op_family("FakeQuantize"), et)
         bad = tol.outside(ours[name], theirs[name])
+        if type_name == "bf16" and name.startswith("fc"):
+            # On CPUs with AVX512_BF16 the plugin scales and shifts bf16 in bf16, so a value
+            # next to an f8 rounding boundary may land one f8 step away (docs/compatibility.md);
+            # where the two differ, irexec's value is the float64 reference's.
+            ref = references[name].astype(x.dtype)
+            assert np.array_equal(ours[name][bad], ref[bad]), (name, x[bad], theirs[name][bad])
+            continue
         assert not bad.any(), (name, x[bad], ours[name][bad], theirs[name][bad])
 
 
