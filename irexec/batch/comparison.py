@@ -341,10 +341,9 @@ def comparison_for(with_: str, against, tolerances=None) -> Comparison:
     if against is not None:
         from irexec.batch.runner import compiled_and_source
 
-        if isinstance(against, (str, os.PathLike)):
-            source = ModelSource.of_file(against, with_bytes=True)
-        else:
-            source = compiled_and_source(against)[1]
+        # read and compiled here first: a missing or broken file is one clear error now,
+        # not in every worker
+        source = compiled_and_source(against)[1]
         return Comparison("against", source,
                           tolerances or single.Tolerances(against_openvino=False))
     if with_ != "openvino":

@@ -133,3 +133,15 @@ def test_against_on_one_input_and_default_jobs(models, tmp_path):
                    write_samples(tmp_path / "in", 2))
     assert same.returncode == 0, same.stderr
     assert same.stdout.splitlines()[-1] == "2 of 2 samples agree"
+
+
+@pytest.mark.parametrize("dataset", [False, True])
+def test_a_missing_against_model_is_one_error_line(tmp_path, dataset):
+    """--against a file that is not there: exit 1 and one line naming it (it was an internal
+    error from hashing the absent file)."""
+    model = conv_model(tmp_path)
+    extra = ["--input-dir", write_samples(tmp_path / "in", 2)] if dataset else []
+    proc = run_cli("compare", model, "--against", tmp_path / "absent.xml", *extra)
+    assert proc.returncode == 1, proc.stderr
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and "absent.xml" in lines[0] and lines[0].startswith("error: ")
