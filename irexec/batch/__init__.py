@@ -22,7 +22,6 @@ from irexec.batch.datasets import ImageOptions, Sample
 from irexec.batch.runner import Place, compiled_and_source, in_order, samples_of
 from irexec.batch.work import Job
 from irexec.errors import IRError
-from irexec.runtime.results import Results
 
 
 def run(model, samples, client=None, jobs: int | None = None, *, seed: int = 0,
@@ -39,8 +38,7 @@ def run(model, samples, client=None, jobs: int | None = None, *, seed: int = 0,
     for _, outcome in in_order(place.outcomes(job, listed, compiled)):
         if not outcome.ok:
             raise IRError(outcome.errors)
-        yield Results([outcome.outputs[name] for name in compiled.output_names()],
-                      compiled._outputs_index)
+        yield compiled.results_of(outcome.outputs)
 
 
 def compare(model, samples, client=None, jobs: int | None = None, **options):

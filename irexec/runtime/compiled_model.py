@@ -209,6 +209,11 @@ class CompiledModel:
     def output_names(self) -> list[str]:
         return [o.name for o in self.plan.outputs]
 
+    def results_of(self, by_name: dict[str, np.ndarray]) -> Results:
+        """This model's results object for outputs computed elsewhere (a worker process),
+        given by output name (``Results.by_name()``'s form)."""
+        return Results([by_name[name] for name in self.output_names()], self._outputs_index)
+
     def check_input(self, name: str, value) -> np.ndarray:
         """``value`` as an array for the input ``name`` (a layer or tensor name); IRError
         (IR601, IR603, IR604) if there is no such input or its element type or shape is wrong."""
