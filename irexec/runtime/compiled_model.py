@@ -293,8 +293,11 @@ class CompiledModel:
                                        slot.location)
                 given[slot.slot] = _as_array(value, slot, plain[slot.slot], convert)
         else:
-            if len(slots) == 1 and kind is list and _is_simple_list(inputs):
-                inputs = [inputs]  # a list of numbers: the one input's value
+            if (len(slots) == 1 and kind is list and _is_simple_list(inputs)
+                    and not (len(inputs) == 1 and not isinstance(inputs[0], list))):
+                # a list of numbers: the one input's value; one number alone in a list is
+                # the list of inputs (OpenVINO's reading: [np.float32(1.5)] for a scalar)
+                inputs = [inputs]
             if len(inputs) > len(slots) or (fill is None and len(inputs) != len(slots)):
                 raise IRError.make("IR602", f"the model takes {len(slots)} inputs (in order: "
                                             f"{', '.join(s.name for s in slots)}) but "

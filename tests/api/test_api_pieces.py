@@ -275,3 +275,17 @@ def test_reset_state_starts_again_from_readvalues_init_subgraph(tmp_path):
     theirs, theirs_after = script(ov)
     assert [r.tolist() for r in theirs] == [r.tolist() for r in runs]
     assert theirs_after.tolist() == after_reset.tolist()
+
+
+def test_a_list_of_values_for_a_one_input_model_reads_as_openvinos():
+    # One number alone in a list is the list of inputs (a scalar for a rank-0 input); a longer
+    # list of numbers is the one input's value.
+    from irexec import opset13 as ops
+    for shape, given, expected in [([], [np.float32(1.5)], np.float32(1.5)),
+                                   ([3], [1.0, -2.0, 3.0], np.float32([1.0, 0.0, 3.0])),
+                                   ([1], [2.5], np.float32([2.5]))]:
+        x = ops.parameter(shape, np.float32, name="x")
+        compiled = irexec.compile_model(irexec.Model([ops.relu(x)], [x]))
+        out = compiled(given)[0]
+        assert out.shape == tuple(shape)
+        np.testing.assert_array_equal(out, expected)

@@ -95,7 +95,7 @@ def _diverging(results) -> list[str]:
 
 def _producers(model) -> list[tuple]:
     """(node, port) feeding each Result, in the model's output order."""
-    return [(p.node, p.index) for p in model.outputs]
+    return [(p.source.node, p.source.index) for p in model.outputs]
 
 
 @pytest.mark.parametrize("name", NAMES)
