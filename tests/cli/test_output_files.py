@@ -155,6 +155,9 @@ def test_trace_file_names_are_safe_on_every_file_system(name, stem):
 SCRIPT = """
 import os, signal, sys
 sys.path.insert(0, {root!r})
+# A shell without job control starts background commands with SIGINT ignored, which Python
+# then keeps: give the command the handler an interactive Ctrl-C meets.
+signal.signal(signal.SIGINT, signal.default_int_handler)
 real = os.{patched}
 def patched(path, *args, **kwargs):
     result = real(path, *args, **kwargs)
