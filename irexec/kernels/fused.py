@@ -1,0 +1,115 @@
+"""Fused kernels: several layers' kernels run as one step of the plan (irexec/runtime/fusion.py
+finds the patterns; this module knows no op).
+
+NOTE for developers: a fused step computes what its layers compute, bit for bit. It does not
+re-derive a LayerNorm or an attention: it calls each layer's own kernel (attributes bound), in
+the layers' order, on the same inputs, so every rounding is the one the unfused plan makes.
+What fusion saves is everything around the kernels: a turn of the run loop per layer (its
+slots, checks, frees and profile), the kernels' dispatch on the element type where the layer's
+kernel is one numpy ufunc for its type (the spec's ``ufunc``: the ufunc is then called
+directly, as runtime/loop_code.py does), and a fresh array per layer: a value made inside the
+step and read by no later layer of it is written over by the next one (the ufunc's ``out=``,
+or the op's in-place variant), as the run loop does only for arrays of 64 KiB or more that it
+can prove private. The memory written over is the step's own (made by a layer of the step, in a
+kind of layer known to return new memory), never an input of the step.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from irexec import budget
+
+
+@dataclass(frozen=True)
+class Layer:
+    """One layer inside a fused step.
+
+    ``refs``: where its inputs come from, as indexes into the step's values (the step's inputs
+    first, then each layer's output in order); ``kernel``: its kernel, attributes bound;
+    ``over``: its in-place variant (writes over its first input), or None; ``ufunc``: the numpy
+    ufunc its kernel is for the types it sees (None: call the kernel); ``overwritable``: the
+    refs (by position in ``refs``) whose value this layer may write over (made inside the step,
+    read by no later layer, of the output's type); ``dead``: the values nobody reads after this
+    layer (dropped at once, so memory is given back as the run loop would); ``check``: the
+    layer's per-call check (the spec's rules on the arrays), or None.
+    """
+
+    kernel: Callable
+    refs: tuple[int, ...]
+    over: Callable | None = None
+    ufunc: Callable | None = None
+    overwritable: tuple[int, ...] = ()
+    dead: tuple[int, ...] = ()
+    check: Callable | None = None
+
+
+class FusedKernel:
+    """The kernel of a fused step: ``kernel(*inputs)`` runs ``layers`` in order and returns the
+    last one's output. ``name`` says what the pattern is (``LayerNorm``, ``MatMul+Add+Gelu``
+    ...): ``irexec bench --per-op`` and ``print(plan)`` show it."""
+
+    __slots__ = ("name", "layers", "count", "sized", "_plan")
+
+    def __init__(self, name: str, layers: tuple[Layer, ...], count: int, sized: bool = False):
+        self.name, self.layers, self.count = name, layers, count
+        # Some layer's output size comes from the call's values and its check may be skipped
+        # (a call like one before): a value past the memory budget is then reported by the
+        # layers' checks, as the run loop reports an unfused layer's (runtime/plan.py).
+        self.sized = sized
+        self._plan = tuple((layer.kernel, layer.refs, layer.over, layer.ufunc,
+                            layer.overwritable, layer.dead) for layer in layers)
+
+    def __call__(self, *inputs):
+        values = list(inputs)
+        values.extend([None] * len(self._plan))
+        at = self.count
+        limit = budget.current() if self.sized else None
+        for kernel, refs, over, ufunc, overwritable, dead in self._plan:
+            args = [values[r] for r in refs]
+            result = None
+            if ufunc is not None:
+                out = _writable(args, overwritable)
+                if out is not None:
+                    try:
+                        result = ufunc(*args, out=out)
+                    except ValueError:  # the output is larger than the operand: a new array
+                        result = None
+                if result is None:
+                    result = ufunc(*args)
+            elif over is not None and overwritable and overwritable[0] == 0 \
+                    and args[0].flags.writeable:
+                result = over(*args)
+            else:
+                result = kernel(*args)
+            args = None
+            if limit is not None and getattr(result, "nbytes", 0) > limit:
+                self.check(list(inputs))  # the layer's own error (IR109)
+            values[at] = result
+            at += 1
+            for r in dead:
+                values[r] = None
+        return values[-1]
+
+    def check(self, inputs: list) -> None:
+        """The layers' per-call checks, each on its own inputs (computed by the layers'
+        kernels): a step whose layers' rules the model left open checks them all."""
+        values = list(inputs)
+        for layer in self.layers:
+            args = [values[r] for r in layer.refs]
+            if layer.check is not None:
+                layer.check(args)
+            values.append(layer.kernel(*args))
+
+    def __repr__(self) -> str:
+        return f"<fused {self.name}: {len(self.layers)} layers>"
+
+
+def _writable(args: list, overwritable: tuple[int, ...]):
+    """The first of the arrays the layer may write over that numpy can write into."""
+    for i in overwritable:
+        a = args[i]
+        if a.flags.writeable and a.ndim:
+            return a
+    return None
