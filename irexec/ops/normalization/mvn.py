@@ -5,7 +5,7 @@ import numpy as np
 from irexec.ir.shape_rules import normalize_axes
 from irexec.kernels.numeric import compute_dtype, narrow
 from irexec.ops import windows
-from irexec.ops.domains import AxisIndices, as_int64
+from irexec.ops.domains import AxisIndices, as_int64, sorted_axes
 from irexec.ops.spec import register
 from irexec.ops.spec import SHAPE_INDEX, VECTOR, Attr, Input, Op, OpSpec, Output, TypeVar
 
@@ -127,5 +127,5 @@ class MVN6(Op):
 
     @staticmethod
     def kernel(data, axes, *, normalize_variance, eps, eps_mode):
-        reduce = tuple(sorted({int(a) % data.ndim for a in as_int64(axes)}))
-        return mvn(data, reduce, normalize_variance, eps, eps_mode == "inside_sqrt")
+        return mvn(data, sorted_axes(axes, data.ndim), normalize_variance, eps,
+                   eps_mode == "inside_sqrt")
