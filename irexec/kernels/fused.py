@@ -20,6 +20,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from irexec import budget
+from irexec.kernels import buffers
 
 
 @dataclass(frozen=True)
@@ -66,6 +67,7 @@ class FusedKernel:
         values.extend([None] * len(self._plan))
         at = self.count
         limit = budget.current() if self.sized else None
+        pool = buffers.current()
         for kernel, refs, over, ufunc, overwritable, dead in self._plan:
             args = [values[r] for r in refs]
             result = None
@@ -88,8 +90,12 @@ class FusedKernel:
                 self.check(list(inputs))  # the layer's own error (IR109)
             values[at] = result
             at += 1
-            for r in dead:
+            for r in dead:  # as the run loop frees a slot: large arrays kept for reuse
+                value = values[r]
                 values[r] = None
+                if pool is not None and value is not None and value.nbytes >= _MIN_BYTES:
+                    pool.give(value, 1)
+                value = None
         return values[-1]
 
     def check(self, inputs: list) -> None:
@@ -104,6 +110,9 @@ class FusedKernel:
 
     def __repr__(self) -> str:
         return f"<fused {self.name}: {len(self.layers)} layers>"
+
+
+_MIN_BYTES = buffers.MIN_BYTES
 
 
 def _writable(args: list, overwritable: tuple[int, ...]):
