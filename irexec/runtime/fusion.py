@@ -411,6 +411,18 @@ class Pattern:
     variants: tuple  # each a tuple of (label, types, inputs), tried in order
     activation: bool = False  # a function of one value: an epilogue chain may take it in
 
+    @functools.cached_property
+    def anchors(self) -> frozenset:
+        """The types a match starts from: the first layer's of some variant."""
+        return frozenset().union(*(v[0][1] for v in self.variants))
+
+    @functools.cached_property
+    def needs(self) -> tuple[frozenset, ...]:
+        """Sets of types of which every variant holds one: a model without a layer of each
+        holds no match (checked first: most models hold few of the patterns)."""
+        sets = {types for types in (t for _, t, _ in self.variants[0])}
+        return tuple(t for t in sets if all(any(t == u for _, u, _ in v) for v in self.variants))
+
 
 PATTERNS = (
     Pattern("Attention", tuple(_attention())),
@@ -528,11 +540,21 @@ def find_groups(order, eligible) -> list[Group]:
     alone taken in."""
     finder = _Finder(eligible)
     groups: list[Group] = []
+    by_type: dict[str, list] = {}
+    for node in order:
+        by_type.setdefault(node.type, []).append(node)
+    position = {node.id: i for i, node in enumerate(order)}
     for pattern in PATTERNS:
-        for node in order:
+        if not all(any(t in by_type for t in types) for types in pattern.needs):
+            continue
+        anchors = [n for t in pattern.anchors for n in by_type.get(t, ())]
+        anchors.sort(key=lambda n: position[n.id])
+        for node in anchors:
             if node.id in finder.claimed:
                 continue
             for variant in pattern.variants:
+                if node.type not in variant[0][1]:
+                    continue
                 labelled = finder.match(variant, node)
                 if labelled is None:
                     continue
@@ -660,9 +682,10 @@ def _fused_step(group: Group, members: list, writers: list, nodes: dict):
             if s not in made and s not in inputs:
                 inputs.append(s)
     count = len(inputs)
+    at = {s: i for i, s in enumerate(inputs)}
 
     def ref(slot: int) -> int:
-        return count + made[slot] if slot in made else inputs.index(slot)
+        return count + made[slot] if slot in made else at[slot]
 
     refs = [tuple(ref(s) for s in step.inputs) for step in members]
     last_use: dict[int, int] = {}
