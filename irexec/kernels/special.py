@@ -61,6 +61,8 @@ def erf(x: np.ndarray) -> np.ndarray:
     computed on the whole array, and the two rational approximations of the tail each on the
     elements they serve (numpy calls, not arithmetic, are most of the time on small arrays)."""
     x = np.asarray(x, dtype=np.float64)
+    if x.ndim == 0:  # numpy's arithmetic on 0-d arrays gives scalars
+        return erf(x.reshape(1)).reshape(())
     a = np.abs(x)
     with np.errstate(all="ignore"):
         small = a < 0.84375
