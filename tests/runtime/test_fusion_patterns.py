@@ -436,3 +436,28 @@ def test_a_bad_call_gives_the_layer_own_error_in_a_fused_step():
         errors.append((caught.value.diagnostics[0].code,
                        caught.value.diagnostics[0].location.layer_name))
     assert errors[0] == errors[1] == errors[2] and errors[0][1] == "bias", errors
+
+
+def test_a_checked_result_is_reused_only_for_the_arrays_it_was_computed_from():
+    # the first call of a signature checks each layer (computing the chain) and the kernel
+    # then returns that result: only for the same input arrays, never for others
+    model = _pattern_model("LayerNorm", ("power", "divide", 2, False), "f32", [3, 16],
+                           dynamic=True)
+    plan = irexec.compile_model(model).plan
+    step = plan.steps[0]
+    kernel = step.kernel
+    x_slot = plan.inputs[0].slot
+    rng = np.random.default_rng(4)
+
+    def args(x):
+        return [x if s == x_slot else plan.initial_values[s] for s in step.inputs]
+
+    a, b = (rng.standard_normal((3, 16)).astype(np.float32) for _ in range(2))
+    want_a, want_b = kernel(*args(a)), kernel(*args(b))
+    kernel.check(args(a))
+    assert _same(kernel(*args(b)), want_b)  # other arrays: computed, not the checked result
+    kernel.check(args(a))
+    first = kernel(*args(a))
+    assert _same(first, want_a)
+    second = kernel(*args(a))
+    assert _same(second, want_a) and second is not first  # used once: computed again
