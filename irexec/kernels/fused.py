@@ -16,6 +16,7 @@ kind of layer known to return new memory), never an input of the step.
 
 from __future__ import annotations
 
+import sys
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -88,8 +89,9 @@ class FusedKernel:
                         result = None
                 if result is None:
                     result = ufunc(*args)
+                out = None  # (a reference would hide the value's privacy from the next layer)
             elif over is not None and overwritable and overwritable[0] == 0 \
-                    and args[0].flags.writeable:
+                    and _writable(args, (0,)) is not None:
                 result = over(*args)
             else:
                 result = kernel(*args)
@@ -126,6 +128,7 @@ class FusedKernel:
 
 
 _MIN_BYTES = buffers.MIN_BYTES
+_COUNTS_PROVE = buffers.COUNTS_PROVE
 
 
 class _Checked(threading.local):
@@ -136,9 +139,18 @@ _CHECKED = _Checked()
 
 
 def _writable(args: list, overwritable: tuple[int, ...]):
-    """The first of the arrays the layer may write over that numpy can write into."""
+    """The first of the arrays the layer may write over that nothing but this step refers to:
+    its reference count is the step's own (its slot in the step's values, its places in
+    ``args``, and here), so no kernel kept it and no view of it lives (the layer that made it
+    is of a kind that returns memory of its own: fusion.py's FRESH; this is the proof)."""
+    if not _COUNTS_PROVE:
+        return None
     for i in overwritable:
         a = args[i]
-        if a.flags.writeable and a.ndim:
+        held = 3  # the step's values, this variable, getrefcount's argument
+        for other in args:
+            held += other is a
+        other = None
+        if a.ndim and a.flags.writeable and sys.getrefcount(a) <= held:
             return a
     return None
