@@ -22,6 +22,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from irexec import budget
+from irexec.errors import IRError, OpError
 from irexec.kernels import buffers
 
 
@@ -36,7 +37,8 @@ class Layer:
     refs (by position in ``refs``) whose value this layer may write over (made inside the step,
     read by no later layer, of the output's type); ``dead``: the values nobody reads after this
     layer (dropped at once, so memory is given back as the run loop would); ``check``: the
-    layer's per-call check (the spec's rules on the arrays), or None.
+    layer's per-call check (the spec's rules on the arrays), or None; ``location``: the
+    layer's, for the error a kernel raises (OpError: its values break the op's rules).
     """
 
     kernel: Callable
@@ -46,6 +48,7 @@ class Layer:
     overwritable: tuple[int, ...] = ()
     dead: tuple[int, ...] = ()
     check: Callable | None = None
+    location: object = None
 
 
 class FusedKernel:
@@ -62,7 +65,7 @@ class FusedKernel:
         # layers' checks, as the run loop reports an unfused layer's (runtime/plan.py).
         self.sized = sized
         self._plan = tuple((layer.kernel, layer.refs, layer.over, layer.ufunc,
-                            layer.overwritable, layer.dead) for layer in layers)
+                            layer.overwritable, layer.dead, layer.location) for layer in layers)
 
     def __call__(self, *inputs):
         last = _CHECKED.last
@@ -72,33 +75,23 @@ class FusedKernel:
             if kernel is self and len(held) == len(inputs) \
                     and all(a is b for a, b in zip(held, inputs)):
                 return result
+            last = kernel = held = result = None
         values = list(inputs)
         values.extend([None] * len(self._plan))
         at = self.count
         limit = budget.current() if self.sized else None
         pool = buffers.current()
-        for kernel, refs, over, ufunc, overwritable, dead in self._plan:
+        for kernel, refs, over, ufunc, overwritable, dead, location in self._plan:
             args = [values[r] for r in refs]
-            result = None
-            if ufunc is not None:
-                out = _writable(args, overwritable)
-                if out is not None:
-                    try:
-                        result = ufunc(*args, out=out)
-                    except ValueError:  # the output is larger than the operand: a new array
-                        result = None
-                if result is None:
-                    result = ufunc(*args)
-                out = None  # (a reference would hide the value's privacy from the next layer)
-            elif over is not None and overwritable and overwritable[0] == 0 \
-                    and _writable(args, (0,)) is not None:
-                result = over(*args)
-            else:
-                result = kernel(*args)
+            try:
+                result = _run(kernel, args, over, ufunc, overwritable)
+            except OpError as e:  # the layer's own rule, named by the layer
+                raise IRError.make(e.code or "IR605", str(e), location) from None
             args = None
             if limit is not None and getattr(result, "nbytes", 0) > limit:
                 self.check(list(inputs))  # the layer's own error (IR109)
             values[at] = result
+            result = None  # (a reference would hide the value's privacy from later layers)
             at += 1
             for r in dead:  # as the run loop frees a slot: large arrays kept for reuse
                 value = values[r]
@@ -120,7 +113,10 @@ class FusedKernel:
             args = [values[r] for r in layer.refs]
             if layer.check is not None:
                 layer.check(args)
-            values.append(layer.kernel(*args))
+            try:
+                values.append(layer.kernel(*args))
+            except OpError as e:
+                raise IRError.make(e.code or "IR605", str(e), layer.location) from None
         _CHECKED.last = (self, tuple(inputs), values[-1])
 
     def __repr__(self) -> str:
@@ -136,6 +132,24 @@ class _Checked(threading.local):
 
 
 _CHECKED = _Checked()
+
+
+def _run(kernel, args: list, over, ufunc, overwritable: tuple[int, ...]):
+    """One layer's result: its ufunc (over a value it may write over, where numpy can), its
+    in-place variant (over its first input, where it may), or its kernel."""
+    if ufunc is not None:
+        out = _writable(args, overwritable)
+        if out is not None:
+            try:
+                return ufunc(*args, out=out)
+            except ValueError:  # the result is larger than the value: a new array
+                pass
+            out = None
+        return ufunc(*args)
+    if over is not None and overwritable and overwritable[0] == 0 \
+            and _writable(args, (0,)) is not None:
+        return over(*args)
+    return kernel(*args)
 
 
 def _writable(args: list, overwritable: tuple[int, ...]):

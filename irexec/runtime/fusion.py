@@ -704,7 +704,7 @@ def _fused_step(group: Group, members: list, writers: list, nodes: dict):
                                                  out_type))
         dead = tuple(sorted({r for r in refs[i] if r >= count and last_use[r] == i}))
         layers.append(Layer(step.kernel, refs[i], writer, _ufunc(step, node), overwritable,
-                            dead, step.check))
+                            dead, step.check, step.location))
     sized = any(s.sized for s in members)
     kernel = FusedKernel(group.name, tuple(layers), count, sized)
     checked = any(layer.check is not None for layer in layers)

@@ -461,3 +461,28 @@ def test_a_checked_result_is_reused_only_for_the_arrays_it_was_computed_from():
     assert _same(first, want_a)
     second = kernel(*args(a))
     assert _same(second, want_a) and second is not first  # used once: computed again
+
+
+def test_a_kernel_error_inside_a_fused_step_names_its_layer():
+    # integer division by zero (IR316) in the middle of an epilogue chain
+    b = ModelBuilder("ints")
+    x = b.parameter("x", "i32", [2, 3])
+    d = b.parameter("d", "i32", [2, 3])
+    y = b.op("Add", x, b.constant(np.ones(3, np.int32)), name="plus")
+    y = b.op("Divide", y, d, name="divided")
+    b.result(b.op("Relu", y, name="relu"), "y")
+    model = b.build()
+    fused = irexec.compile_model(model)
+    plain = irexec.compile_model(model, config={"fusion": "off"})
+    assert _names(fused) == ["Add+Divide+Relu"]
+    x_value = np.arange(6, dtype=np.int32).reshape(2, 3) - 3
+    good = {"x": x_value, "d": np.full((2, 3), 2, np.int32)}
+    assert _same(fused(good)[0], plain(good)[0])
+    bad = {"x": x_value, "d": np.array([[1, 0, 1], [1, 1, 1]], np.int32)}
+    found = []
+    for compiled in (plain, fused):
+        with pytest.raises(irexec.IRError) as caught:
+            compiled(bad)
+        found.append((caught.value.code, caught.value.diagnostics[0].location.layer_name,
+                      str(caught.value.diagnostics[0].message)))
+    assert found[0] == found[1] and found[0][:2] == ("IR316", "divided"), found
