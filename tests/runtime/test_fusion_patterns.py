@@ -486,3 +486,13 @@ def test_a_kernel_error_inside_a_fused_step_names_its_layer():
         found.append((caught.value.code, caught.value.diagnostics[0].location.layer_name,
                       str(caught.value.diagnostics[0].message)))
     assert found[0] == found[1] and found[0][:2] == ("IR316", "divided"), found
+
+
+def test_profiling_info_counts_each_step_under_its_last_layer():
+    model = _pattern_model("GELU", ("divide", 0), "f32", [64, 64])
+    compiled = irexec.compile_model(model, config={"PERF_COUNT": True})
+    request = compiled.create_infer_request()
+    request.infer({"x": np.ones((64, 64), np.float32)})
+    timed = {p.node_name for p in request.get_profiling_info() if p.real_time.total_seconds()}
+    root = next(iter(fusion.fused_names(compiled.plan)))
+    assert timed == {model.by_id[int(root)].name}
