@@ -496,3 +496,43 @@ def test_profiling_info_counts_each_step_under_its_last_layer():
     timed = {p.node_name for p in request.get_profiling_info() if p.real_time.total_seconds()}
     root = next(iter(fusion.fused_names(compiled.plan)))
     assert timed == {model.by_id[int(root)].name}
+
+
+def _loop_model(rows: int):
+    """A Loop whose body is a GELU chain after a MatMul and a bias, over a state of ``rows``
+    rows (small: the body runs as one generated function; large: through the run loop)."""
+    from irexec import opset13 as ops
+
+    rng = np.random.default_rng(9)
+    start = ops.parameter([rows, 8], np.float32, name="start")
+    value = ops.parameter([rows, 8], np.float32, name="value")
+    weight = rng.standard_normal((8, 8)).astype(np.float32) / 4
+    mm = ops.matmul(value, weight, False, False)
+    biased = ops.add(mm, rng.standard_normal(8).astype(np.float32))
+    inner = ops.divide(biased, np.float32(np.sqrt(2)))
+    e1 = ops.add(ops.erf(inner), np.float32(1))
+    out = ops.result(ops.multiply(ops.multiply(biased, np.float32(0.5)), e1))
+    keep_going = ops.result(ops.constant(np.array(True)))
+    body = irexec.Model([keep_going, out], [value], "body")
+    loop = ops.loop(3, True)
+    loop.set_function(body)
+    loop.set_special_body_ports([-1, 0])
+    loop.set_merged_input(value, start, out)
+    final = loop.get_iter_value(out, -1)
+    return irexec.Model([final], [start], "loop")
+
+
+@pytest.mark.parametrize("rows", [2, 4096])
+def test_a_loop_body_fuses_and_traces_every_layer(rows):
+    model = _loop_model(rows)
+    x = np.random.default_rng(1).standard_normal((rows, 8)).astype(np.float32)
+    fused, _, got = _run_both(model, {"start": x})
+    loop = next(n for n in model.nodes if n.bodies)
+    body = irexec.compile_model(loop.bodies["body"].model)
+    assert _names(body) == ["MatMul+Add+GELU"]
+    seen = set()
+    traced = fused({"start": x}, trace=lambda layer, port, a: seen.add(layer.name),
+                   trace_bodies=True)
+    assert _same(traced[0], got[0])
+    # each iteration: the Parameter and the 7 layers (3 iterations)
+    assert sum("/body/" in name for name in seen) == 3 * 8
