@@ -76,6 +76,7 @@ class FusedKernel:
                     and all(a is b for a, b in zip(held, inputs)):
                 return result
             last = kernel = held = result = None
+        _CHECKED.ran = (self, tuple(map(id, inputs)))
         values = list(inputs)
         values.extend([None] * len(self._plan))
         at = self.count
@@ -108,6 +109,9 @@ class FusedKernel:
         here (kept per thread, with the inputs it was computed from) rather than computing it
         twice: a new signature's first call costs what the unfused plan's does."""
         _CHECKED.last = None
+        # after the kernel ran on these arrays (a check made for its error, or for the size of
+        # what it made), nothing to keep: the kernel will not be called next on them
+        keep = _CHECKED.ran != (self, tuple(map(id, inputs)))
         values = list(inputs)
         for layer in self.layers:
             args = [values[r] for r in layer.refs]
@@ -117,7 +121,8 @@ class FusedKernel:
                 values.append(layer.kernel(*args))
             except OpError as e:
                 raise IRError.make(e.code or "IR605", str(e), layer.location) from None
-        _CHECKED.last = (self, tuple(inputs), values[-1])
+        if keep:
+            _CHECKED.last = (self, tuple(inputs), values[-1])
 
     def __repr__(self) -> str:
         return f"<fused {self.name}: {len(self.layers)} layers>"
@@ -129,6 +134,7 @@ _COUNTS_PROVE = buffers.COUNTS_PROVE
 
 class _Checked(threading.local):
     last = None  # (kernel, its inputs, the result its check computed) or None
+    ran = None  # (kernel, the ids of its inputs) of the last fused kernel to start
 
 
 _CHECKED = _Checked()

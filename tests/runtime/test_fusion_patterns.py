@@ -536,3 +536,21 @@ def test_a_loop_body_fuses_and_traces_every_layer(rows):
     assert _same(traced[0], got[0])
     # each iteration: the Parameter and the 7 layers (3 iterations)
     assert sum("/body/" in name for name in seen) == 3 * 8
+
+
+def test_a_check_made_after_the_kernel_keeps_nothing():
+    # the run loop checks a step after its kernel (its error, the size of what it made): such a
+    # check's result must not be served to a later call on the same arrays, changed since
+    model = _pattern_model("LayerNorm", ("power", "divide", 2, False), "f32", [3, 16],
+                           dynamic=True)
+    plan = irexec.compile_model(model).plan
+    step = plan.steps[0]
+    kernel = step.kernel
+    x_slot = plan.inputs[0].slot
+    x = np.random.default_rng(6).standard_normal((3, 16)).astype(np.float32)
+    args = [x if s == x_slot else plan.initial_values[s] for s in step.inputs]
+    kernel(*args)
+    kernel.check(args)  # after the kernel
+    x *= 2  # the caller changes its array in place
+    want = irexec.compile_model(model, config={"fusion": "off"})({"x": x})[0]
+    assert _same(kernel(*args), want)
