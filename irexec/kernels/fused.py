@@ -11,7 +11,12 @@ directly, as runtime/loop_code.py does), and a fresh array per layer: a value ma
 step and read by no later layer of it is written over by the next one (the ufunc's ``out=``,
 or the op's in-place variant), as the run loop does only for arrays of 64 KiB or more that it
 can prove private. The memory written over is the step's own (made by a layer of the step, in a
-kind of layer known to return new memory), never an input of the step.
+kind of layer known to return new memory, and its reference count the step's alone), never an
+input of the step.
+
+A step whose layers' rules are checked per call (dynamic shapes) checks each layer on its own
+values (``check``); that computes the chain, so the kernel called next on the same arrays
+returns what the check computed instead of computing it again.
 """
 
 from __future__ import annotations
