@@ -307,8 +307,8 @@ def fusion_of(config) -> str:
 
 ADD, SUBTRACT_T, MULTIPLY_T, DIVIDE, POWER = "Add", "Subtract", "Multiply", "Divide", "Power"
 REDUCE_MEAN, SQRT, ERF, TANH, SIGMOID = "ReduceMean", "Sqrt", "Erf", "Tanh", "Sigmoid"
-CLAMP, RELU, MINIMUM, SELECT, SOFTMAX, MATMUL = "Clamp", "Relu", "Minimum", "Select", "Softmax", \
-    "MatMul"
+CLAMP, RELU, MINIMUM, SELECT = "Clamp", "Relu", "Minimum", "Select"
+SOFTMAX, MATMUL = "Softmax", "MatMul"
 COMMUTATIVE = frozenset({ADD, MULTIPLY_T, "Maximum", "Minimum"})
 
 # Element-wise layers: one output of their inputs' broadcast shape, each element computed from
@@ -355,7 +355,8 @@ def _square(of: str) -> list:
 def _normalized(of: str) -> list:
     """``of`` divided by sqrt(variance + eps), the three ways converters write it."""
     return [_layers(("std", SQRT, ("shifted",)), ("normed", DIVIDE, (of, "std"))),
-            _layers(("rstd", POWER, ("shifted", "minus_half")), ("normed", MULTIPLY_T, (of, "rstd"))),
+            _layers(("rstd", POWER, ("shifted", "minus_half")),
+                    ("normed", MULTIPLY_T, (of, "rstd"))),
             _layers(("std", SQRT, ("shifted",)), ("rstd", DIVIDE, ("one", "std")),
                     ("normed", MULTIPLY_T, (of, "rstd")))]
 
