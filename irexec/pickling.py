@@ -196,8 +196,12 @@ def _reduce_model(model: Model):
 
 
 def _reduce_compiled(compiled: CompiledModel):
-    config = {"precision": compiled.precision} if compiled.precision != "f32" else None
-    return _rebuild_compiled, (ModelSource.of_model(compiled.model), config)
+    # the config as the compiled model reads it, each key only where it is not the default
+    config = {key: value for key, value, default in (
+        ("precision", compiled.precision, "f32"),
+        ("decompression", compiled.decompression, "fused"),
+        ("fusion", compiled.fusion, "on")) if value != default}
+    return _rebuild_compiled, (ModelSource.of_model(compiled.model), config or None)
 
 
 Model.__reduce__ = _reduce_model

@@ -24,6 +24,7 @@ from irexec.api import compile_model, read_model
 from irexec.cli import common
 from irexec.cli.progress import Progress
 from irexec.cli.usage import UsageError
+from irexec.runtime import fusion
 
 
 def add_parser(sub) -> None:
@@ -118,20 +119,25 @@ def execute(args) -> int:
           f"{_rate(input_bytes + output_bytes, median)} at the median")
     print(f"memory:     peak resident {_peak_rss_mib():.1f} MiB")
     if profile is not None:
-        print("\n".join(per_op_lines(model, profile, args.runs, total / args.runs)))
+        print("\n".join(per_op_lines(model, profile, args.runs, total / args.runs,
+                                      fusion.fused_names(compiled.plan))))
     return 0
 
 
-def per_op_lines(model, profile: dict[str, float], runs: int, mean_call: float) -> list[str]:
+def per_op_lines(model, profile: dict[str, float], runs: int, mean_call: float,
+                 fused: dict[str, str] | None = None) -> list[str]:
     """The table of ``--per-op``: op types by their time per call (averaged over the timed
     calls), largest first, each with its share of the time spent in layers (the shares add up
     to 100%) and how many layers of the type ran; then the time outside the layers, against the
-    mean call of the same runs."""
+    mean call of the same runs. ``fused``: the plan's fused steps (runtime/fusion.py), named by
+    their pattern ("LayerNorm (fused)"), by the layer id their time is counted under."""
     by_id = {str(n.id): n for n in model.nodes}
+    fused = fused or {}
     seconds: dict[str, float] = {}
     layers: dict[str, int] = {}
     for layer_id, total in profile.items():
-        key = f"{by_id[layer_id].type}-{by_id[layer_id].version}"
+        key = f"{fused[layer_id]} (fused)" if layer_id in fused else \
+            f"{by_id[layer_id].type}-{by_id[layer_id].version}"
         seconds[key] = seconds.get(key, 0.0) + total / runs
         layers[key] = layers.get(key, 0) + 1
     spent = sum(seconds.values())

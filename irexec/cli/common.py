@@ -150,16 +150,24 @@ def add_decompression_argument(p) -> None:
                         "Convolution): 'fused' computes them once in f32 as OpenVINO's plugins "
                         "do (default), 'per-call' the same on every call (less memory), 'ir' "
                         f"layer by layer as the IR's types say ({doc('numerics.md')})")
+    p.add_argument("--fusion", choices=fusion.FUSION_MODES, default=fusion.FUSION_MODES[0],
+                   help="'on' (default) runs the patterns converters write as chains of layers "
+                        "(LayerNorm, GELU, attention, a bias and an activation after a MatMul "
+                        "...) as one step each, with the same results; 'off' runs every layer "
+                        f"as a step of its own ({doc('performance.md')})")
 
 
 def compile_config(args) -> dict | None:
-    """The compile config the command's options ask for (--precise, --decompression)."""
+    """The compile config the command's options ask for (--precise, --decompression,
+    --fusion)."""
     config = {}
     if getattr(args, "precise", False):
         config["precision"] = "f64"
     mode = getattr(args, "decompression", fusion.MODES[0])
     if mode != fusion.MODES[0]:
         config["decompression"] = mode
+    if getattr(args, "fusion", fusion.FUSION_MODES[0]) != fusion.FUSION_MODES[0]:
+        config["fusion"] = args.fusion
     return config or None
 
 

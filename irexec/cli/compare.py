@@ -350,7 +350,7 @@ def run_precise(model: Model, inputs) -> dict[tuple[str, int], np.ndarray]:
     """irexec's precise-mode value of every computed layer output, each computed from the inputs
     the default mode gives that layer: every layer is judged on its own, not on the drift of the
     layers before it."""
-    compiled = compile_model(model)
+    compiled = compile_model(model, config={"fusion": "off"})  # a step per layer, as precise
     default = compiled.plan
     precise = compile_model(model, config={"precision": "f64"}).plan
     nodes = {str(n.id): n for n in model.nodes}

@@ -38,42 +38,68 @@ _SB = (1.0, 3.03380607434824582924e+01, 3.25792512996573918826e+02, 1.5367295860
 
 
 def _poly(coefs, z):
-    """coefs[0] + z*(coefs[1] + z*(...)) by Horner's rule."""
-    acc = np.full_like(z, coefs[-1])
-    for c in coefs[-2::-1]:
+    """coefs[0] + z*(coefs[1] + z*(...)) by Horner's rule (the first product made as the
+    array, rather than a filled array multiplied: the same values, one pass fewer)."""
+    acc = z * coefs[-1]
+    acc += coefs[-2]
+    for c in coefs[-3::-1]:
         acc *= z
         acc += c
     return acc
 
 
+def _ratio(p, q, z):
+    out = _poly(p, z)
+    out /= _poly(q, z)
+    return out
+
+
 def erf(x: np.ndarray) -> np.ndarray:
-    """The error function of a float64 array (a new float64 array)."""
+    """The error function of a float64 array (a new float64 array).
+
+    Each element takes the branch of its magnitude; a branch that holds every element is
+    computed on the whole array, and the two rational approximations of the tail each on the
+    elements they serve (numpy calls, not arithmetic, are most of the time on small arrays)."""
     x = np.asarray(x, dtype=np.float64)
-    out = np.empty_like(x)
+    if x.ndim == 0:  # numpy's arithmetic on 0-d arrays gives scalars
+        return erf(x.reshape(1)).reshape(())
     a = np.abs(x)
     with np.errstate(all="ignore"):
         small = a < 0.84375
+        if small.all():
+            z = x * x
+            out = x * _ratio(_PP, _QQ, z)
+            out += x
+            return out
+        out = np.where(a >= 6.0, np.copysign(1.0, x), np.nan)  # NaN stays NaN
         if small.any():
             xs = x[small]
             z = xs * xs
-            out[small] = xs + xs * (_poly(_PP, z) / _poly(_QQ, z))
+            part = xs * _ratio(_PP, _QQ, z)
+            part += xs
+            out[small] = part
         mid = (a >= 0.84375) & (a < 1.25)
         if mid.any():
             s = a[mid] - 1.0
-            out[mid] = np.copysign(_ERX + _poly(_PA, s) / _poly(_QA, s), x[mid])
+            out[mid] = np.copysign(_ERX + _ratio(_PA, _QA, s), x[mid])
         tail = (a >= 1.25) & (a < 6.0)
         if tail.any():
             at = a[tail]
             s = 1.0 / (at * at)
             near = at < 1.0 / 0.35
-            r = np.where(near, _poly(_RA, s) / _poly(_SA, s), _poly(_RB, s) / _poly(_SB, s))
+            if near.all():
+                r = _ratio(_RA, _SA, s)
+            elif not near.any():
+                r = _ratio(_RB, _SB, s)
+            else:
+                r = np.empty_like(at)
+                r[near] = _ratio(_RA, _SA, s[near])
+                far = ~near
+                r[far] = _ratio(_RB, _SB, s[far])
             # z: |x| with the low 32 bits of its significand cleared, so that z*z is exact.
             z = (at.view(np.uint64) & np.uint64(0xFFFFFFFF00000000)).view(np.float64)
             e = np.exp(-z * z - 0.5625) * np.exp((z - at) * (z + at) + r)
             out[tail] = np.copysign(1.0 - e / at, x[tail])
-        big = a >= 6.0
-        out[big] = np.copysign(1.0, x[big])
-        out[np.isnan(x)] = np.nan
     return out
 
 

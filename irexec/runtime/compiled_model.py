@@ -164,10 +164,13 @@ class CompiledModel:
         self.precision = precision_of(config)
         # config {"decompression": "fused" | "per-call" | "ir"}: irexec/runtime/fusion.py
         self.decompression = fusion.mode_of(config)
+        # config {"fusion": "on" | "off"}: patterns of layers as one step (runtime/fusion.py)
+        self.fusion = fusion.fusion_of(config)
         # OpenVINO's properties as given and as irexec reports them (runtime/properties.py)
         self.properties = properties or CompiledProperties(model.name, self.precision)
         self.plan: Plan = compile_plan(model, precise=self.precision == "f64",
-                                       decompression=self.decompression)
+                                       decompression=self.decompression,
+                                       fuse=self.fusion == "on")
         self._by_name: dict[str, InputSlot] = {}
         self._plain = {slot.slot: _plain_form(slot) for slot in self.plan.inputs}
         # how Results finds an output by index, name or port, made once
@@ -183,7 +186,7 @@ class CompiledModel:
         self._variables: dict[str, np.ndarray] = {}  # the state of calls made without a request
         for node, runners in self.plan.bodies:
             for name, body in node.bodies.items():
-                runners[name] = BodyRunner(node, body, self.precision)
+                runners[name] = BodyRunner(node, body, self.precision, self.fusion)
 
     @property
     def inputs(self):
@@ -340,7 +343,7 @@ class CompiledModel:
     def _infer(self, bound: dict[int, np.ndarray], trace=None, variables: dict | None = None,
                trace_bodies: bool = False, profile: dict | None = None) -> Results:
         """Run the plan on inputs already bound to their slots."""
-        plan = self.plan
+        plan = self.plan if trace is None else self.plan.traced()  # traces: layer by layer
         # Memory no one can reach any more, for the kernels' outputs (see kernels/buffers.py):
         # this call's freed intermediates, and an earlier call's outputs if the caller dropped
         # them. Each call takes a pool for itself under the lock, so concurrent calls (from
@@ -473,7 +476,7 @@ class CompiledModel:
         """Run with inputs keyed by Parameter layer id; outputs keyed by Result layer id (how a
         layer with a sub-graph runs its body); ``trace``: a callable, told the body's layers
         (and those of bodies inside it)."""
-        plan = self.plan
+        plan = self.plan if trace is None else self.plan.traced()
         bound = {s.slot: values[s.layer_id] for s in plan.inputs}
         if trace is None:
             outputs = self._run(plan, None, None, bound)
@@ -541,9 +544,10 @@ class BodyRunner:
     kernel needs to map the layer's ports onto it: ``runner({parameter id: array})`` returns
     ``{result id: array}``."""
 
-    def __init__(self, node, body, precision: str | None = None):
+    def __init__(self, node, body, precision: str | None = None, fusion: str = "on"):
         self.node, self.body = node, body
         self.precision = precision  # the enclosing model's: precise mode reaches into bodies
+        self.fusion = fusion  # and so does the fusion mode
         self.input_position = {p.port_id: i for i, p in enumerate(node.inputs)}
         self.output_position = {p.port_id: i for i, p in enumerate(node.outputs)}
         self.num_outputs = len(node.outputs)
@@ -555,7 +559,9 @@ class BodyRunner:
 
     def _model(self) -> CompiledModel:
         if self._compiled is None:
-            config = {"precision": self.precision} if self.precision else None
+            config = {"fusion": self.fusion}
+            if self.precision:
+                config["precision"] = self.precision
             self._compiled = CompiledModel(self.body.model, config)
         return self._compiled
 

@@ -2,7 +2,12 @@
 
 NOTE for developers: this is the one place outside the ops' own files that names op types (the
 house rule, docs/ARCHITECTURE.md). Each pattern is a small table of layer types with a function
-that finds it and one that computes it, and each has its own test (tests/runtime/test_fusion.py).
+that finds it and one that computes it, and each has its own test (tests/runtime/test_fusion.py
+for weight decompression, tests/runtime/test_fusion_patterns.py for the fused steps below).
+
+Two kinds of pattern live here: weight decompression (a constant computed once, as OpenVINO's
+plugins compute it; first part) and fused steps (several layers run as one step of the plan,
+computing exactly what the layers compute; second part).
 
 Weight decompression
 --------------------
@@ -42,13 +47,18 @@ computes in that type: the f32 product is rounded once to it.
 
 from __future__ import annotations
 
+import dataclasses
+import functools
+import itertools
 from dataclasses import dataclass
 
 import numpy as np
 
 from irexec.ir import element_type as et_table
 from irexec.ir.model import Node, OutputPort
+from irexec.kernels import numeric
 from irexec.kernels.convert import convert
+from irexec.kernels.fused import FusedKernel, Layer
 
 MODES = ("fused", "per-call", "ir")  # config "decompression"; the first is the default
 
@@ -256,3 +266,492 @@ def _match(root: OutputPort) -> Decompression | None:
         return Decompression(root, weights, zero_point, scale_port,
                              tuple(layers + [multiply] + tail), codes_type)
     return None
+
+
+# === Fused steps: several layers run as one step =================================================
+#
+# Converters write LayerNorm, RMSNorm, GELU, Swish, HSwish and attention as chains of small
+# layers, and a bias and an activation as layers of their own after a MatMul or a Convolution.
+# OpenVINO fuses them; the plan does too (config ``"fusion": "on"``, the default): each pattern
+# found below becomes one step whose kernel (irexec/kernels/fused.py) runs the pattern's layers'
+# own kernels in order, so the results are the unfused plan's bit for bit. What goes is the run
+# loop's work per layer and a fresh array per layer (docs/performance.md). A pattern is fused
+# only where every value inside it is read by the pattern alone (no other layer, no Result):
+# what is computed inside a fused step is seen by no one else. Traces run the unfused plan
+# (``Plan.traced``), so ``--trace`` and ``compare`` still see every layer; precise mode does not
+# fuse (each layer is widened to float64 on its own).
+
+FUSION_MODES = ("on", "off")  # config "fusion"; the first is the default
+
+
+def fusion_of(config) -> str:
+    """The fusion mode a compile config asks for (``True``/``False`` or ``"on"``/``"off"``);
+    ValueError naming what is wrong."""
+    value = (config or {}).get("fusion", FUSION_MODES[0])
+    if value is True or value is False:
+        return "on" if value else "off"
+    text = str(value).lower()
+    if text not in FUSION_MODES:
+        raise ValueError(f"config 'fusion' is {value!r}; it takes 'on' or 'off' (or True, "
+                         f"False)")
+    return text
+
+
+# --- the tables ---------------------------------------------------------------------------------
+#
+# A pattern is a list of layers, each ``(label, types, inputs)``: ``inputs`` name where each input
+# comes from -- the label of an earlier layer of the pattern (its output), or any other name for
+# a value from outside the pattern (the same name twice: the same value). A layer of a type in
+# COMMUTATIVE may have its two inputs either way round. Alternatives are written as lists of
+# pieces whose every combination is a pattern (``_variants``); longer ones are tried first.
+
+ADD, SUBTRACT_T, MULTIPLY_T, DIVIDE, POWER = "Add", "Subtract", "Multiply", "Divide", "Power"
+REDUCE_MEAN, SQRT, ERF, TANH, SIGMOID = "ReduceMean", "Sqrt", "Erf", "Tanh", "Sigmoid"
+CLAMP, RELU, MINIMUM, SELECT = "Clamp", "Relu", "Minimum", "Select"
+SOFTMAX, MATMUL = "Softmax", "MatMul"
+COMMUTATIVE = frozenset({ADD, MULTIPLY_T, "Maximum", "Minimum"})
+
+# Element-wise layers: one output of their inputs' broadcast shape, each element computed from
+# the elements at its place. An epilogue chain (a layer, then element-wise layers each reading
+# the value before it) becomes one step.
+ELEMENTWISE = frozenset({
+    "Add", "Subtract", "Multiply", "Divide", "Power", "Maximum", "Minimum", "SquaredDifference",
+    "Relu", "Sigmoid", "Tanh", "Swish", "HSwish", "HSigmoid", "Mish", "SoftPlus", "SoftSign",
+    "Gelu", "Elu", "Exp", "Log", "Sqrt", "Abs", "Negative", "Erf", "Clamp", "PRelu", "Selu",
+    "Floor", "Ceiling", "Select"})
+# Layers whose kernel always returns memory of its own (never a view of an input, never an
+# input itself): a fused step may write over their outputs once nothing reads them.
+FRESH = ELEMENTWISE | frozenset({"MatMul", "Convolution", "GroupConvolution", "MVN", "Softmax",
+                                 "ReduceMean", "ReduceSum", "ScaledDotProductAttention"})
+# Layers that move no data, or little (a view, or a copy of a small tensor): where one feeds a
+# fused step alone, it joins the step (attention's Reshape and Transpose of Q, K and V).
+VIEWS = frozenset({"Reshape", "Squeeze", "Unsqueeze", "Transpose"})
+
+
+def _variants(*pieces) -> list[tuple]:
+    """Every pattern made of one alternative of each piece (a piece: a list of alternatives,
+    each a list of layers), longest first."""
+    found = [tuple(itertools.chain(*choice)) for choice in itertools.product(*pieces)]
+    return sorted(found, key=len, reverse=True)
+
+
+def _one(types) -> frozenset:
+    return frozenset({types} if isinstance(types, str) else types)
+
+
+def _layers(*layers) -> list:
+    return [(label, _one(types), tuple(inputs)) for label, types, inputs in layers]
+
+
+# LayerNorm: (x - mean) / sqrt(mean((x - mean)^2) + eps) [* gamma [+ beta]]
+_CENTRED = [_layers(("mean", REDUCE_MEAN, ("x", "axes")), ("centred", SUBTRACT_T, ("x", "mean")))]
+
+
+def _square(of: str) -> list:
+    return [_layers(("square", POWER, (of, "two"))),
+            _layers(("square", MULTIPLY_T, (of, of)))]
+
+
+def _normalized(of: str) -> list:
+    """``of`` divided by sqrt(variance + eps), the three ways converters write it."""
+    return [_layers(("std", SQRT, ("shifted",)), ("normed", DIVIDE, (of, "std"))),
+            _layers(("rstd", POWER, ("shifted", "minus_half")),
+                    ("normed", MULTIPLY_T, (of, "rstd"))),
+            _layers(("std", SQRT, ("shifted",)), ("rstd", DIVIDE, ("one", "std")),
+                    ("normed", MULTIPLY_T, (of, "rstd")))]
+
+
+_VARIANCE = [_layers(("variance", REDUCE_MEAN, ("square", "axes2")),
+                     ("shifted", ADD, ("variance", "eps")))]
+_AFFINE = [_layers(("scaled", MULTIPLY_T, ("normed", "gamma")), ("out", ADD, ("scaled", "beta"))),
+           _layers(("scaled", MULTIPLY_T, ("normed", "gamma"))), []]
+_SCALED = [_layers(("scaled", MULTIPLY_T, ("normed", "gamma"))), []]
+
+# GELU: x * 0.5 * (1 + erf(x / sqrt 2)) and its tanh form, in the three orders of the products
+_ERF_PART = [_layers(("inner", (DIVIDE, MULTIPLY_T), ("x", "root2")), ("e", ERF, ("inner",)),
+                     ("e1", ADD, ("e", "one")))]
+_CUBE = [_layers(("cube", POWER, ("x", "three"))),
+         _layers(("sq", MULTIPLY_T, ("x", "x")), ("cube", MULTIPLY_T, ("sq", "x")))]
+_TANH_PART = [_layers(("k", MULTIPLY_T, ("cube", "c")), ("inner", ADD, ("x", "k")),
+                      ("scaled", MULTIPLY_T, ("inner", "root2pi")), ("e", TANH, ("scaled",)),
+                      ("e1", ADD, ("e", "one")))]
+_HALF_TIMES = [_layers(("half", MULTIPLY_T, ("x", "h")), ("out", MULTIPLY_T, ("half", "e1"))),
+               _layers(("xe", MULTIPLY_T, ("x", "e1")), ("out", MULTIPLY_T, ("xe", "h"))),
+               _layers(("he", MULTIPLY_T, ("e1", "h")), ("out", MULTIPLY_T, ("x", "he")))]
+
+# Swish (SiLU): x * sigmoid(x) [x * sigmoid(beta * x)]; HSwish: x * clamp(x + 3, 0, 6) / 6
+_SIGMOID = [_layers(("bx", MULTIPLY_T, ("x", "beta")), ("s", SIGMOID, ("bx",))),
+            _layers(("s", SIGMOID, ("x",)))]
+_RELU6 = [_layers(("a", ADD, ("x", "three")), ("c", CLAMP, ("a",))),
+          _layers(("a", ADD, ("x", "three")), ("r", RELU, ("a",)), ("c", MINIMUM, ("r", "six")))]
+_SIXTH = [_layers(("m", MULTIPLY_T, ("x", "c")), ("out", (DIVIDE, MULTIPLY_T), ("m", "six_"))),
+          _layers(("d", (DIVIDE, MULTIPLY_T), ("c", "six_")), ("out", MULTIPLY_T, ("x", "d")))]
+
+# Attention: softmax(Q K^T [* or / scale] [+ mask, or a Select by a mask]) V
+_SCORES = [_layers(("scores", MATMUL, ("q", "k"))),
+           _layers(("qs", (MULTIPLY_T, DIVIDE), ("q", "scale")), ("scores", MATMUL, ("qs", "k")))]
+_SCALE = [_layers(("s2", (MULTIPLY_T, DIVIDE), ("scores", "scale2"))), []]
+
+
+def _attention() -> list[tuple]:
+    found = []
+    for scores, scale, mask in itertools.product(_SCORES, _SCALE, range(4)):
+        last = scale[-1][0] if scale else "scores"
+        masked = ([], _layers(("m", ADD, (last, "mask"))),
+                  _layers(("m", SELECT, ("cond", last, "fill"))),
+                  _layers(("m", SELECT, ("cond", "fill", last))))[mask]
+        into = masked[-1][0] if masked else last
+        found.append(tuple(scores + scale + masked + _layers(
+            ("p", SOFTMAX, (into,)), ("out", MATMUL, ("p", "v")))))
+    return sorted(found, key=len, reverse=True)
+
+
+@dataclass(frozen=True)
+class Pattern:
+    name: str
+    variants: tuple  # each a tuple of (label, types, inputs), tried in order
+    activation: bool = False  # a function of one value: an epilogue chain may take it in
+
+    @functools.cached_property
+    def anchors(self) -> frozenset:
+        """The types a match starts from: the first layer's of some variant."""
+        return frozenset().union(*(v[0][1] for v in self.variants))
+
+    @functools.cached_property
+    def needs(self) -> tuple[frozenset, ...]:
+        """Sets of types of which every variant holds one: a model without a layer of each
+        holds no match (checked first: most models hold few of the patterns)."""
+        sets = {types for types in (t for _, t, _ in self.variants[0])}
+        return tuple(t for t in sets if all(any(t == u for _, u, _ in v) for v in self.variants))
+
+
+PATTERNS = (
+    Pattern("Attention", tuple(_attention())),
+    Pattern("LayerNorm", tuple(_variants(_CENTRED, _square("centred"), _VARIANCE,
+                                         _normalized("centred"), _AFFINE))),
+    Pattern("RMSNorm", tuple(_variants(_square("x"), _VARIANCE, _normalized("x"), _SCALED))),
+    Pattern("GELU", tuple(_variants(_ERF_PART, _HALF_TIMES)), activation=True),
+    Pattern("GELU(tanh)", tuple(_variants(_CUBE, _TANH_PART, _HALF_TIMES)), activation=True),
+    Pattern("HSwish", tuple(_variants(_RELU6, _SIXTH)), activation=True),
+    Pattern("Swish", tuple(_variants(_SIGMOID, [_layers(("out", MULTIPLY_T, ("x", "s")))])),
+            activation=True),
+)
+
+
+# --- finding the patterns -----------------------------------------------------------------------
+
+@dataclass
+class Group:
+    """Layers that become one step: ``nodes`` (any order), ``root`` the one whose output the
+    step gives; ``activation``: a function of one value (a pattern so marked)."""
+
+    name: str
+    nodes: list
+    root: Node
+    activation: bool = False
+
+
+class _Finder:
+    """Matches the tables against a model's layers. ``eligible(node)``: whether the plan runs
+    the layer as a step a fused step may take in (not folded, not shape arithmetic, checks that
+    read no values)."""
+
+    def __init__(self, eligible):
+        self.eligible = eligible
+        self.claimed: set[int] = set()
+
+    def match(self, variant, anchor: Node) -> dict | None:
+        label, types, inputs = variant[0]
+        if anchor.type not in types or not self._fits(anchor, len(inputs)):
+            return None
+        for order in self._orders(anchor.type, inputs):
+            bound: dict = {}
+            if self._bind(anchor, order, bound, {}):
+                found = self._rest(variant, 1, {label: anchor}, bound)
+                if found is not None:
+                    return found
+        return None
+
+    def _fits(self, node: Node, count: int) -> bool:
+        return node.id not in self.claimed and len(node.inputs) == count \
+            and len(node.outputs) == 1 and self.eligible(node)
+
+    @staticmethod
+    def _orders(type_name: str, inputs: tuple):
+        return (inputs, inputs[::-1]) if type_name in COMMUTATIVE and len(inputs) == 2 \
+            else (inputs,)
+
+    @staticmethod
+    def _bind(node: Node, names, bound: dict, labelled: dict) -> bool:
+        """Bind ``node``'s input ports to ``names`` (in place in ``bound``; False, with
+        ``bound`` unchanged, where they do not fit)."""
+        added = []
+        for port, name in zip(node.inputs, names):
+            source = port.source
+            if source is None:
+                break
+            want = labelled[name].outputs[0] if name in labelled else bound.get(name)
+            if want is None:
+                bound[name] = source
+                added.append(name)
+            elif want is not source:
+                break
+        else:
+            return True
+        for name in added:
+            del bound[name]
+        return False
+
+    def _rest(self, variant, at: int, labelled: dict, bound: dict) -> dict | None:
+        if at == len(variant):
+            return labelled
+        label, types, inputs = variant[at]
+        seen = set()
+        for name in inputs:  # a layer of the pattern reads a value already found
+            port = labelled[name].outputs[0] if name in labelled else bound.get(name)
+            if port is None:
+                continue
+            for consumer in port.consumers:
+                node = consumer.node
+                if node.id in seen or node.type not in types \
+                        or any(node is n for n in labelled.values()) \
+                        or not self._fits(node, len(inputs)):
+                    continue
+                seen.add(node.id)
+                for order in self._orders(node.type, inputs):
+                    trial = dict(bound)
+                    if self._bind(node, order, trial, labelled):
+                        found = self._rest(variant, at + 1, {**labelled, label: node}, trial)
+                        if found is not None:
+                            return found
+        return None
+
+
+def _closed(nodes, root: Node) -> bool:
+    """Whether every value made inside, the root's excepted, is read only inside."""
+    ids = {n.id for n in nodes}
+    return all(c.node.id in ids for n in nodes if n is not root
+               for p in n.outputs for c in p.consumers)
+
+
+def find_groups(order, eligible) -> list[Group]:
+    """The fused steps among ``order`` (layers in topological order): the named patterns,
+    then epilogue chains (a layer, or a pattern, then element-wise layers or activation
+    patterns each reading the value before it alone), then the view layers that feed a step
+    alone taken in."""
+    finder = _Finder(eligible)
+    groups: list[Group] = []
+    by_type: dict[str, list] = {}
+    for node in order:
+        by_type.setdefault(node.type, []).append(node)
+    position = {node.id: i for i, node in enumerate(order)}
+    for pattern in PATTERNS:
+        if not all(any(t in by_type for t in types) for types in pattern.needs):
+            continue
+        anchors = [n for t in pattern.anchors for n in by_type.get(t, ())]
+        anchors.sort(key=lambda n: position[n.id])
+        for node in anchors:
+            if node.id in finder.claimed:
+                continue
+            for variant in pattern.variants:
+                if node.type not in variant[0][1]:
+                    continue
+                labelled = finder.match(variant, node)
+                if labelled is None:
+                    continue
+                nodes = list(labelled.values())
+                root = labelled[variant[-1][0]]
+                if _closed(nodes, root):
+                    groups.append(Group(pattern.name, nodes, root, pattern.activation))
+                    finder.claimed.update(n.id for n in nodes)
+                    break
+    groups = _chains(order, groups, finder)
+    for group in groups:
+        _take_views(group, finder)
+    return groups
+
+
+def _chains(order, groups: list[Group], finder: _Finder) -> list[Group]:
+    """Epilogue chains: from each layer (or group) in order, the element-wise layers (or
+    activation patterns) after it, each the only reader of the value before it."""
+    unit_of = {n.id: g for g in groups for n in g.nodes}
+    done: set[int] = set()
+    chains: list[Group] = []
+    for node in order:
+        head = unit_of.get(node.id)
+        if head is not None and node is not head.root or node.id in done:
+            continue
+        if head is None:
+            if node.id in finder.claimed or len(node.outputs) != 1 or not finder.eligible(node):
+                continue
+            head = Group(node.type, [node], node)
+        parts, value = [head], head.root.outputs[0]
+        while True:
+            readers = {c.node.id: c.node for c in value.consumers}
+            if not readers:
+                break
+            first = next(iter(readers.values()))
+            unit = unit_of.get(first.id)
+            if unit is None:
+                if len(readers) != 1 or first.type not in ELEMENTWISE \
+                        or first.id in finder.claimed or not finder._fits(first,
+                                                                          len(first.inputs)):
+                    break
+                unit = Group(first.type, [first], first)
+            elif not unit.activation or any(unit_of.get(i) is not unit for i in readers) \
+                    or unit.root.id in done:
+                break
+            parts.append(unit)
+            value = unit.root.outputs[0]
+        if len(parts) == 1:
+            continue
+        nodes = [n for p in parts for n in p.nodes]
+        chain = Group("+".join(p.name for p in parts), nodes, parts[-1].root)
+        finder.claimed.update(n.id for n in nodes)
+        done.update(n.id for n in nodes)
+        chains.append(chain)
+    merged = {id(p) for c in chains for p in [unit_of.get(n.id) for n in c.nodes] if p}
+    return [g for g in groups if id(g) not in merged] + chains
+
+
+def _take_views(group: Group, finder: _Finder) -> None:
+    """View layers (Reshape, Transpose ...) whose output only the group reads join it."""
+    ids = {n.id for n in group.nodes}
+    grown = True
+    while grown:
+        grown = False
+        for node in list(group.nodes):
+            for port in node.inputs:
+                source = port.source.node if port.source is not None else None
+                if source is None or source.id in ids or source.type not in VIEWS \
+                        or not finder._fits(source, len(source.inputs)) \
+                        or not all(c.node.id in ids for c in source.outputs[0].consumers):
+                    continue
+                group.nodes.append(source)
+                ids.add(source.id)
+                finder.claimed.add(source.id)
+                grown = True
+
+
+# --- the fused steps ------------------------------------------------------------------------------
+
+def fuse_steps(order, steps: list, writers: list) -> tuple[list, list]:
+    """The plan's steps with each pattern's layers replaced by one step (runtime/plan.py calls
+    this once its steps are made, before it decides what to free). ``steps``: the plan's Steps,
+    one per layer (``location.layer_id``); ``writers``: each step's in-place variant or None.
+    The fused step takes the place of the pattern's last layer; it reads what the pattern
+    reads from outside, and gives the last layer's output."""
+    index = {step.location.layer_id: i for i, step in enumerate(steps)}
+
+    def eligible(node) -> bool:
+        i = index.get(str(node.id))
+        if i is None or node.bodies or node.op is None or node.op.spec.keeps_state:
+            return False
+        step = steps[i]
+        return step.memo is None and not step.valued and len(step.outputs) == 1
+
+    groups = find_groups(order, eligible)
+    if not groups:
+        return steps, writers
+    replaced: dict[int, tuple] = {}
+    gone: set[int] = set()
+    for group in groups:
+        members = sorted(index[str(n.id)] for n in group.nodes)
+        if steps[members[-1]].location.layer_id != str(group.root.id):
+            continue  # (never: every layer of a pattern leads to its root)
+        nodes = {str(n.id): n for n in group.nodes}
+        replaced[members[-1]] = _fused_step(group, [steps[i] for i in members],
+                                            [writers[i] for i in members], nodes)
+        gone.update(members[:-1])
+    new_steps, new_writers = [], []
+    for i, (step, writer) in enumerate(zip(steps, writers)):
+        if i in gone:
+            continue
+        if i in replaced:
+            step, writer = replaced[i]
+        new_steps.append(step)
+        new_writers.append(writer)
+    return new_steps, new_writers
+
+
+def _fused_step(group: Group, members: list, writers: list, nodes: dict):
+    """One Step for the group's steps (``members``, in plan order; the last is the root's)."""
+    made = {s.outputs[0]: i for i, s in enumerate(members)}  # slot -> the layer making it
+    inputs: list[int] = []
+    for step in members:
+        for s in step.inputs:
+            if s not in made and s not in inputs:
+                inputs.append(s)
+    count = len(inputs)
+    at = {s: i for i, s in enumerate(inputs)}
+
+    def ref(slot: int) -> int:
+        return count + made[slot] if slot in made else at[slot]
+
+    refs = [tuple(ref(s) for s in step.inputs) for step in members]
+    last_use: dict[int, int] = {}
+    readers: dict[int, list] = {}
+    for i, rs in enumerate(refs):
+        for r in rs:
+            last_use[r] = i
+            readers.setdefault(r, []).append(nodes[members[i].location.layer_id])
+    layers = []
+    for i, (step, writer) in enumerate(zip(members, writers)):
+        node = nodes[step.location.layer_id]
+        out_type = node.outputs[0].element_type
+        overwritable = tuple(p for p, r in enumerate(refs[i])
+                             if r >= count and last_use[r] == i
+                             and _may_write_over(members, nodes, r - count, readers[r],
+                                                 out_type))
+        dead = tuple(sorted({r for r in refs[i] if r >= count and last_use[r] == i}))
+        layers.append(Layer(step.kernel, refs[i], writer, _ufunc(step, node), overwritable,
+                            dead, step.check, step.location))
+    sized = any(s.sized for s in members)
+    kernel = FusedKernel(group.name, tuple(layers), count, sized)
+    checked = any(layer.check is not None for layer in layers)
+    root = members[-1]
+    step = dataclasses.replace(
+        root, type=group.name, kernel=kernel, inputs=tuple(inputs), outputs=root.outputs,
+        free=(), in_place=None, check=kernel.check if checked else None, memo=None,
+        memo_by_shape=False, memo_args=(), checked=set() if checked else None, valued=(),
+        check_values=None, sized=sized)
+    return step, None
+
+
+def _may_write_over(members, nodes, made_by: int, readers: list, out_type) -> bool:
+    """Whether a value made inside a fused step may be written over by its last reader: the
+    layer made it in memory of its own, every reader is such a layer (none keeps a view of
+    it), and it has the reader's output type."""
+    maker = nodes[members[made_by].location.layer_id]
+    return maker.type in FRESH and all(r.type in FRESH for r in readers) \
+        and maker.outputs[0].element_type == out_type
+
+
+def _ufunc(step, node: Node):
+    """The numpy ufunc that the step's kernel is for its layer's element types (the spec's
+    ``ufunc``), or None: as runtime/loop_code.py decides."""
+    kernel = step.kernel
+    if isinstance(kernel, functools.partial):
+        kernel = kernel.func  # attributes bound: the kernels that declare a ufunc read none
+    declared = node.op.spec.ufunc
+    if declared is None or kernel is not node.op.kernel:
+        return None
+    types = {p.source.element_type for p in node.inputs}
+    shape = node.outputs[0].partial_shape
+    if len(types) != 1 or shape is None or not shape.rank_is_static or len(shape) == 0:
+        return None
+    et = types.pop()
+    if et is None or et.is_dynamic:
+        return None
+    ufunc, kinds = declared
+    try:
+        return ufunc if numeric.kind(et.dtype) in kinds else None
+    except KeyError:
+        return None
+
+
+def fused_names(plan) -> dict[str, str]:
+    """The fused steps of a plan: their pattern's name by the layer id their time is counted
+    under (the pattern's last layer), for ``irexec bench --per-op``."""
+    return {step.location.layer_id: step.kernel.name for step in plan.steps
+            if isinstance(step.kernel, FusedKernel)}

@@ -202,7 +202,10 @@ class InferRequest:
         """Each layer's time in the last run (compile with the ``PERF_COUNT`` property, as
         OpenVINO needs; without it every layer is listed as not run)."""
         times = self._profile
-        return [ProfilingInfo(n.name, n.type, None if times is None else times.get(n.id, 0.0))
+        # the run loop keys its times by the layer ids of the steps' locations (strings); a
+        # fused step's time is its last layer's (runtime/fusion.py)
+        return [ProfilingInfo(n.name, n.type, None if times is None
+                              else times.get(str(n.id), 0.0))
                 for n in self.compiled.model.topological_order()]
 
     @property

@@ -124,6 +124,24 @@ class Plan:
     # The call signatures (``call_signature``) of calls that ran to the end: a call with one of
     # them skips the per-call checks of steps whose rules read no values (bounded).
     seen_calls: set = field(default_factory=set)
+    # Where steps run several layers (runtime/fusion.py): how to plan the same model one step
+    # per layer, as traces need (``traced``).
+    unfused: Callable[[], Plan] | None = None
+    _traced: Plan | None = field(default=None, repr=False)
+
+    def traced(self) -> Plan:
+        """The plan a traced call runs: this one, or where fusion merged layers into one step,
+        the model planned one step per layer (made when first asked for; its layers with
+        bodies run the same body runners as this plan's)."""
+        if self.unfused is None:
+            return self
+        plan = self._traced
+        if plan is None:
+            plan = self.unfused()
+            for (_, theirs), (_, ours) in zip(plan.bodies, self.bodies):
+                theirs.update(ours)
+            self._traced = plan
+        return plan
 
     @functools.cached_property
     def initial_values(self) -> list:
@@ -248,11 +266,17 @@ def _check_memory(node, limit: int) -> None:
         raise IRError.make(*problem, node.location)
 
 
-def compile_plan(model: Model, precise: bool = False, decompression: str = "fused") -> Plan:
+def compile_plan(model: Model, precise: bool = False, decompression: str = "fused",
+                 fuse: bool = True) -> Plan:
     """``precise``: float layers compute in float64 (irexec/runtime/precise.py).
-    ``decompression``: how weight-decompression patterns compute (irexec/runtime/fusion.py)."""
+    ``decompression``: how weight-decompression patterns compute (irexec/runtime/fusion.py).
+    ``fuse``: patterns of layers run as one step each (fusion.py's fused steps; never in
+    precise mode)."""
     with gc_pause.paused():  # planning frees nothing: see irexec/gc_pause.py
-        return _compile_plan(model, precise, decompression)
+        plan = _compile_plan(model, precise, decompression, fuse and not precise)
+    if fusion.fused_names(plan):
+        plan.unfused = functools.partial(compile_plan, model, precise, decompression, False)
+    return plan
 
 
 def output_names(model: Model) -> list[str]:
@@ -260,7 +284,8 @@ def output_names(model: Model) -> list[str]:
     return model.unique_output_names()
 
 
-def _compile_plan(model: Model, precise: bool = False, decompression: str = "fused") -> Plan:
+def _compile_plan(model: Model, precise: bool = False, decompression: str = "fused",
+                  fuse: bool = False) -> Plan:
     needed = model.needed_nodes([n.id for n in model.nodes
                                  if n.op is not None and n.op.spec.role == "sink"])
     order = [n for n in model.topological_order() if n.id in needed]
@@ -369,6 +394,8 @@ def _compile_plan(model: Model, precise: bool = False, decompression: str = "fus
                               sized=check is not None and _unbounded(node, limit)))
             writer = None if widened else spec.in_place
             writers.append(_bind(node, writer) if writer is not None and node.inputs else None)
+    if fuse:  # patterns of layers, each made one step (runtime/fusion.py)
+        steps, writers = fusion.fuse_steps(order, steps, writers)
     # Constants only folded layers read are not needed any more.
     read = {s for st in steps for s in st.inputs} | {slot(r.inputs[0].source)
                                                      for r in model.results}

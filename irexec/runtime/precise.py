@@ -33,10 +33,10 @@ def precision_of(config) -> str:
     """The precision a compile config asks for; ValueError naming what is wrong."""
     if config is None:
         return "f32"
-    unknown = sorted(set(config) - {"precision", "decompression"})
+    unknown = sorted(set(config) - {"precision", "decompression", "fusion"})
     if unknown:
         raise ValueError(f"unknown compile_model config key {unknown[0]!r} (known: precision, "
-                         f"decompression)")
+                         f"decompression, fusion)")
     value = str(config.get("precision", "f32")).lower()
     if value not in PRECISIONS:
         raise ValueError(f"config precision {config['precision']!r} is not one of "

@@ -67,6 +67,15 @@ def test_precise_mode_survives_the_trip():
     assert pickle.loads(pickle.dumps(compiled)).precision == "f64"
 
 
+def test_the_decompression_and_fusion_modes_survive_the_trip():
+    config = {"decompression": "ir", "fusion": "off"}
+    compiled = irexec.compile_model(irexec.read_model(FILES[0]), config=config)
+    back = pickle.loads(pickle.dumps(compiled))
+    assert (back.decompression, back.fusion, back.precision) == ("ir", "off", "f32")
+    default = pickle.loads(pickle.dumps(irexec.compile_model(irexec.read_model(FILES[0]))))
+    assert (default.decompression, default.fusion) == ("fused", "on")
+
+
 def _every_type_model():
     """A Parameter and a Const of every element type, each to a Result."""
     b = ModelBuilder("every_type")

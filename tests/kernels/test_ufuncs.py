@@ -41,11 +41,13 @@ def test_the_plain_arithmetic_is_declared_and_the_rest_is_not():
     f32, f16, i32, boolean = (np.dtype(t) for t in ("float32", "float16", "int32", "bool"))
     for name, dtype, ufunc in [("Add", f32, np.add), ("Multiply", f16, np.multiply),
                                ("Subtract", i32, np.subtract), ("Power", f32, np.power),
-                               ("Tanh", f32, np.tanh), ("Negative", i32, np.negative)]:
+                               ("Tanh", f32, np.tanh), ("Negative", i32, np.negative),
+                               ("Divide", f32, np.true_divide)]:
         assert ufunc_for(name, dtype) is ufunc, (name, dtype)
-    # Power's and Tanh's integers, FloorMod's zero check, Maximum's NaN rule, booleans: kernels
+    # Power's and Tanh's integers, the zero checks of FloorMod's and Divide's integers,
+    # Maximum's NaN rule, booleans: kernels
     for name, dtype in [("Power", i32), ("Tanh", i32), ("FloorMod", i32), ("Maximum", f32),
-                        ("Add", boolean), ("Exp", f16), ("Divide", f32)]:
+                        ("Add", boolean), ("Exp", f16), ("Divide", i32)]:
         assert ufunc_for(name, dtype) is None, (name, dtype)
 
 

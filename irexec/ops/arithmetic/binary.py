@@ -173,7 +173,8 @@ def _divide_kernel() -> numeric.Kernels:
     def kernel_in_place(a, b, *, m_pythondiv=True, **_attrs):
         return (floor if m_pythondiv else trunc).in_place(a, b)
 
-    return numeric.Kernels(kernel, kernel_in_place)
+    # floats divide alike either way: numpy's true_divide, as for floor's own float paths
+    return numeric.Kernels(kernel, kernel_in_place, floor.ufunc)
 
 
 def _divisor_infer(ctx):

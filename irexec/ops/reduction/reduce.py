@@ -24,7 +24,7 @@ import numpy as np
 
 from irexec.kernels.numeric import compute_dtype, narrow, is_float
 from irexec.ops import bounds, rules, windows
-from irexec.ops.domains import AxisIndices, as_int64
+from irexec.ops.domains import AxisIndices, sorted_axes
 from irexec.ops.spec import register
 from irexec.ops.spec import (BOOLEAN, INTEGER, SCALAR_OR_VECTOR, Attr, Input, Op, OpSpec, Output,
                              TypeSet, TypeVar)
@@ -35,7 +35,7 @@ KEEP_DIMS = Attr("keep_dims", "bool", default=False,
 
 
 def _axes(axes: np.ndarray, rank: int) -> tuple[int, ...]:
-    return tuple(sorted({int(a) % rank for a in as_int64(axes)})) if rank else ()
+    return sorted_axes(axes, rank)
 
 
 def _limits(dtype):

@@ -1,11 +1,13 @@
 """ScaledDotProductAttention-13: softmax(query @ key^T * scale + mask) @ value."""
 
+import functools
+
 import numpy as np
 
 from irexec.errors import OpError
 from irexec.ir import shape_rules
 from irexec.ir.shape import PartialShape
-from irexec.kernels.numeric import compute_dtype, narrow
+from irexec.kernels.numeric import broadcast_shape, compute_dtype, narrow, quiet
 from irexec.ops import windows
 from irexec.ops.spec import register
 from irexec.ops.spec import (SCALAR, Attr, Input, Op, OpSpec, Output, Rank, TensorType, TypeSet,
@@ -73,23 +75,37 @@ class ScaledDotProductAttention(Op):
 
     @staticmethod
     def kernel(query, key, value, attention_mask=None, scale=None, *, causal):
+        # Each step written over the scores where it keeps their shape: the same operations
+        # and values as with a new array each (f32 and f64 compute in place, narrower floats
+        # in the f32 arrays they were widened to).
         ct = compute_dtype(query.dtype)
         q, k, v = (a.astype(ct, copy=False) for a in (query, key, value))
         factor = ct.type(scale) if scale is not None else \
             ct.type(1.0) / np.sqrt(ct.type(q.shape[-1]))
-        scores = np.matmul(q, np.swapaxes(k, -1, -2)) * factor
-        length, source = q.shape[-2], k.shape[-2]
-        if causal:
-            hidden = np.triu(np.ones((length, source), bool), k=1)
-            scores = np.where(hidden, ct.type(-np.inf), scores)
-        elif attention_mask is not None:
-            if attention_mask.dtype == np.bool_:
-                scores = np.where(attention_mask, scores, ct.type(-np.inf))
-            else:
-                scores = scores + attention_mask.astype(ct, copy=False)
-        # no key (source length 0): each row's weights are empty and its output 0
-        top = np.max(scores, axis=-1, keepdims=True, initial=-np.inf)
-        with np.errstate(invalid="ignore"):
-            weights = np.exp(scores - top)
+        scores = np.matmul(q, np.swapaxes(k, -1, -2))
+        with quiet():
+            np.multiply(scores, factor, out=scores)
+            length, source = q.shape[-2], k.shape[-2]
+            if causal:
+                np.copyto(scores, ct.type(-np.inf), where=_hidden(length, source))
+            elif attention_mask is not None:
+                if attention_mask.dtype == np.bool_:
+                    scores = np.where(attention_mask, scores, ct.type(-np.inf))
+                else:
+                    mask = attention_mask.astype(ct, copy=False)
+                    same = broadcast_shape(scores, mask) == scores.shape
+                    scores = np.add(scores, mask, out=scores if same else None)
+            # no key (source length 0): each row's weights are empty and its output 0
+            top = np.max(scores, axis=-1, keepdims=True, initial=-np.inf)
+            np.subtract(scores, top, out=scores)
+            weights = np.exp(scores, out=scores)
             weights /= np.sum(weights, axis=-1, keepdims=True)
         return narrow(np.matmul(weights, v), query.dtype)
+
+
+@functools.lru_cache(maxsize=64)
+def _hidden(length: int, source: int) -> np.ndarray:
+    """The keys a causal mask hides: those after each query's position (read-only)."""
+    hidden = np.triu(np.ones((length, source), bool), k=1)
+    hidden.setflags(write=False)
+    return hidden

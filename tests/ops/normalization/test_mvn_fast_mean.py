@@ -37,3 +37,17 @@ def test_mvn_equals_the_np_mean_form_bit_for_bit():
                     want = _with_np_mean(x, axes, normalize_variance, 1e-5, inside)
                 assert got.dtype == want.dtype and got.shape == want.shape
                 assert np.array_equal(got, want, equal_nan=True), (shape, dtype, axes)
+
+
+def test_f32_means_divided_in_f32_are_np_means_bit_for_bit():
+    # f32 sums divided by the count in f32 (not f64): the same bits, tiny, huge and subnormal
+    # means included, and long axes
+    rng = np.random.default_rng(11)
+    for scale in (1e-42, 1e-38, 1e-3, 1.0, 1e30, 3e38):
+        for count in (1, 3, 7, 48, 4097):
+            x = (rng.standard_normal((3, count)) * scale).astype(np.float32)
+            with np.errstate(all="ignore"):
+                got = mvn_op._mean(x, (1,), count)
+                want = x.mean(axis=(1,), keepdims=True, dtype=np.float32)
+            assert got.dtype == want.dtype
+            assert np.array_equal(got, want, equal_nan=True), (scale, count)
