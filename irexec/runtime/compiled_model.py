@@ -8,6 +8,7 @@ from collections.abc import Mapping
 
 import numpy as np
 
+from irexec import budget
 from irexec.errors import IRError, OpError
 from irexec.ir import element_type as et_table
 from irexec.ir.model import Model, OutputPort
@@ -17,7 +18,8 @@ from irexec.runtime import fusion
 from irexec.runtime.plan import InputSlot, Plan, compile_plan, kernel_error, memoized
 from irexec.runtime.plan import call_signature, remember_call
 from irexec.runtime.plan import check as check_step
-from irexec.runtime.plan import check_known, exact_check, oversized, small_values
+from irexec.runtime.plan import check_known, oversized, sized_check
+from irexec.runtime.call_code import CallCode
 from irexec.runtime.precise import precision_of
 from irexec.runtime.infer_request import InferRequest, VariableState, variable_states
 from irexec.runtime.properties import CompiledProperties
@@ -395,6 +397,15 @@ class CompiledModel:
         # them, so an LLM's decode step does no shape inference.
         call = call_signature(bound.values(), state.current())
         known = call in plan.seen_calls
+        limit = budget.current()
+        if known and tracer is None and profile is None:
+            # the steps written out as one function (runtime/call_code.py)
+            code = plan.call_code
+            if code is None:
+                code = plan.call_code = CallCode(plan)
+            code(values, limit)
+            return [np.array(values[o.slot]) if o.copy else values[o.slot]
+                    for o in plan.outputs]
         clock = time.perf_counter if profile is not None else None
         for step in plan.steps:
             if clock is not None:
@@ -418,13 +429,11 @@ class CompiledModel:
             if step.check is not None:  # rules that could not be decided at read time
                 if not known or step.checked is None:
                     check_step(step, args)
-                elif step.sized and small_values(args):
-                    exact_check(step, args)  # sizes may come from these values
-                else:
-                    if step.check_values is not None:
-                        check_known(step, args)  # value domains only
-                    if step.sized:
+                elif step.sized:
+                    if sized_check(step, args, limit):  # sizes may come from the values
                         held = args  # the outputs' sizes are checked after the kernel
+                elif step.check_values is not None:
+                    check_known(step, args)  # value domains only
             kernel = step.kernel
             if step.in_place is not None:
                 # The first input dies here: write over it if nothing else can see it.
@@ -443,7 +452,7 @@ class CompiledModel:
                     step.check(args)
                 raise
             if held is not None:
-                oversized(step, (result,) if len(step.outputs) == 1 else result, held)
+                oversized(step, (result,) if len(step.outputs) == 1 else result, held, limit)
                 held = None
             if len(step.outputs) == 1:
                 values[step.outputs[0]] = result

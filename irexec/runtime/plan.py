@@ -16,6 +16,7 @@ kernel writes over them).
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -56,7 +57,9 @@ class Step:
     # whether the key is the inputs' shapes (an op that reads shapes only) or their values.
     memo: dict | None = None
     memo_by_shape: bool = False
-    memo_args: tuple[int, ...] = ()  # the inputs the key reads (constants never change)
+    # The inputs that are not constants of the plan: the key of shape arithmetic reads these
+    # (constants never change), and so does a sized step's test for small integer inputs.
+    memo_args: tuple[int, ...] = ()
     # The signatures (see ``signature``) whose check has passed; None: checked on every call.
     checked: set | None = None
     # Inputs whose values the check reads (a value domain): part of the key by their exact
@@ -68,6 +71,10 @@ class Step:
     # An output whose size inference could not bound within the memory budget: a skipped
     # check (a call like one before) is made up for by the outputs' sizes (``oversized``).
     sized: bool = False
+    # ``output_bytes(args)``: the op's bound on its outputs' bytes for these inputs (OpSpec
+    # ``output_bytes``, attributes bound), which guards the memory budget of a sized step
+    # whose small integer inputs changed (``sized_check``); None: the op has none.
+    output_bytes: Callable[[list], int] | None = None
 
     def memo_key(self, args: list) -> tuple:
         if self.memo_by_shape:
@@ -124,6 +131,9 @@ class Plan:
     # The call signatures (``call_signature``) of calls that ran to the end: a call with one of
     # them skips the per-call checks of steps whose rules read no values (bounded).
     seen_calls: set = field(default_factory=set)
+    # The steps written out as one function for calls like one before (runtime/call_code.py),
+    # made at the first such call.
+    call_code: object = None
 
     @functools.cached_property
     def initial_values(self) -> list:
@@ -183,6 +193,15 @@ def _bounded(port, limit: int) -> bool:
             return False
         size *= d.max
     return size <= limit
+
+
+def _output_bytes(node) -> Callable[[list], int] | None:
+    """The op's ``output_bytes`` bound for this layer, as a function of the call's arrays."""
+    bound = node.op.spec.output_bytes
+    if bound is None:
+        return None
+    attrs = {a.name: node.attrs[a.name] for a in node.op.spec.attrs if a.name in node.attrs}
+    return lambda args: bound(*args, **attrs)
 
 
 def _checked_values(node) -> tuple[int, ...]:
@@ -366,7 +385,8 @@ def _compile_plan(model: Model, precise: bool = False, decompression: str = "fus
                               checked=set() if check is not None and not memo else None,
                               valued=_checked_values(node),
                               check_values=_value_checker(node, _checked_values(node)),
-                              sized=check is not None and _unbounded(node, limit)))
+                              sized=check is not None and _unbounded(node, limit),
+                              output_bytes=_output_bytes(node)))
             writer = None if widened else spec.in_place
             writers.append(_bind(node, writer) if writer is not None and node.inputs else None)
     # Constants only folded layers read are not needed any more.
@@ -395,13 +415,11 @@ def _compile_plan(model: Model, precise: bool = False, decompression: str = "fus
     for s, i in last_use.items():
         if s not in kept:
             frees.setdefault(i, []).append(s)
-    steps = [Step(st.layer, st.type, st.kernel, st.inputs, st.outputs,
-                  tuple(sorted(frees.get(i, ()))), st.location,
-                  writer if (writer is not None and st.inputs[0] in frees.get(i, ())
-                             and st.inputs.count(st.inputs[0]) == 1
-                             and st.memo is None) else None, st.check, st.memo,
-                  st.memo_by_shape, st.memo_args, st.checked, st.valued, st.check_values,
-                  st.sized)
+    steps = [dataclasses.replace(
+        st, free=tuple(sorted(frees.get(i, ()))),
+        in_place=writer if (writer is not None and st.inputs[0] in frees.get(i, ())
+                            and st.inputs.count(st.inputs[0]) == 1
+                            and st.memo is None) else None)
              for i, (st, writer) in enumerate(zip(steps, writers))]
     return Plan(len(slot_of), inputs, constants, steps, outputs, bodies, folded_steps,
                 constant_nodes)
@@ -466,13 +484,49 @@ def exact_check(step: Step, args: list) -> None:
     step.checked.add(key)
 
 
-def oversized(step: Step, outputs, args: list) -> None:
+def oversized(step: Step, outputs, args: list, limit: int | None = None) -> None:
     """After a sized step's kernel ran with its check skipped: an output past the memory
-    budget (a shape grown within its signature, a Loop's doubling state) gets the check's own
-    IR109 from the call's inputs."""
-    limit = budget.current()
-    if any(getattr(o, "nbytes", 0) > limit for o in outputs):
-        step.check(args)
+    budget (``limit``; None: the one in force) -- a shape grown within its signature, a Loop's
+    doubling state -- gets the check's own IR109 from the call's inputs."""
+    if limit is None:
+        limit = budget.current()
+    for o in outputs:
+        if getattr(o, "nbytes", 0) > limit:
+            step.check(args)
+            return
+
+
+def sized_check(step: Step, args: list, limit: int) -> bool:
+    """A sized step's check (``Step.sized``) in a call like one before; True when the outputs'
+    sizes are still to be checked after the kernel (``oversized``).
+
+    When an input that is not a constant of the plan is a small integer tensor (a Broadcast's
+    target shape, computed from the call's shapes), the outputs' size may come from its values,
+    and the memory budget must hold before the kernel allocates them: the op's own bound
+    (``Step.output_bytes``) decides, and only a bound past the budget runs the full check (its
+    IR109); an op without a bound runs the full check once per distinct value
+    (``exact_check``). Otherwise the value domains only, and the sizes after the kernel. A
+    rule a skipped check would have refused makes the kernel fail, and the run loop then runs
+    the check for the rule's own error."""
+    small = False
+    for i in step.memo_args:
+        a = args[i]
+        if a.size <= SMALL_VALUES and a.dtype.kind in "iub":
+            small = True
+            break
+    if small:
+        bound = step.output_bytes
+        if bound is None:
+            exact_check(step, args)
+            return False
+        if step.check_values is not None:
+            check_known(step, args)
+        if bound(args) > limit:
+            step.check(args)  # IR109 (or the rule's own error)
+        return False
+    if step.check_values is not None:
+        check_known(step, args)
+    return True
 
 
 def check(step: Step, args: list) -> None:

@@ -23,7 +23,7 @@ from irexec.kernels import buffers
 from irexec.ops.domains import AxisIndices, Indices
 from irexec.ops.movement.indexing import check_range, index_values
 from irexec.ops.openvino_cpu import refuses
-from irexec.ops.spec import register
+from irexec.ops.spec import UNKNOWN_BYTES, register
 from irexec.ops.spec import (ANY, INTEGER, SCALAR_OR_VECTOR, Attr, Input, Op, OpSpec, Output,
                              TensorType, TypeVar)
 from irexec.ops.values import scalar
@@ -153,6 +153,16 @@ def gather(data, indices, axis, batch_dims: int = 0, zeros_out_of_range: bool = 
     return out
 
 
+def gather_bytes(data, indices, axis, **_) -> int:
+    """``output_bytes``: the slices the indices pick (at most their count for batch dims)."""
+    try:
+        a = scalar(axis, "axis") % data.ndim
+    except Exception:  # noqa: BLE001  (an axis the rules refuse: the full check says so)
+        return UNKNOWN_BYTES
+    return math.prod(data.shape[:a]) * indices.size * math.prod(data.shape[a + 1:]) \
+        * data.itemsize
+
+
 INPUTS = (
     Input("data", T, doc="the tensor to gather from"),
     Input("indices", INTEGER, domain=Indices(0), doc="where to take slices along the axis"),
@@ -169,7 +179,7 @@ BATCH_DIMS = Attr("batch_dims", "int", default=0,
 @register
 class Gather1(Op):
     spec = OpSpec(
-        type="Gather", since=1, until=6, inputs=INPUTS, outputs=OUTPUT, exact=True,
+        type="Gather", since=1, until=6, inputs=INPUTS, outputs=OUTPUT, output_bytes=gather_bytes, exact=True,
         doc="Takes slices of the data along an axis at the given indices, in [0, dim-1].")
     openvino_refuses = refuses()
 
@@ -185,7 +195,7 @@ class Gather1(Op):
 @register
 class Gather7(Op):
     spec = OpSpec(
-        type="Gather", since=7, until=7, attrs=(BATCH_DIMS,), inputs=INPUTS, outputs=OUTPUT,
+        type="Gather", since=7, until=7, attrs=(BATCH_DIMS,), inputs=INPUTS, outputs=OUTPUT, output_bytes=gather_bytes,
         exact=True,
         doc="Takes slices of the data along an axis at the given indices, in [0, dim-1], with "
             "leading batch dims.")
@@ -203,7 +213,7 @@ class Gather7(Op):
 @register
 class Gather8(Op):
     spec = OpSpec(
-        type="Gather", since=8, until=16, attrs=(BATCH_DIMS,), inputs=INPUTS, outputs=OUTPUT,
+        type="Gather", since=8, until=16, attrs=(BATCH_DIMS,), inputs=INPUTS, outputs=OUTPUT, output_bytes=gather_bytes,
         exact=True,
         doc="Takes slices of the data along an axis at the given indices, negative ones from "
             "the end; an index outside [-dim, dim-1] gives zeros.")

@@ -15,7 +15,7 @@ from irexec.errors import OpError
 from irexec.ir import shape_rules
 from irexec.ir.shape import Dimension, PartialShape
 from irexec.ops.domains import TargetShape
-from irexec.ops.spec import register
+from irexec.ops.spec import register, same_bytes
 from irexec.ops.spec import (ANY, INTEGER, SCALAR_OR_VECTOR, Attr, Input, Op, OpSpec, Output,
                              TensorType, TypeVar)
 from irexec.ops.values import ints
@@ -167,6 +167,7 @@ class Reshape(Op):
         doc="Changes a tensor's shape, keeping its elements and their order.",
         exact=True,
         returns_view=True,  # the plan copies it where the caller must own it
+        output_bytes=same_bytes,
     )
 
     @staticmethod

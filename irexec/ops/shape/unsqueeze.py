@@ -13,7 +13,7 @@ from irexec.errors import OpError
 from irexec.ir.shape import Dimension, PartialShape
 from irexec.ir.shape_rules import normalize_axis
 from irexec.ops.domains import UniqueAxes
-from irexec.ops.spec import register
+from irexec.ops.spec import register, same_bytes
 from irexec.ops.spec import (ANY, INTEGER, SCALAR_OR_VECTOR, Input, Op, OpSpec, Output,
                              TensorType, TypeVar)
 from irexec.ops.values import ints
@@ -60,6 +60,7 @@ class Unsqueeze(Op):
         doc="Inserts dims of size 1 at the positions the axes name.",
         exact=True,
         returns_view=True,  # the plan copies it where the caller must own it
+        output_bytes=same_bytes,
     )
 
     @staticmethod
