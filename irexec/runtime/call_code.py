@@ -29,87 +29,42 @@ from __future__ import annotations
 from irexec.errors import OpError
 from irexec.kernels import buffers
 from irexec.runtime import plan as plan_module
+from irexec.runtime.loop_code import _ufunc
 from irexec.runtime.plan import Plan, kernel_error
 
 
 class CallCode:
-    """``code(values, limit)`` runs every step of ``plan`` on ``values`` (the slots as a run
-    starts, inputs placed; filled in place) for a call like one before; ``limit``: the memory
-    budget in force. Returns nothing: the outputs are in their slots."""
+    """``code(values, limit)`` runs every step of ``plan`` (``model``'s) on ``values`` (the
+    slots as a run starts, inputs placed; filled in place) for a call like one before;
+    ``limit``: the memory budget in force. Returns nothing: the outputs are in their slots."""
 
-    def __init__(self, plan: Plan):
-        constants = set(plan.constants)
+    def __init__(self, plan: Plan, model=None):
+        nodes = {str(n.id): n for n in model.nodes} if model is not None else {}
         # Slots whose arrays the pool never takes (they are not the run's alone): constants, and
         # the remembered results of shape arithmetic (read-only, kept by their step).
-        kept = set(constants)
+        kept = set(plan.constants)
         for step in plan.steps:
             if step.memo is not None:
                 kept.update(step.outputs)
         names: dict[str, object] = {
-            "OpError": OpError, "kernel_error": kernel_error, "memoized": plan_module.memoized,
-            "check_known": plan_module.check_known, "sized_check": plan_module.sized_check,
-            "oversized": plan_module.oversized, "private": buffers.private,
-            "MIN_BYTES": buffers.MIN_BYTES, "current_pool": buffers.current,
-            "failed": self._failed}
+            "OpError": OpError, "kernel_error": kernel_error,
+            "compute_memo": plan_module.compute_memo, "check_known": plan_module.check_known,
+            "sized_check": plan_module.sized_check, "oversized": plan_module.oversized,
+            "private": buffers.private, "MIN_BYTES": buffers.MIN_BYTES,
+            "current_pool": buffers.current, "failed": self._failed, "getattr": getattr}
         self.steps = list(plan.steps)
         names["STEPS"] = self.steps
-        head = ["def run(v, limit):",
-                "    give = current_pool().give",
-                "    at = -1",
-                "    a = None"]
         body = []
         for j, step in enumerate(plan.steps):
-            ins = [f"v[{i}]" for i in step.inputs]
-            args = "[" + ", ".join(ins) + "]"
+            node = nodes.get(step.location.layer_id)
+            if node is not None and (node.type != step.type
+                                     or len(node.inputs) != len(step.inputs)):
+                node = None  # a step of a fused pattern: its inputs are not the layer's
             body.append(f"        # {j}: {step.type} {step.layer!r}")
             if step.memo is not None:
-                names[f"S{j}"] = step
-                names[f"M{j}"] = step.memo
-                body.append("        at = -1")
-                key = _memo_key(step)
-                if key is not None:
-                    body.append(f"        r = M{j}.get({key})")
-                    body.append("        if r is None:")
-                    body.append(f"            r = memoized(S{j}, {args}, True)")
-                else:
-                    body.append(f"        r = memoized(S{j}, {args}, True)")
+                body += _memo_lines(step, j, names)
             else:
-                names[f"K{j}"] = step.kernel
-                held = False
-                # the per-call check of a call like one before (the run loop's branches)
-                if step.check is not None:
-                    names[f"S{j}"] = step
-                    body.append("        at = -1")
-                    body.append(f"        a = {args}")
-                    if step.sized:
-                        body.append(f"        if sized_check(S{j}, a, limit):")
-                        body.append("            held = a")
-                        held = True
-                    elif step.check_values is not None:
-                        body.append(f"        check_known(S{j}, a)")
-                if step.in_place is not None:
-                    names[f"P{j}"] = step.in_place
-                    first = step.inputs[0]
-                    if step.check is None:
-                        body.append(f"        a = {args}")
-                    body += [f"        at = {j}",
-                             f"        v[{first}] = None",
-                             "        if private(a[0], 1):",
-                             f"            r = P{j}(*a)",
-                             "        else:",
-                             f"            v[{first}] = a[0]",
-                             f"            r = K{j}(*a)"]
-                elif step.check is not None:
-                    body += [f"        at = {j}", f"        r = K{j}(*a)"]
-                else:
-                    body += [f"        at = {j}", f"        r = K{j}({', '.join(ins)})"]
-                body.append("        a = None")
-                if held:
-                    body.append("        if held is not None:")
-                    body.append("            at = -1")
-                    outs = "(r,)" if len(step.outputs) == 1 else "r"
-                    body.append(f"            oversized(S{j}, {outs}, held, limit)")
-                    body.append("            held = None")
+                body += _kernel_lines(step, j, node, names)
             if len(step.outputs) == 1:
                 body.append(f"        v[{step.outputs[0]}] = r")
             else:
@@ -126,10 +81,13 @@ class CallCode:
                          "        if x is not None and x.nbytes >= MIN_BYTES:",
                          "            give(x, 1)",
                          "        x = None"]
-        if not body:
+        if not plan.steps:
             body.append("        pass")
-        head.append("    held = None")
-        head.append("    try:")
+        head = ["def run(v, limit):",
+                "    give = current_pool().give",
+                "    at = -1",
+                "    a = None",
+                "    try:"]
         tail = ["    except (OpError, MemoryError) as e:",
                 "        if at < 0:",
                 "            raise",
@@ -158,10 +116,98 @@ class CallCode:
         return self.source
 
 
-def _memo_key(step) -> str | None:
-    """The source of ``step.memo_key(args)`` written out (None: the step's own method)."""
-    if not step.memo_by_shape:
-        return None
-    parts = [f"(v[{step.inputs[i]}].shape, v[{step.inputs[i]}].dtype.str)"
-             for i in step.memo_args]
-    return "(" + "".join(p + ", " for p in parts) + ")"
+def _memo_lines(step, j: int, names: dict) -> list[str]:
+    """Remembered shape arithmetic: the key written out, the remembered result or the step
+    computed (its value domains checked) and remembered (``plan.compute_memo``)."""
+    names[f"S{j}"] = step
+    names[f"M{j}"] = step.memo
+    args = "[" + ", ".join(f"v[{i}]" for i in step.inputs) + "]"
+    parts = []
+    for i in step.memo_args:  # as Step.memo_key
+        x = f"v[{step.inputs[i]}]"
+        parts.append(f"({x}.shape, {x}.dtype.str)" if step.memo_by_shape
+                     else f"({x}.shape, {x}.dtype.str, {x}.tobytes())")
+    key = "(" + "".join(p + ", " for p in parts) + ")"
+    return ["        at = -1",
+            f"        key = {key}",
+            f"        r = M{j}.get(key)",
+            "        if r is None:",
+            f"            r = compute_memo(S{j}, {args}, key, True)"]
+
+
+def _kernel_lines(step, j: int, node, names: dict) -> list[str]:
+    """A step that runs its kernel: the check of a call like one before, the kernel (over its
+    first input when nothing else can see it), the outputs' sizes after it."""
+    ins = [f"v[{i}]" for i in step.inputs]
+    args = "[" + ", ".join(ins) + "]"
+    names[f"K{j}"] = step.kernel
+    # The kernel itself, or numpy's ufunc where the spec says the kernel is one call of it for
+    # the layer's types (as the loop fast path, runtime/loop_code.py): for a result small
+    # enough that the kernel would not draw it from the pool (same values, in new memory).
+    call = f"K{j}(*a)"
+    ufunc = _ufunc(step, node) if node is not None else None
+    if ufunc is not None:
+        names[f"U{j}"] = ufunc
+        call = f"(U{j}(*a) if a[0].nbytes < MIN_BYTES else K{j}(*a))"
+    lines = []
+    after = None  # what to check once the kernel ran
+    if step.check is not None:
+        names[f"S{j}"] = step
+        lines += ["        at = -1", f"        a = {args}"]
+        if step.sized:
+            candidates = _small_candidates(step, node)
+            if candidates:
+                names[f"C{j}"] = candidates
+                lines += [f"        held = sized_check(S{j}, a, limit, C{j})"]
+                after = "held"
+            else:  # no input can be a small integer tensor: the run loop's other branch
+                if step.check_values is not None:
+                    lines.append(f"        check_known(S{j}, a)")
+                after = "always"
+        elif step.check_values is not None:
+            lines.append(f"        check_known(S{j}, a)")
+    if step.in_place is not None:
+        names[f"P{j}"] = step.in_place
+        first = step.inputs[0]
+        if step.check is None:
+            lines.append(f"        a = {args}")
+        lines += [f"        at = {j}",
+                  f"        v[{first}] = None",
+                  "        if private(a[0], 1):",
+                  f"            r = P{j}(*a)",
+                  "        else:",
+                  f"            v[{first}] = a[0]",
+                  f"            r = {call}"]
+    elif step.check is not None or ufunc is not None:
+        if step.check is None:
+            lines.append(f"        a = {args}")
+        lines += [f"        at = {j}", f"        r = {call}"]
+    else:
+        lines += [f"        at = {j}", f"        r = K{j}({', '.join(ins)})"]
+    if after is not None:
+        outs = "(r,)" if len(step.outputs) == 1 else "r"
+        test = "held" if after == "held" else "True"
+        if len(step.outputs) == 1:
+            test = ("" if after == "always" else "held and ") + "getattr(r, 'nbytes', 0) > limit"
+        lines += [f"        if {test}:",
+                  "            at = -1",
+                  f"            oversized(S{j}, {outs}, a, limit)"]
+    lines.append("        a = None")
+    return lines
+
+
+def _small_candidates(step, node) -> tuple[int, ...]:
+    """The inputs of a sized step that may hold a small integer tensor: those not constants of
+    the plan whose element type is an integer, boolean or dynamic one (all of them when the
+    layer's types are not at hand)."""
+    if node is None:
+        return step.memo_args
+    found = []
+    for i in step.memo_args:
+        et = node.inputs[i].source.element_type
+        dtype = getattr(et, "dtype", None)
+        if et is None or et.is_dynamic or dtype is None or dtype.kind in "iub":
+            found.append(i)
+    return tuple(found)
+
+

@@ -402,7 +402,7 @@ class CompiledModel:
             # the steps written out as one function (runtime/call_code.py)
             code = plan.call_code
             if code is None:
-                code = plan.call_code = CallCode(plan)
+                code = plan.call_code = CallCode(plan, self.model)
             code(values, limit)
             return [np.array(values[o.slot]) if o.copy else values[o.slot]
                     for o in plan.outputs]

@@ -496,7 +496,8 @@ def oversized(step: Step, outputs, args: list, limit: int | None = None) -> None
             return
 
 
-def sized_check(step: Step, args: list, limit: int) -> bool:
+def sized_check(step: Step, args: list, limit: int, candidates: tuple[int, ...] | None = None
+                ) -> bool:
     """A sized step's check (``Step.sized``) in a call like one before; True when the outputs'
     sizes are still to be checked after the kernel (``oversized``).
 
@@ -507,9 +508,10 @@ def sized_check(step: Step, args: list, limit: int) -> bool:
     IR109); an op without a bound runs the full check once per distinct value
     (``exact_check``). Otherwise the value domains only, and the sizes after the kernel. A
     rule a skipped check would have refused makes the kernel fail, and the run loop then runs
-    the check for the rule's own error."""
+    the check for the rule's own error. ``candidates``: the inputs that may be small integer
+    tensors (default: every input not a constant)."""
     small = False
-    for i in step.memo_args:
+    for i in step.memo_args if candidates is None else candidates:
         a = args[i]
         if a.size <= SMALL_VALUES and a.dtype.kind in "iub":
             small = True
@@ -562,20 +564,26 @@ def memoized(step: Step, args: list, known: bool = False):
     key = step.memo_key(args)
     result = step.memo.get(key)
     if result is None:
-        if step.check is not None:
-            if not known:
-                step.check(args)
-            elif step.check_values is not None:
-                check_known(step, args)
-        try:
-            result = step.kernel(*args)
-        except OpError as e:
-            raise kernel_error(e, step.location) from None
-        except Exception:
-            if known and step.check is not None:  # a skipped check: its own error
-                step.check(args)
-            raise
-        remember(step, key, result)
+        result = compute_memo(step, args, key, known)
+    return result
+
+
+def compute_memo(step: Step, args: list, key: tuple, known: bool):
+    """A shape-arithmetic step's result for inputs it does not remember (``key``: theirs)."""
+    if step.check is not None:
+        if not known:
+            step.check(args)
+        elif step.check_values is not None:
+            check_known(step, args)
+    try:
+        result = step.kernel(*args)
+    except OpError as e:
+        raise kernel_error(e, step.location) from None
+    except Exception:
+        if known and step.check is not None:  # a skipped check: its own error
+            step.check(args)
+        raise
+    remember(step, key, result)
     return result
 
 
