@@ -26,6 +26,11 @@ def _scalar(value) -> float:
     return float(v[0])
 
 
+def _plain_int(value) -> bool:
+    """Whether a Range input is a tensor of numpy's signed or unsigned integers."""
+    return type(value) is np.ndarray and value.dtype.kind in "iu" and value.dtype.isnative
+
+
 def _checked(start: float, stop: float, step: float) -> None:
     for name, v in (("start", start), ("stop", stop), ("step", step)):
         if not math.isfinite(v):
@@ -57,6 +62,13 @@ def run(start, stop, step, out_type) -> np.ndarray:
     n = count(a, b, c, integral)
     check_output_size((n,), 8)  # the widest intermediate
     dtype = out_type.dtype
+    if integral and _plain_int(start) and _plain_int(step) and dtype.kind == "i":
+        # integer inputs and output (a length, positions): start + i * step, when every
+        # value fits the output type nothing wraps, so numpy's own arange is exact
+        ia, ic = int(start.reshape(-1)[0]), int(step.reshape(-1)[0])  # exact, not via float
+        info = np.iinfo(dtype)
+        if info.min <= min(ia, ia + (n - 1) * ic) and max(ia, ia + (n - 1) * ic) <= info.max:
+            return np.arange(ia, ia + n * ic, ic, dtype=dtype) if n else np.zeros(0, dtype)
     first = convert(np.asarray(start).reshape(()), out_type)
     delta = convert(np.asarray(step).reshape(()), out_type)
     if integral:

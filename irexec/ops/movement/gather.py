@@ -79,6 +79,8 @@ def gather_shape(ctx, negative: bool) -> list[TensorType]:
     return [TensorType(data.element_type, PartialShape._of(tuple(out)))]
 
 
+_RAW = {n: np.dtype(f"u{n}") for n in (1, 2, 4, 8)}  # the bits of an element of n bytes
+FEW_INDICES = 16  # at most this many indices are tested for range in Python
 STAGE = 1 << 18  # bytes of data staged in cache at a time (measured: 64 KiB to 512 KiB)
 PIECE = 64  # bytes: pieces this small, picked at random, are worth staging
 
@@ -93,15 +95,15 @@ def take(data: np.ndarray, idx: np.ndarray, axis: int, out: np.ndarray) -> None:
     are copied a few at a time into a scratch array first (a sequential read, at memory speed)
     and taken from there, in cache: the Gather of 2048 of 4096 columns of a [4096, 4096] f32
     goes from 4.4 to about 3 times a memcpy of its output."""
-    if not data.dtype.hasobject and data.itemsize in (1, 2, 4, 8):
-        raw = np.dtype(f"u{data.itemsize}")
+    raw = _RAW.get(data.itemsize)
+    if raw is not None and not data.dtype.hasobject:
         data, out = data.view(raw), out.view(raw)
     pre = math.prod(data.shape[:axis])
     piece = math.prod(data.shape[axis + 1:]) * data.itemsize
     slab = data.shape[axis] * piece
     if data.dtype.hasobject or piece > PIECE or slab > STAGE // 2 or pre < 4 \
             or idx.size * 4 < data.shape[axis] or not data.flags.c_contiguous:
-        np.take(data, idx, axis=axis, out=out, mode="clip")
+        data.take(idx, axis=axis, out=out, mode="clip")
         return
     group = STAGE // slab
     rows = data.reshape(pre, slab // data.itemsize)
@@ -120,8 +122,15 @@ def gather(data, indices, axis, batch_dims: int = 0, zeros_out_of_range: bool = 
     a = scalar(axis, "axis") % data.ndim
     b = batch_dims + indices.ndim if batch_dims < 0 else batch_dims
     dim = data.shape[a]
-    idx = index_values(indices)
+    # int64 indices as they are (nothing here writes into them); any other type converted
+    idx = indices if type(indices) is np.ndarray and indices.dtype == np.int64 \
+        else index_values(indices)
     invalid = None
+    if zeros_out_of_range and idx.size <= FEW_INDICES:
+        # a few indices (a token, a beam, a shape's element): in range by Python's min and
+        # max, without the array passes below (each costs more than these on a few values)
+        flat = idx.ravel().tolist()
+        zeros_out_of_range = bool(flat) and (min(flat) < 0 or max(flat) >= dim)
     if zeros_out_of_range:
         idx = np.where(idx < 0, idx + dim, idx)
         outside = (idx < 0) | (idx >= dim)

@@ -18,6 +18,7 @@ How the values come out, as OpenVINO computes them:
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -25,6 +26,7 @@ import numpy as np
 from irexec.kernels.numeric import compute_dtype, narrow, is_float
 from irexec.ops import bounds, rules, windows
 from irexec.ops.domains import AxisIndices, as_int64
+from irexec.ops.values import ints
 from irexec.ops.spec import register
 from irexec.ops.spec import (BOOLEAN, INTEGER, SCALAR_OR_VECTOR, Attr, Input, Op, OpSpec, Output,
                              TypeSet, TypeVar)
@@ -35,7 +37,7 @@ KEEP_DIMS = Attr("keep_dims", "bool", default=False,
 
 
 def _axes(axes: np.ndarray, rank: int) -> tuple[int, ...]:
-    return tuple(sorted({int(a) % rank for a in as_int64(axes)})) if rank else ()
+    return tuple(sorted({a % rank for a in ints(axes)})) if rank else ()
 
 
 def _limits(dtype):
@@ -62,11 +64,11 @@ def _extreme(data, axes, keep, biggest: bool):
 
 def _sum(data, axes, keep):
     ct = compute_dtype(data.dtype)
-    return np.sum(data, axis=axes, dtype=ct, keepdims=keep)
+    return np.add.reduce(data, axis=axes, dtype=ct, keepdims=keep)  # np.sum's own call
 
 
 def _count(data, axes) -> int:
-    return int(np.prod([data.shape[a] for a in axes], dtype=np.int64))
+    return math.prod([data.shape[a] for a in axes])
 
 
 def _divide(total, count: int, dtype):

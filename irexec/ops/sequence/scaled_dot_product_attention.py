@@ -77,7 +77,7 @@ class ScaledDotProductAttention(Op):
         q, k, v = (a.astype(ct, copy=False) for a in (query, key, value))
         factor = ct.type(scale) if scale is not None else \
             ct.type(1.0) / np.sqrt(ct.type(q.shape[-1]))
-        scores = np.matmul(q, np.swapaxes(k, -1, -2)) * factor
+        scores = np.matmul(q, k.swapaxes(-1, -2)) * factor
         length, source = q.shape[-2], k.shape[-2]
         if causal:
             hidden = np.triu(np.ones((length, source), bool), k=1)
@@ -88,8 +88,8 @@ class ScaledDotProductAttention(Op):
             else:
                 scores = scores + attention_mask.astype(ct, copy=False)
         # no key (source length 0): each row's weights are empty and its output 0
-        top = np.max(scores, axis=-1, keepdims=True, initial=-np.inf)
+        top = scores.max(axis=-1, keepdims=True, initial=-np.inf)  # the methods: np.max's calls
         with np.errstate(invalid="ignore"):
             weights = np.exp(scores - top)
-            weights /= np.sum(weights, axis=-1, keepdims=True)
+            weights /= weights.sum(axis=-1, keepdims=True)
         return narrow(np.matmul(weights, v), query.dtype)
