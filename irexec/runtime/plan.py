@@ -433,12 +433,22 @@ def signature(args: list) -> tuple:
     """What a step's per-call check depends on, up to the sizes: each input's element type,
     rank and dims, and the values of small integer inputs (shapes, axes, lengths computed at
     run time), with every size of 2 or more alike (0, 1 and negative values as they are: they
-    change what a rule means: empty, broadcast, counted from the end). A model whose KV cache grows by one position
+    change what a rule means: empty, broadcast, counted from the end; for a tensor of rank 2 or
+    more, the distinct values: ``_alike_values``). A model whose KV cache grows by one position
     per call keeps its signatures: its layers are inferred on the first calls only."""
     return tuple([(a.dtype.str, tuple([d if d < 2 else 2 for d in a.shape]),
-                   tuple([v if v < 2 else 2 for v in a.reshape(-1).tolist()])
-                   if a.size <= SMALL_VALUES and a.dtype.kind in "iub" else None)
+                   _alike_values(a) if a.size <= SMALL_VALUES and a.dtype.kind in "iub"
+                   else None)
                   for a in args])
+
+
+def _alike_values(a: np.ndarray) -> tuple:
+    """A small integer tensor's values for a signature, from 2 up alike: position by position
+    for a scalar or vector (a shape, axes, a length: what rules read by position); for a tensor
+    of higher rank (token ids, an attention mask) the distinct values, so that one growing by a
+    position per call keeps its signature."""
+    values = [v if v < 2 else 2 for v in a.reshape(-1).tolist()]
+    return tuple(values) if a.ndim <= 1 else tuple(sorted(set(values)))
 
 
 def call_signature(inputs, variables: dict) -> tuple:
