@@ -28,6 +28,7 @@ from __future__ import annotations
 
 from irexec.errors import OpError
 from irexec.kernels import buffers
+from irexec.ops.spec import same_bytes
 from irexec.runtime import plan as plan_module
 from irexec.runtime.loop_code import _ufunc
 from irexec.runtime.plan import Plan, kernel_error
@@ -51,7 +52,8 @@ class CallCode:
             "compute_memo": plan_module.compute_memo, "check_known": plan_module.check_known,
             "sized_check": plan_module.sized_check, "oversized": plan_module.oversized,
             "private": buffers.private, "MIN_BYTES": buffers.MIN_BYTES,
-            "current_pool": buffers.current, "failed": self._failed, "getattr": getattr}
+            "current_pool": buffers.current, "failed": self._failed, "getattr": getattr,
+            "MEMO_ELEMENTS": plan_module.MEMO_ELEMENTS, "MEMO_ENTRIES": plan_module.MEMO_ENTRIES}
         self.steps = list(plan.steps)
         names["STEPS"] = self.steps
         body = []
@@ -106,8 +108,9 @@ class CallCode:
     @staticmethod
     def _failed(step, values: list, args) -> None:
         """A kernel raised what is not an OpError: a check skipped for a like signature says
-        why, with the rule's own error (the run loop's ``except Exception``)."""
-        if step.checked is not None:
+        why, with the rule's own error (the run loop's ``except Exception``; for shape
+        arithmetic, ``plan.compute_memo``'s)."""
+        if step.checked is not None or step.memo is not None and step.check is not None:
             if args is None:
                 args = [values[i] for i in step.inputs]
             step.check(args)
@@ -118,9 +121,11 @@ class CallCode:
 
 def _memo_lines(step, j: int, names: dict) -> list[str]:
     """Remembered shape arithmetic: the key written out, the remembered result or the step
-    computed (its value domains checked) and remembered (``plan.compute_memo``)."""
+    computed (its value domains checked) and remembered, as ``plan.compute_memo`` and
+    ``plan.remember`` do (written out for a step of one output)."""
     names[f"S{j}"] = step
     names[f"M{j}"] = step.memo
+    names[f"K{j}"] = step.kernel
     args = "[" + ", ".join(f"v[{i}]" for i in step.inputs) + "]"
     parts = []
     for i in step.memo_args:  # as Step.memo_key
@@ -128,11 +133,24 @@ def _memo_lines(step, j: int, names: dict) -> list[str]:
         parts.append(f"({x}.shape, {x}.dtype.str)" if step.memo_by_shape
                      else f"({x}.shape, {x}.dtype.str, {x}.tobytes())")
     key = "(" + "".join(p + ", " for p in parts) + ")"
-    return ["        at = -1",
-            f"        key = {key}",
-            f"        r = M{j}.get(key)",
-            "        if r is None:",
-            f"            r = compute_memo(S{j}, {args}, key, True)"]
+    lines = ["        at = -1",
+             f"        key = {key}",
+             f"        r = M{j}.get(key)",
+             "        if r is None:"]
+    if len(step.outputs) != 1:
+        return lines + [f"            r = compute_memo(S{j}, {args}, key, True)"]
+    lines.append(f"            a = {args}")
+    if step.check is not None and step.check_values is not None:
+        lines.append(f"            check_known(S{j}, a)")
+    return lines + [f"            at = {j}",
+                    f"            r = K{j}(*a)",
+                    "            at = -1",
+                    "            if r.size <= MEMO_ELEMENTS:  # plan.remember",
+                    "                r.setflags(write=False)",
+                    f"                if len(M{j}) >= MEMO_ENTRIES:",
+                    f"                    M{j}.clear()",
+                    f"                M{j}[key] = r",
+                    "            a = None"]
 
 
 def _kernel_lines(step, j: int, node, names: dict) -> list[str]:
@@ -199,9 +217,12 @@ def _kernel_lines(step, j: int, node, names: dict) -> list[str]:
 def _small_candidates(step, node) -> tuple[int, ...]:
     """The inputs of a sized step that may hold a small integer tensor: those not constants of
     the plan whose element type is an integer, boolean or dynamic one (all of them when the
-    layer's types are not at hand)."""
+    layer's types are not at hand); none for an op whose output holds its first input's
+    elements (its size is checked after the kernel, which allocates nothing larger)."""
     if node is None:
         return step.memo_args
+    if node.op.spec.output_bytes is same_bytes:
+        return ()  # its output holds its data's elements: the sizes after the kernel suffice
     found = []
     for i in step.memo_args:
         et = node.inputs[i].source.element_type
