@@ -454,10 +454,12 @@ def _alike_values(a: np.ndarray) -> tuple:
 def call_signature(inputs, variables: dict) -> tuple:
     """A call's signature, up to the sizes (as ``signature``): its inputs' and its variables'
     element types and dims, and the values of small integer inputs. An LLM's decode steps all
-    have one: the KV cache and the attention mask grow, their classes do not."""
-    return signature(list(inputs)), tuple(sorted(
+    have one: the KV cache and the attention mask grow, their classes do not. The variables
+    in the dict's order (the order the model's Assigns write them: another order is only
+    another signature, checked once more)."""
+    return signature(list(inputs)), tuple([
         (name, a.dtype.str, tuple([d if d < 2 else 2 for d in a.shape]))
-        for name, a in variables.items()))
+        for name, a in variables.items()])
 
 
 def remember_call(plan: Plan, key: tuple) -> None:

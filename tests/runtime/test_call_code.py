@@ -164,3 +164,25 @@ def test_a_target_shape_past_the_budget_is_refused_in_a_known_signature():
     with pytest.raises(IRError) as e:  # a target the rules refuse: the rule's own error
         compiled({"data": data, "target": _i64(5, 4)})
     assert e.value.diagnostics[0].location.layer_name == "wide"
+
+
+def test_a_variable_keeps_a_dying_value_without_a_copy_and_stays_right():
+    # acc <- acc + x on a 128 KB state: the Add's result dies at the Assign, which keeps it
+    b = ModelBuilder("accumulate")
+    x = b.parameter("x", "f32", [-1, 1024])
+    zeros = b.op("Broadcast", b.constant(np.array(0, np.float32)),
+                 b.op("ShapeOf", x, version="opset3"), version="opset3")
+    acc = b.op("ReadValue", zeros, version="opset6", variable_id="acc", variable_type="f32",
+               variable_shape=irexec.PartialShape([-1, 1024]))
+    total = b.op("Add", acc, x, name="total")
+    b.op("Assign", total, version="opset6", variable_id="acc")
+    b.result(b.op("Multiply", acc, b.constant(np.array(2, np.float32))), "twice_before")
+    compiled = irexec.compile_model(b.build())
+    request = compiled.create_infer_request()
+    step = np.arange(32 * 1024, dtype=np.float32).reshape(32, 1024)
+    for k in range(4):
+        out = request.infer({"x": step})[0]
+        np.testing.assert_array_equal(out, 2 * k * step)
+        out[...] = -1  # the caller's array: writing it changes no state
+        state = request.query_state()[0].state.data
+        np.testing.assert_array_equal(state, (k + 1) * step)
