@@ -9,6 +9,8 @@ append at the end (irexec warns, IR334). An empty axes tensor is an error.
 
 from __future__ import annotations
 
+import functools
+
 from irexec.errors import OpError
 from irexec.ir.shape import Dimension, PartialShape
 from irexec.ir.shape_rules import normalize_axis
@@ -22,14 +24,15 @@ T = TypeVar("T", ANY)
 _ONE = Dimension.static(1)
 
 
-def positions(axes: tuple[int, ...], rank: int) -> tuple[list[int], bool]:
+@functools.lru_cache(maxsize=256)  # axes and ranks repeat on every call of a model
+def positions(axes: tuple[int, ...], rank: int) -> tuple[tuple[int, ...], bool]:
     """Where the new dims go (sorted output positions), and whether two axes met."""
     if not axes:
         raise OpError("axes is empty; Unsqueeze needs at least one axis", code="IR308")
     distinct = set(axes)
     expanded = rank + len(distinct)
     normalized = {normalize_axis(a, expanded) for a in distinct}
-    return sorted(normalized), len(normalized) < len(axes)
+    return tuple(sorted(normalized)), len(normalized) < len(axes)
 
 
 def unsqueezed(dims: list, axes: list[int], one) -> list:
