@@ -64,7 +64,7 @@ class CallCode:
                 node = None  # a step of a fused pattern: its inputs are not the layer's
             body.append(f"        # {j}: {step.type} {step.layer!r}")
             if step.memo is not None:
-                body += _memo_lines(step, j, names)
+                body += _memo_lines(step, j, node, names)
             else:
                 body += _kernel_lines(step, j, node, names)
             if len(step.outputs) == 1:
@@ -119,13 +119,15 @@ class CallCode:
         return self.source
 
 
-def _memo_lines(step, j: int, names: dict) -> list[str]:
+def _memo_lines(step, j: int, node, names: dict) -> list[str]:
     """Remembered shape arithmetic: the key written out, the remembered result or the step
     computed (its value domains checked) and remembered, as ``plan.compute_memo`` and
-    ``plan.remember`` do (written out for a step of one output)."""
+    ``plan.remember`` do (written out for a step of one output; an element-wise one calls its
+    ufunc where the spec names one, as ``_kernel_lines``: the same values, in new memory)."""
     names[f"S{j}"] = step
     names[f"M{j}"] = step.memo
-    names[f"K{j}"] = step.kernel
+    ufunc = _ufunc(step, node) if node is not None else None
+    names[f"K{j}"] = ufunc or step.kernel
     args = "[" + ", ".join(f"v[{i}]" for i in step.inputs) + "]"
     parts = []
     for i in step.memo_args:  # as Step.memo_key

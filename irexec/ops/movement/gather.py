@@ -81,6 +81,7 @@ def gather_shape(ctx, negative: bool) -> list[TensorType]:
 
 _RAW = {n: np.dtype(f"u{n}") for n in (1, 2, 4, 8)}  # the bits of an element of n bytes
 FEW_INDICES = 16  # at most this many indices are tested for range in Python
+FEW_ELEMENTS = 64  # data this small is taken from directly (numpy's own types)
 STAGE = 1 << 18  # bytes of data staged in cache at a time (measured: 64 KiB to 512 KiB)
 PIECE = 64  # bytes: pieces this small, picked at random, are worth staging
 
@@ -144,7 +145,10 @@ def gather(data, indices, axis, batch_dims: int = 0, zeros_out_of_range: bool = 
         out = buffers.empty(out_shape, data.dtype)
         out[...] = zero_of(data.dtype)
         return out
-    if b == 0:
+    if b == 0 and data.size <= FEW_ELEMENTS and data.dtype.kind in "biuf":
+        out = np.empty(out_shape, data.dtype)  # a shape's element, a token's row: at once
+        data.take(idx, axis=a, out=out, mode="clip")
+    elif b == 0:
         out = buffers.empty(out_shape, data.dtype)
         take(data, idx, a, out)
     else:
