@@ -5,7 +5,7 @@ import numpy as np
 from irexec.errors import OpError
 from irexec.ir import shape_rules
 from irexec.ir.shape import PartialShape
-from irexec.kernels.numeric import compute_dtype, narrow
+from irexec.kernels.numeric import compute_dtype, narrow, quiet
 from irexec.ops import windows
 from irexec.ops.spec import register
 from irexec.ops.spec import (SCALAR, Attr, Input, Op, OpSpec, Output, Rank, TensorType, TypeSet,
@@ -89,7 +89,7 @@ class ScaledDotProductAttention(Op):
                 scores = scores + attention_mask.astype(ct, copy=False)
         # no key (source length 0): each row's weights are empty and its output 0
         top = scores.max(axis=-1, keepdims=True, initial=-np.inf)  # the methods: np.max's calls
-        with np.errstate(invalid="ignore"):
+        with quiet():  # nothing to set inside a run (numeric.ignoring)
             weights = np.exp(scores - top)
             weights /= weights.sum(axis=-1, keepdims=True)
         return narrow(np.matmul(weights, v), query.dtype)
