@@ -10,6 +10,7 @@ is not written in IR files: -1, aligned right). ``none`` is OpenVINO's other nam
 
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
@@ -121,6 +122,23 @@ def infer_broadcast(ctx):
     return [TensorType(data.element_type, one_directional(shape, target))]
 
 
+@functools.lru_cache(maxsize=256)
+def _both(a: tuple[int, ...], b: tuple[int, ...]) -> tuple[int, ...]:
+    """``np.broadcast_shapes(a, b)`` in plain Python (numpy's makes arrays to find it);
+    ValueError where numpy's does."""
+    width = max(len(a), len(b))
+    a, b = (1,) * (width - len(a)) + a, (1,) * (width - len(b)) + b
+    out = []
+    for x, y in zip(a, b):
+        if x == y or y == 1:
+            out.append(x)
+        elif x == 1:
+            out.append(y)
+        else:
+            raise ValueError(f"shapes {a} and {b} do not broadcast together")
+    return tuple(out)
+
+
 def broadcast(data, target_shape, axes_mapping=None, *, mode):
     mode = {"none": "explicit", "pdpd": "numpy"}.get(mode, mode)
     target = ints(target_shape)
@@ -132,8 +150,7 @@ def broadcast(data, target_shape, axes_mapping=None, *, mode):
         shape = tuple(target)
     else:
         source = data
-        shape = tuple(target) if mode == "numpy" else np.broadcast_shapes(data.shape,
-                                                                          tuple(target))
+        shape = tuple(target) if mode == "numpy" else _both(data.shape, tuple(target))
     out = buffers.empty(shape, data.dtype)
     if out.size:
         np.copyto(out, source)
