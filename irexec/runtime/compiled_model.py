@@ -399,7 +399,7 @@ class CompiledModel:
         known = call in plan.seen_calls
         limit = budget.current()
         if known and tracer is None and profile is None:
-            # the steps written out as one function (runtime/call_code.py)
+            # each step a closure with its decisions settled (runtime/call_code.py)
             code = plan.call_code
             if code is None:
                 code = plan.call_code = CallCode(plan, self.model)

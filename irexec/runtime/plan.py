@@ -131,7 +131,7 @@ class Plan:
     # The call signatures (``call_signature``) of calls that ran to the end: a call with one of
     # them skips the per-call checks of steps whose rules read no values (bounded).
     seen_calls: set = field(default_factory=set)
-    # The steps written out as one function for calls like one before (runtime/call_code.py),
+    # The steps as closures for calls like one before (runtime/call_code.py),
     # made at the first such call.
     call_code: object = None
 

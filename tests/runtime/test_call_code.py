@@ -1,4 +1,4 @@
-"""Calls like one before run the plan's steps written out as one function
+"""Calls like one before run the plan's steps as closures with their decisions settled
 (irexec/runtime/call_code.py): the same arrays, bit for bit, as the run loop with every check
 made (the full plan's answer), over decode steps whose KV cache grows by one position per call
 and whose shape arithmetic (lengths, a position range, a broadcast target) changes with it; a call
@@ -105,11 +105,11 @@ def test_decode_steps_give_the_full_plans_arrays_bit_for_bit(batch):
         for g, w in zip(got, want):
             assert g.dtype == w.dtype and g.shape == w.shape
             np.testing.assert_array_equal(g, w)
-    assert isinstance(fast.plan.call_code, CallCode)  # the written-out steps ran
+    assert isinstance(fast.plan.call_code, CallCode)  # the closures ran
     assert full.plan.call_code is None  # every call of the other ran the loop, checked
 
 
-def test_the_written_out_steps_are_the_plans():
+def test_the_closures_are_the_plans_steps():
     compiled = irexec.compile_model(decoder())
     source = str(CallCode(compiled.plan, compiled.model))
     for step in compiled.plan.steps:
