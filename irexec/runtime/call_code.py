@@ -229,6 +229,35 @@ def _kernel_step(step, node, frees):
     only = step.inputs[0] if len(step.inputs) == 1 else None
     getattr_ = getattr
 
+    def simple(values, limit, give):
+        """The common step (one output, not in place, no check or its sizes after): the
+        branches of ``run`` below it never takes, left out."""
+        args = (values[only],) if only is not None else get(values)
+        if values_check:
+            check_known(step, args)
+        try:
+            if ufunc is not None and args[0].nbytes < MIN_BYTES:
+                result = ufunc(*args)
+            else:
+                result = kernel(*args)
+        except (OpError, MemoryError) as e:
+            raise kernel_error(e, location) from None
+        except Exception:
+            if checked:
+                step.check(list(args))
+            raise
+        if mode and getattr_(result, "nbytes", 0) > limit:
+            oversized(step, (result,), args, limit)
+        args = None
+        values[out] = result
+        result = None
+        for s in own:
+            value = values[s]
+            values[s] = None
+            if value is not None and value.nbytes >= MIN_BYTES:
+                give(value, 1)
+            value = None
+
     def run(values, limit, give):
         args = (values[only],) if only is not None else get(values)
         held = False
@@ -277,6 +306,10 @@ def _kernel_step(step, node, frees):
             if value is not None and value.nbytes >= MIN_BYTES:
                 give(value, 1)
             value = None
+
+    if in_place is None and single and mode in (0, 3):
+        values_check = mode == 3 and values_check
+        run = simple
 
     def what() -> str:  # for print(code)
         said = ["kernel" if ufunc is None else f"numpy's {ufunc.__name__} (small results)",
