@@ -33,10 +33,11 @@ from irexec.diagnostics.diagnostic import Location
 _KEPT_POOLS = 4  # spare-memory pools kept between calls: one per call running at once
 
 
-def _plain_form(slot: InputSlot) -> tuple[np.dtype | None, tuple[int, ...] | None]:
+def _plain_form(slot: InputSlot) -> tuple[np.dtype | None, tuple[int, ...] | None, int | None]:
     """The numpy dtype an input array of ``slot`` has when it needs no conversion (None for
-    dynamic, coded and string element types), and its shape when the slot's is static: what
-    :func:`_as_array` checks first, a call's common case, in two comparisons."""
+    dynamic, coded and string element types), its shape when the slot's is static, and its rank
+    when every dim is free (any size fits): what :func:`_as_array` checks first, a call's
+    common case, in two comparisons."""
     et, dtype = slot.element_type, None
     if not et.is_dynamic and not et.is_coded and et.kind != "string":
         try:
@@ -44,17 +45,21 @@ def _plain_form(slot: InputSlot) -> tuple[np.dtype | None, tuple[int, ...] | Non
                 dtype = et.dtype
         except (KeyError, AttributeError, TypeError):
             dtype = None
-    return dtype, (slot.shape.to_shape() if slot.shape.is_static else None)
+    shape = slot.shape
+    free = shape.rank_is_static and all(d.min == 0 and d.max is None for d in shape)
+    return dtype, (shape.to_shape() if shape.is_static else None), (len(shape) if free else None)
 
 
-def _as_array(value, slot: InputSlot, plain=(None, None), convert: bool = False) -> np.ndarray:
+def _as_array(value, slot: InputSlot, plain=(None, None, None),
+              convert: bool = False) -> np.ndarray:
     """``value`` as the array the input ``slot`` takes; IRError (IR603, IR604) if it cannot
     be. ``convert``: numbers of another type are converted to the input's, as OpenVINO's
     Python API converts them (``astype``: a float64 array for an f32 input, a Python list);
     without it (irexec's own checks: the command line) another type is an error."""
-    dtype, shape = plain
+    dtype, shape, rank = plain
     if type(value) is np.ndarray and dtype is not None and value.dtype == dtype:
-        if value.shape == shape or shape is None and slot.shape.contains(value.shape):
+        if value.shape == shape or shape is None and (
+                value.ndim == rank if rank is not None else slot.shape.contains(value.shape)):
             return value
     if isinstance(value, Tensor):
         value = value.data

@@ -192,7 +192,8 @@ BATCH_DIMS = Attr("batch_dims", "int", default=0,
 @register
 class Gather1(Op):
     spec = OpSpec(
-        type="Gather", since=1, until=6, inputs=INPUTS, outputs=OUTPUT, output_bytes=gather_bytes, exact=True,
+        type="Gather", since=1, until=6, inputs=INPUTS, outputs=OUTPUT, exact=True,
+        output_bytes=gather_bytes,
         doc="Takes slices of the data along an axis at the given indices, in [0, dim-1].")
     openvino_refuses = refuses()
 
@@ -208,7 +209,8 @@ class Gather1(Op):
 @register
 class Gather7(Op):
     spec = OpSpec(
-        type="Gather", since=7, until=7, attrs=(BATCH_DIMS,), inputs=INPUTS, outputs=OUTPUT, output_bytes=gather_bytes,
+        type="Gather", since=7, until=7, attrs=(BATCH_DIMS,), inputs=INPUTS, outputs=OUTPUT,
+        output_bytes=gather_bytes,
         exact=True,
         doc="Takes slices of the data along an axis at the given indices, in [0, dim-1], with "
             "leading batch dims.")
@@ -226,7 +228,8 @@ class Gather7(Op):
 @register
 class Gather8(Op):
     spec = OpSpec(
-        type="Gather", since=8, until=16, attrs=(BATCH_DIMS,), inputs=INPUTS, outputs=OUTPUT, output_bytes=gather_bytes,
+        type="Gather", since=8, until=16, attrs=(BATCH_DIMS,), inputs=INPUTS, outputs=OUTPUT,
+        output_bytes=gather_bytes,
         exact=True,
         doc="Takes slices of the data along an axis at the given indices, negative ones from "
             "the end; an index outside [-dim, dim-1] gives zeros.")
