@@ -96,6 +96,9 @@ def take(data: np.ndarray, idx: np.ndarray, axis: int, out: np.ndarray) -> None:
     are copied a few at a time into a scratch array first (a sequential read, at memory speed)
     and taken from there, in cache: the Gather of 2048 of 4096 columns of a [4096, 4096] f32
     goes from 4.4 to about 3 times a memcpy of its output."""
+    if axis == 0 and data.dtype.kind in "biuf":  # slabs of numpy's own types: no staging
+        data.take(idx, axis=0, out=out, mode="clip")
+        return
     raw = _RAW.get(data.itemsize)
     if raw is not None and not data.dtype.hasobject:
         data, out = data.view(raw), out.view(raw)
