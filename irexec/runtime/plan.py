@@ -478,11 +478,6 @@ def check_known(step: Step, args: list) -> None:
         raise
 
 
-def small_values(args: list) -> bool:
-    """Whether some input is a small integer tensor (its values may set an output's size)."""
-    return any(a.size <= SMALL_VALUES and a.dtype.kind in "iub" for a in args)
-
-
 def exact_check(step: Step, args: list) -> None:
     """A sized step's check (``Step.sized``) in a call like one before: skipped only for the
     same small integer values (a Broadcast's target shape), never for values alike."""
