@@ -186,3 +186,36 @@ def test_a_variable_keeps_a_dying_value_without_a_copy_and_stays_right():
         out[...] = -1  # the caller's array: writing it changes no state
         state = request.query_state()[0].state.data
         np.testing.assert_array_equal(state, (k + 1) * step)
+
+
+def test_two_threads_decoding_at_once_get_each_their_own_answer():
+    import threading
+
+    compiled = irexec.compile_model(decoder())
+    feeds = []
+    for batch, prompt in ((1, 5), (2, 3)):
+        ids = RNG.integers(2, V, (batch, prompt))
+        steps = [RNG.integers(2, V, (batch, 1)) for _ in range(25)]
+        feeds.append((ids, steps, np.arange(batch, dtype=np.int32)))
+
+    def generate(request, feed, out):
+        ids, steps, beams = feed
+        request.reset_state()
+        for x in [ids, *steps]:
+            out.append(request.infer({"input_ids": x, "beam_idx": beams})[0].copy())
+
+    alone = []
+    for feed in feeds:
+        alone.append([])
+        generate(compiled.create_infer_request(), feed, alone[-1])
+    together = [[], []]
+    threads = [threading.Thread(target=generate, args=(compiled.create_infer_request(), f, o))
+               for f, o in zip(feeds, together)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(60)
+    for got, want in zip(together, alone):
+        assert len(got) == len(want) == 26
+        for g, w in zip(got, want):
+            np.testing.assert_array_equal(g, w)
