@@ -447,6 +447,9 @@ def _alike_values(a: np.ndarray) -> tuple:
     for a scalar or vector (a shape, axes, a length: what rules read by position); for a tensor
     of higher rank (token ids, an attention mask) the distinct values, so that one growing by a
     position per call keeps its signature."""
+    if a.size == 1:  # a token, a position, a beam index: one value either way
+        v = a.item()
+        return (v if v < 2 else 2,)
     values = [v if v < 2 else 2 for v in a.reshape(-1).tolist()]
     return tuple(values) if a.ndim <= 1 else tuple(sorted(set(values)))
 
