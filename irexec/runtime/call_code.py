@@ -57,9 +57,8 @@ class CallCode:
         self.runs, self.lines = [], []
         for step in plan.steps:
             node = nodes.get(step.location.layer_id)
-            if node is not None and (node.type != step.type
-                                     or len(node.inputs) != len(step.inputs)):
-                node = None  # a step of a fused pattern: its inputs are not the layer's
+            if node is not None and not _runs_layer(step, node):
+                node = None  # a fused pattern's step, or a wrapped kernel: no layer's facts
             frees = tuple(s for s in step.free if s not in constants)
             if step.memo is not None:
                 run, what = _memo_step(step, node, frees)
@@ -76,6 +75,16 @@ class CallCode:
     def __str__(self) -> str:
         return "\n".join(f"{step.type} {step.layer!r}: {what() if callable(what) else what}"
                          for step, what in self.lines)
+
+
+def _runs_layer(step, node) -> bool:
+    """Whether ``step`` runs ``node``'s own kernel on ``node``'s inputs (attributes bound), so
+    that the layer's input types and spec speak for it: not a fused pattern's step (its inputs
+    are the pattern's), nor a kernel wrapped by precise mode."""
+    kernel = step.kernel
+    kernel = getattr(kernel, "func", kernel)  # functools.partial: attributes bound
+    return (node.type == step.type and len(node.inputs) == len(step.inputs)
+            and node.op is not None and kernel is node.op.kernel)
 
 
 def _getter(slots: tuple[int, ...]):
