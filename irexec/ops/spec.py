@@ -144,6 +144,15 @@ class ByAttr:
         return "; ".join(f"{t.describe()} when {self.attr}={v}" for v, t in self.choices.items())
 
 
+UNKNOWN_BYTES = 1 << 62  # what an ``output_bytes`` bound gives where it cannot tell
+
+
+def same_bytes(data, *_, **__) -> int:
+    """``output_bytes`` of an op whose output holds the first input's elements in its type
+    (Reshape, Squeeze, Unsqueeze)."""
+    return data.nbytes
+
+
 def resolve(rule, attrs: dict):
     """The rule that applies for these attribute values (``None`` if the attribute has no rule)."""
     if isinstance(rule, ByAttr):
@@ -289,6 +298,12 @@ class OpSpec:
     # path (irexec/runtime/loop_code.py) calls the ufunc itself there, without the kernel's
     # dispatch on the element type (which costs more than the ufunc on a few floats).
     ufunc: tuple | None = None
+    # ``output_bytes(*arrays, **attrs) -> int``: at least the bytes the outputs take for these
+    # inputs, computed from their shapes and small values without the rules (a huge number
+    # where it cannot tell). A call like one before (irexec/runtime/plan.py ``sized_check``)
+    # guards the memory budget with it when a small integer input (a target shape) changes,
+    # rather than running the layer's full check for every new value.
+    output_bytes: Callable | None = None
 
     def __post_init__(self):
         if self.numerics is not None and self.numerics not in NUMERIC_FAMILIES:

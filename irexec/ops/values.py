@@ -28,9 +28,10 @@ def _ints_of(raw: bytes, dtype: np.dtype) -> tuple[int, ...]:
 
 def ints(values: np.ndarray) -> tuple[int, ...]:
     """Every element of an integer tensor as a Python int, flat, in C order."""
-    values = np.asarray(values)
-    if values.size <= _CACHED and values.dtype.kind in "iub" and values.dtype.names is None:
-        return _ints_of(np.ascontiguousarray(values).tobytes(), values.dtype)
+    if type(values) is not np.ndarray:
+        values = np.asarray(values)
+    if values.size <= _CACHED and values.dtype.kind in "iub":  # tobytes: C order, any strides
+        return _ints_of(values.tobytes(), values.dtype)
     return tuple(as_int64(values).tolist())
 
 

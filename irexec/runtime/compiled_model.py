@@ -8,6 +8,7 @@ from collections.abc import Mapping
 
 import numpy as np
 
+from irexec import budget
 from irexec.errors import IRError, OpError
 from irexec.ir import element_type as et_table
 from irexec.ir.model import Model, OutputPort
@@ -17,7 +18,8 @@ from irexec.runtime import fusion
 from irexec.runtime.plan import InputSlot, Plan, compile_plan, kernel_error, memoized
 from irexec.runtime.plan import call_signature, remember_call
 from irexec.runtime.plan import check as check_step
-from irexec.runtime.plan import check_known, exact_check, oversized, small_values
+from irexec.runtime.plan import check_known, oversized, sized_check
+from irexec.runtime.call_code import CallCode
 from irexec.runtime.precise import precision_of
 from irexec.runtime.infer_request import InferRequest, VariableState, variable_states
 from irexec.runtime.properties import CompiledProperties
@@ -31,10 +33,11 @@ from irexec.diagnostics.diagnostic import Location
 _KEPT_POOLS = 4  # spare-memory pools kept between calls: one per call running at once
 
 
-def _plain_form(slot: InputSlot) -> tuple[np.dtype | None, tuple[int, ...] | None]:
+def _plain_form(slot: InputSlot) -> tuple[np.dtype | None, tuple[int, ...] | None, int | None]:
     """The numpy dtype an input array of ``slot`` has when it needs no conversion (None for
-    dynamic, coded and string element types), and its shape when the slot's is static: what
-    :func:`_as_array` checks first, a call's common case, in two comparisons."""
+    dynamic, coded and string element types), its shape when the slot's is static, and its rank
+    when every dim is free (any size fits): what :func:`_as_array` checks first, a call's
+    common case, in two comparisons."""
     et, dtype = slot.element_type, None
     if not et.is_dynamic and not et.is_coded and et.kind != "string":
         try:
@@ -42,17 +45,21 @@ def _plain_form(slot: InputSlot) -> tuple[np.dtype | None, tuple[int, ...] | Non
                 dtype = et.dtype
         except (KeyError, AttributeError, TypeError):
             dtype = None
-    return dtype, (slot.shape.to_shape() if slot.shape.is_static else None)
+    shape = slot.shape
+    free = shape.rank_is_static and all(d.min == 0 and d.max is None for d in shape)
+    return dtype, (shape.to_shape() if shape.is_static else None), (len(shape) if free else None)
 
 
-def _as_array(value, slot: InputSlot, plain=(None, None), convert: bool = False) -> np.ndarray:
+def _as_array(value, slot: InputSlot, plain=(None, None, None),
+              convert: bool = False) -> np.ndarray:
     """``value`` as the array the input ``slot`` takes; IRError (IR603, IR604) if it cannot
     be. ``convert``: numbers of another type are converted to the input's, as OpenVINO's
     Python API converts them (``astype``: a float64 array for an f32 input, a Python list);
     without it (irexec's own checks: the command line) another type is an error."""
-    dtype, shape = plain
+    dtype, shape, rank = plain
     if type(value) is np.ndarray and dtype is not None and value.dtype == dtype:
-        if value.shape == shape or shape is None and slot.shape.contains(value.shape):
+        if value.shape == shape or shape is None and (
+                value.ndim == rank if rank is not None else slot.shape.contains(value.shape)):
             return value
     if isinstance(value, Tensor):
         value = value.data
@@ -398,6 +405,15 @@ class CompiledModel:
         # them, so an LLM's decode step does no shape inference.
         call = call_signature(bound.values(), state.current())
         known = call in plan.seen_calls
+        limit = budget.current()
+        if known and tracer is None and profile is None:
+            # each step a closure with its decisions settled (runtime/call_code.py)
+            code = plan.call_code
+            if code is None:
+                code = plan.call_code = CallCode(plan, self.model)
+            code(values, limit)
+            return [np.array(values[o.slot]) if o.copy else values[o.slot]
+                    for o in plan.outputs]
         clock = time.perf_counter if profile is not None else None
         for step in plan.steps:
             if clock is not None:
@@ -421,13 +437,11 @@ class CompiledModel:
             if step.check is not None:  # rules that could not be decided at read time
                 if not known or step.checked is None:
                     check_step(step, args)
-                elif step.sized and small_values(args):
-                    exact_check(step, args)  # sizes may come from these values
-                else:
-                    if step.check_values is not None:
-                        check_known(step, args)  # value domains only
-                    if step.sized:
+                elif step.sized:
+                    if sized_check(step, args, limit):  # sizes may come from the values
                         held = args  # the outputs' sizes are checked after the kernel
+                elif step.check_values is not None:
+                    check_known(step, args)  # value domains only
             kernel = step.kernel
             if step.in_place is not None:
                 # The first input dies here: write over it if nothing else can see it.
@@ -446,7 +460,7 @@ class CompiledModel:
                     step.check(args)
                 raise
             if held is not None:
-                oversized(step, (result,) if len(step.outputs) == 1 else result, held)
+                oversized(step, (result,) if len(step.outputs) == 1 else result, held, limit)
                 held = None
             if len(step.outputs) == 1:
                 values[step.outputs[0]] = result

@@ -16,6 +16,7 @@ kernel writes over them).
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -56,7 +57,9 @@ class Step:
     # whether the key is the inputs' shapes (an op that reads shapes only) or their values.
     memo: dict | None = None
     memo_by_shape: bool = False
-    memo_args: tuple[int, ...] = ()  # the inputs the key reads (constants never change)
+    # The inputs that are not constants of the plan: the key of shape arithmetic reads these
+    # (constants never change), and so does a sized step's test for small integer inputs.
+    memo_args: tuple[int, ...] = ()
     # The signatures (see ``signature``) whose check has passed; None: checked on every call.
     checked: set | None = None
     # Inputs whose values the check reads (a value domain): part of the key by their exact
@@ -68,6 +71,10 @@ class Step:
     # An output whose size inference could not bound within the memory budget: a skipped
     # check (a call like one before) is made up for by the outputs' sizes (``oversized``).
     sized: bool = False
+    # ``output_bytes(args)``: the op's bound on its outputs' bytes for these inputs (OpSpec
+    # ``output_bytes``, attributes bound), which guards the memory budget of a sized step
+    # whose small integer inputs changed (``sized_check``); None: the op has none.
+    output_bytes: Callable[[list], int] | None = None
 
     def memo_key(self, args: list) -> tuple:
         if self.memo_by_shape:
@@ -124,6 +131,9 @@ class Plan:
     # The call signatures (``call_signature``) of calls that ran to the end: a call with one of
     # them skips the per-call checks of steps whose rules read no values (bounded).
     seen_calls: set = field(default_factory=set)
+    # The steps as closures for calls like one before (runtime/call_code.py),
+    # made at the first such call.
+    call_code: object = None
     # Where steps run several layers (runtime/fusion.py): how to plan the same model one step
     # per layer, as traces need (``traced``).
     unfused: Callable[[], Plan] | None = None
@@ -201,6 +211,15 @@ def _bounded(port, limit: int) -> bool:
             return False
         size *= d.max
     return size <= limit
+
+
+def _output_bytes(node) -> Callable[[list], int] | None:
+    """The op's ``output_bytes`` bound for this layer, as a function of the call's arrays."""
+    bound = node.op.spec.output_bytes
+    if bound is None:
+        return None
+    attrs = {a.name: node.attrs[a.name] for a in node.op.spec.attrs if a.name in node.attrs}
+    return lambda args: bound(*args, **attrs)
 
 
 def _checked_values(node) -> tuple[int, ...]:
@@ -391,7 +410,8 @@ def _compile_plan(model: Model, precise: bool = False, decompression: str = "fus
                               checked=set() if check is not None and not memo else None,
                               valued=_checked_values(node),
                               check_values=_value_checker(node, _checked_values(node)),
-                              sized=check is not None and _unbounded(node, limit)))
+                              sized=check is not None and _unbounded(node, limit),
+                              output_bytes=_output_bytes(node)))
             writer = None if widened else spec.in_place
             writers.append(_bind(node, writer) if writer is not None and node.inputs else None)
     if fuse:  # patterns of layers, each made one step (runtime/fusion.py)
@@ -422,13 +442,11 @@ def _compile_plan(model: Model, precise: bool = False, decompression: str = "fus
     for s, i in last_use.items():
         if s not in kept:
             frees.setdefault(i, []).append(s)
-    steps = [Step(st.layer, st.type, st.kernel, st.inputs, st.outputs,
-                  tuple(sorted(frees.get(i, ()))), st.location,
-                  writer if (writer is not None and st.inputs[0] in frees.get(i, ())
-                             and st.inputs.count(st.inputs[0]) == 1
-                             and st.memo is None) else None, st.check, st.memo,
-                  st.memo_by_shape, st.memo_args, st.checked, st.valued, st.check_values,
-                  st.sized)
+    steps = [dataclasses.replace(
+        st, free=tuple(sorted(frees.get(i, ()))),
+        in_place=writer if (writer is not None and st.inputs[0] in frees.get(i, ())
+                            and st.inputs.count(st.inputs[0]) == 1
+                            and st.memo is None) else None)
              for i, (st, writer) in enumerate(zip(steps, writers))]
     return Plan(len(slot_of), inputs, constants, steps, outputs, bodies, folded_steps,
                 constant_nodes)
@@ -442,21 +460,36 @@ def signature(args: list) -> tuple:
     """What a step's per-call check depends on, up to the sizes: each input's element type,
     rank and dims, and the values of small integer inputs (shapes, axes, lengths computed at
     run time), with every size of 2 or more alike (0, 1 and negative values as they are: they
-    change what a rule means: empty, broadcast, counted from the end). A model whose KV cache grows by one position
+    change what a rule means: empty, broadcast, counted from the end; for a tensor of rank 2 or
+    more, the distinct values: ``_alike_values``). A model whose KV cache grows by one position
     per call keeps its signatures: its layers are inferred on the first calls only."""
     return tuple([(a.dtype.str, tuple([d if d < 2 else 2 for d in a.shape]),
-                   tuple([v if v < 2 else 2 for v in a.reshape(-1).tolist()])
-                   if a.size <= SMALL_VALUES and a.dtype.kind in "iub" else None)
+                   _alike_values(a) if a.size <= SMALL_VALUES and a.dtype.kind in "iub"
+                   else None)
                   for a in args])
+
+
+def _alike_values(a: np.ndarray) -> tuple:
+    """A small integer tensor's values for a signature, from 2 up alike: position by position
+    for a scalar or vector (a shape, axes, a length: what rules read by position); for a tensor
+    of higher rank (token ids, an attention mask) the distinct values, so that one growing by a
+    position per call keeps its signature."""
+    if a.size == 1:  # a token, a position, a beam index: one value either way
+        v = a.item()
+        return (v if v < 2 else 2,)
+    values = [v if v < 2 else 2 for v in a.reshape(-1).tolist()]
+    return tuple(values) if a.ndim <= 1 else tuple(sorted(set(values)))
 
 
 def call_signature(inputs, variables: dict) -> tuple:
     """A call's signature, up to the sizes (as ``signature``): its inputs' and its variables'
     element types and dims, and the values of small integer inputs. An LLM's decode steps all
-    have one: the KV cache and the attention mask grow, their classes do not."""
-    return signature(list(inputs)), tuple(sorted(
+    have one: the KV cache and the attention mask grow, their classes do not. The variables
+    in the dict's order (the order the model's Assigns write them: another order is only
+    another signature, checked once more)."""
+    return signature(list(inputs)), tuple([
         (name, a.dtype.str, tuple([d if d < 2 else 2 for d in a.shape]))
-        for name, a in variables.items()))
+        for name, a in variables.items()])
 
 
 def remember_call(plan: Plan, key: tuple) -> None:
@@ -475,11 +508,6 @@ def check_known(step: Step, args: list) -> None:
         raise
 
 
-def small_values(args: list) -> bool:
-    """Whether some input is a small integer tensor (its values may set an output's size)."""
-    return any(a.size <= SMALL_VALUES and a.dtype.kind in "iub" for a in args)
-
-
 def exact_check(step: Step, args: list) -> None:
     """A sized step's check (``Step.sized``) in a call like one before: skipped only for the
     same small integer values (a Broadcast's target shape), never for values alike."""
@@ -493,13 +521,51 @@ def exact_check(step: Step, args: list) -> None:
     step.checked.add(key)
 
 
-def oversized(step: Step, outputs, args: list) -> None:
+def oversized(step: Step, outputs, args: list, limit: int | None = None) -> None:
     """After a sized step's kernel ran with its check skipped: an output past the memory
-    budget (a shape grown within its signature, a Loop's doubling state) gets the check's own
-    IR109 from the call's inputs."""
-    limit = budget.current()
-    if any(getattr(o, "nbytes", 0) > limit for o in outputs):
-        step.check(args)
+    budget (``limit``; None: the one in force) -- a shape grown within its signature, a Loop's
+    doubling state -- gets the check's own IR109 from the call's inputs."""
+    if limit is None:
+        limit = budget.current()
+    for o in outputs:
+        if getattr(o, "nbytes", 0) > limit:
+            step.check(args)
+            return
+
+
+def sized_check(step: Step, args: list, limit: int, candidates: tuple[int, ...] | None = None
+                ) -> bool:
+    """A sized step's check (``Step.sized``) in a call like one before; True when the outputs'
+    sizes are still to be checked after the kernel (``oversized``).
+
+    When an input that is not a constant of the plan is a small integer tensor (a Broadcast's
+    target shape, computed from the call's shapes), the outputs' size may come from its values,
+    and the memory budget must hold before the kernel allocates them: the op's own bound
+    (``Step.output_bytes``) decides, and only a bound past the budget runs the full check (its
+    IR109); an op without a bound runs the full check once per distinct value
+    (``exact_check``). Otherwise the value domains only, and the sizes after the kernel. A
+    rule a skipped check would have refused makes the kernel fail, and the run loop then runs
+    the check for the rule's own error. ``candidates``: the inputs that may be small integer
+    tensors (default: every input not a constant)."""
+    small = False
+    for i in step.memo_args if candidates is None else candidates:
+        a = args[i]
+        if a.size <= SMALL_VALUES and a.dtype.kind in "iub":
+            small = True
+            break
+    if small:
+        bound = step.output_bytes
+        if bound is None:
+            exact_check(step, args)
+            return False
+        if step.check_values is not None:
+            check_known(step, args)
+        if bound(args) > limit:
+            step.check(args)  # IR109 (or the rule's own error)
+        return False
+    if step.check_values is not None:
+        check_known(step, args)
+    return True
 
 
 def check(step: Step, args: list) -> None:
@@ -535,20 +601,26 @@ def memoized(step: Step, args: list, known: bool = False):
     key = step.memo_key(args)
     result = step.memo.get(key)
     if result is None:
-        if step.check is not None:
-            if not known:
-                step.check(args)
-            elif step.check_values is not None:
-                check_known(step, args)
-        try:
-            result = step.kernel(*args)
-        except OpError as e:
-            raise kernel_error(e, step.location) from None
-        except Exception:
-            if known and step.check is not None:  # a skipped check: its own error
-                step.check(args)
-            raise
-        remember(step, key, result)
+        result = compute_memo(step, args, key, known)
+    return result
+
+
+def compute_memo(step: Step, args: list, key: tuple, known: bool):
+    """A shape-arithmetic step's result for inputs it does not remember (``key``: theirs)."""
+    if step.check is not None:
+        if not known:
+            step.check(args)
+        elif step.check_values is not None:
+            check_known(step, args)
+    try:
+        result = step.kernel(*args)
+    except OpError as e:
+        raise kernel_error(e, step.location) from None
+    except Exception:
+        if known and step.check is not None:  # a skipped check: its own error
+            step.check(args)
+        raise
+    remember(step, key, result)
     return result
 
 

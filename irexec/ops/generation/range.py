@@ -1,5 +1,6 @@
 """Range-1 and Range-4: the numbers start, start+step, ... up to (not including) stop."""
 
+import functools
 import math
 
 import numpy as np
@@ -24,6 +25,17 @@ def _scalar(value) -> float:
     if v.size != 1:
         raise OpError(f"start, stop and step must be scalars, not {v.size} values", code="IR305")
     return float(v[0])
+
+
+@functools.lru_cache(maxsize=16)
+def _limits(dtype: np.dtype) -> tuple[int, int]:
+    info = np.iinfo(dtype)
+    return int(info.min), int(info.max)
+
+
+def _plain_int(value) -> bool:
+    """Whether a Range input is a tensor of numpy's signed or unsigned integers."""
+    return type(value) is np.ndarray and value.dtype.kind in "iu" and value.dtype.isnative
 
 
 def _checked(start: float, stop: float, step: float) -> None:
@@ -57,6 +69,13 @@ def run(start, stop, step, out_type) -> np.ndarray:
     n = count(a, b, c, integral)
     check_output_size((n,), 8)  # the widest intermediate
     dtype = out_type.dtype
+    if integral and _plain_int(start) and _plain_int(step) and dtype.kind == "i":
+        # integer inputs and output (a length, positions): start + i * step, when every
+        # value fits the output type nothing wraps, so numpy's own arange is exact
+        ia, ic = int(start.reshape(-1)[0]), int(step.reshape(-1)[0])  # exact, not via float
+        low, high = _limits(dtype)
+        if low <= min(ia, ia + (n - 1) * ic) and max(ia, ia + (n - 1) * ic) <= high:
+            return np.arange(ia, ia + n * ic, ic, dtype=dtype) if n else np.zeros(0, dtype)
     first = convert(np.asarray(start).reshape(()), out_type)
     delta = convert(np.asarray(step).reshape(()), out_type)
     if integral:

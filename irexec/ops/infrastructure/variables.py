@@ -66,6 +66,13 @@ def _assign(new_value, *, variable_id):
     return new_value
 
 
+def _assign_own(new_value, *, variable_id):
+    """``in_place``: the value dies here and nothing else can see it (the plan proved it):
+    the variable keeps the array itself, without a copy (a KV cache of many megabytes)."""
+    state.assign(variable_id, new_value)
+    return new_value
+
+
 @register
 class Assign3(Op):
     spec = OpSpec(
@@ -73,7 +80,7 @@ class Assign3(Op):
         inputs=(Input("new_value", doc="the variable's value for the next call"),),
         outputs=(Output("output", "new_value, passed on"),),
         role="sink", variable="writes",
-        doc="Sets a variable of the model's state for the next call.")
+        doc="Sets a variable of the model's state for the next call.", in_place=_assign_own)
     kernel = staticmethod(_assign)
 
 
@@ -84,5 +91,5 @@ class Assign6(Op):
         inputs=(Input("new_value", doc="the variable's value for the next call"),),
         outputs=(Output("output", "new_value, passed on"),),
         role="sink", variable="writes",
-        doc="Sets a variable of the model's state for the next call.")
+        doc="Sets a variable of the model's state for the next call.", in_place=_assign_own)
     kernel = staticmethod(_assign)

@@ -10,6 +10,8 @@ from irexec.ops import windows
 from irexec.ops.spec import register
 from irexec.ops.spec import Attr, Input, Op, OpSpec, Output, TensorType, TypeVar
 
+_OWN = (np.dtype(np.float32), np.dtype(np.float64))  # computed in their own type
+
 T = TypeVar("T", windows.ARITH)
 _ONE = Dimension.static(1)
 
@@ -80,6 +82,8 @@ class MatMul(Op):
     @staticmethod
     def kernel(a, b, *, transpose_a, transpose_b):
         dtype = a.dtype
+        if dtype in _OWN and not transpose_a and not transpose_b and a.ndim > 1 < b.ndim:
+            return np.matmul(a, b)  # f32/f64 matrices: numpy's product in their own type
         ct = compute_dtype(dtype)
         if transpose_a and a.ndim > 1:
             a = np.swapaxes(a, -1, -2)

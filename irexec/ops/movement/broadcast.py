@@ -10,6 +10,9 @@ is not written in IR files: -1, aligned right). ``none`` is OpenVINO's other nam
 
 from __future__ import annotations
 
+import functools
+import math
+
 import numpy as np
 
 from irexec.errors import OpError
@@ -18,7 +21,7 @@ from irexec.ir.shape_rules import broadcast_numpy
 from irexec.kernels import buffers
 from irexec.ops.domains import ExpandedShape, UniqueAxes
 from irexec.ops.openvino_cpu import refuses
-from irexec.ops.spec import register
+from irexec.ops.spec import UNKNOWN_BYTES, register
 from irexec.ops.spec import (ANY, INTEGER, SCALAR_OR_VECTOR, VECTOR, Attr, Input, Op, OpSpec,
                              Output, TensorType, TypeVar)
 from irexec.ops.values import ints
@@ -119,6 +122,23 @@ def infer_broadcast(ctx):
     return [TensorType(data.element_type, one_directional(shape, target))]
 
 
+@functools.lru_cache(maxsize=256)
+def _both(a: tuple[int, ...], b: tuple[int, ...]) -> tuple[int, ...]:
+    """``np.broadcast_shapes(a, b)`` in plain Python (numpy's makes arrays to find it);
+    ValueError where numpy's does."""
+    width = max(len(a), len(b))
+    a, b = (1,) * (width - len(a)) + a, (1,) * (width - len(b)) + b
+    out = []
+    for x, y in zip(a, b):
+        if x == y or y == 1:
+            out.append(x)
+        elif x == 1:
+            out.append(y)
+        else:
+            raise ValueError(f"shapes {a} and {b} do not broadcast together")
+    return tuple(out)
+
+
 def broadcast(data, target_shape, axes_mapping=None, *, mode):
     mode = {"none": "explicit", "pdpd": "numpy"}.get(mode, mode)
     target = ints(target_shape)
@@ -130,12 +150,26 @@ def broadcast(data, target_shape, axes_mapping=None, *, mode):
         shape = tuple(target)
     else:
         source = data
-        shape = tuple(target) if mode == "numpy" else np.broadcast_shapes(data.shape,
-                                                                          tuple(target))
+        shape = tuple(target) if mode == "numpy" else _both(data.shape, tuple(target))
     out = buffers.empty(shape, data.dtype)
     if out.size:
         np.copyto(out, source)
     return out
+
+
+def broadcast_bytes(data, target_shape, axes_mapping=None, *, mode) -> int:
+    """``output_bytes``: the target's elements, or (bidirectional) the larger of the data's
+    and the target's size on each dim; a negative size is for the full check to refuse."""
+    target = ints(target_shape)
+    if any(t < 0 for t in target):
+        return UNKNOWN_BYTES
+    if mode == "bidirectional":
+        dims = list(data.shape)
+        width = max(len(dims), len(target))
+        dims = [1] * (width - len(dims)) + dims
+        target = [1] * (width - len(target)) + list(target)
+        target = [max(d, t) for d, t in zip(dims, target)]
+    return math.prod(target) * data.itemsize
 
 
 @register
@@ -153,7 +187,8 @@ class Broadcast1(Op):
                   doc="explicit mode: the output axis of each data axis, increasing"),
         ),
         outputs=(Output("output", "the data replicated to the target shape", type=T),),
-        doc="Replicates a tensor to a target shape.", exact=True)
+        doc="Replicates a tensor to a target shape.", exact=True,
+        output_bytes=broadcast_bytes)
     openvino_refuses = refuses()
     kernel = staticmethod(broadcast)
 
@@ -174,7 +209,8 @@ class Broadcast3(Op):
         inputs=Broadcast1.spec.inputs,
         outputs=(Output("output", "the data replicated to the target shape (bidirectional: "
                                   "to both shapes broadcast together)", type=T),),
-        doc="Replicates a tensor to a target shape.", exact=True)
+        doc="Replicates a tensor to a target shape.", exact=True,
+        output_bytes=broadcast_bytes)
     openvino_refuses = refuses()
     kernel = staticmethod(broadcast)
 

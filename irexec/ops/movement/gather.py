@@ -23,7 +23,7 @@ from irexec.kernels import buffers
 from irexec.ops.domains import AxisIndices, Indices
 from irexec.ops.movement.indexing import check_range, index_values
 from irexec.ops.openvino_cpu import refuses
-from irexec.ops.spec import register
+from irexec.ops.spec import UNKNOWN_BYTES, register
 from irexec.ops.spec import (ANY, INTEGER, SCALAR_OR_VECTOR, Attr, Input, Op, OpSpec, Output,
                              TensorType, TypeVar)
 from irexec.ops.values import scalar
@@ -79,6 +79,9 @@ def gather_shape(ctx, negative: bool) -> list[TensorType]:
     return [TensorType(data.element_type, PartialShape._of(tuple(out)))]
 
 
+_RAW = {n: np.dtype(f"u{n}") for n in (1, 2, 4, 8)}  # the bits of an element of n bytes
+FEW_INDICES = 16  # at most this many indices are tested for range in Python
+FEW_ELEMENTS = 64  # data this small is taken from directly (numpy's own types)
 STAGE = 1 << 18  # bytes of data staged in cache at a time (measured: 64 KiB to 512 KiB)
 PIECE = 64  # bytes: pieces this small, picked at random, are worth staging
 
@@ -93,15 +96,18 @@ def take(data: np.ndarray, idx: np.ndarray, axis: int, out: np.ndarray) -> None:
     are copied a few at a time into a scratch array first (a sequential read, at memory speed)
     and taken from there, in cache: the Gather of 2048 of 4096 columns of a [4096, 4096] f32
     goes from 4.4 to about 3 times a memcpy of its output."""
-    if not data.dtype.hasobject and data.itemsize in (1, 2, 4, 8):
-        raw = np.dtype(f"u{data.itemsize}")
+    if axis == 0 and data.dtype.kind in "biuf":  # slabs of numpy's own types: no staging
+        data.take(idx, axis=0, out=out, mode="clip")
+        return
+    raw = _RAW.get(data.itemsize)
+    if raw is not None and not data.dtype.hasobject:
         data, out = data.view(raw), out.view(raw)
     pre = math.prod(data.shape[:axis])
     piece = math.prod(data.shape[axis + 1:]) * data.itemsize
     slab = data.shape[axis] * piece
     if data.dtype.hasobject or piece > PIECE or slab > STAGE // 2 or pre < 4 \
             or idx.size * 4 < data.shape[axis] or not data.flags.c_contiguous:
-        np.take(data, idx, axis=axis, out=out, mode="clip")
+        data.take(idx, axis=axis, out=out, mode="clip")
         return
     group = STAGE // slab
     rows = data.reshape(pre, slab // data.itemsize)
@@ -120,8 +126,15 @@ def gather(data, indices, axis, batch_dims: int = 0, zeros_out_of_range: bool = 
     a = scalar(axis, "axis") % data.ndim
     b = batch_dims + indices.ndim if batch_dims < 0 else batch_dims
     dim = data.shape[a]
-    idx = index_values(indices)
+    # int64 indices as they are (nothing here writes into them); any other type converted
+    idx = indices if type(indices) is np.ndarray and indices.dtype == np.int64 \
+        else index_values(indices)
     invalid = None
+    if zeros_out_of_range and idx.size <= FEW_INDICES:
+        # a few indices (a token, a beam, a shape's element): in range by Python's min and
+        # max, without the array passes below (each costs more than these on a few values)
+        flat = idx.ravel().tolist()
+        zeros_out_of_range = bool(flat) and (min(flat) < 0 or max(flat) >= dim)
     if zeros_out_of_range:
         idx = np.where(idx < 0, idx + dim, idx)
         outside = (idx < 0) | (idx >= dim)
@@ -135,7 +148,10 @@ def gather(data, indices, axis, batch_dims: int = 0, zeros_out_of_range: bool = 
         out = buffers.empty(out_shape, data.dtype)
         out[...] = zero_of(data.dtype)
         return out
-    if b == 0:
+    if b == 0 and data.size <= FEW_ELEMENTS and data.dtype.kind in "biuf":
+        out = np.empty(out_shape, data.dtype)  # a shape's element, a token's row: at once
+        data.take(idx, axis=a, out=out, mode="clip")
+    elif b == 0:
         out = buffers.empty(out_shape, data.dtype)
         take(data, idx, a, out)
     else:
@@ -151,6 +167,16 @@ def gather(data, indices, axis, batch_dims: int = 0, zeros_out_of_range: bool = 
         mask = invalid.reshape(view.shape[0], 1, -1)
         view[np.broadcast_to(mask, view.shape[:3])] = zero_of(data.dtype)
     return out
+
+
+def gather_bytes(data, indices, axis, **_) -> int:
+    """``output_bytes``: the slices the indices pick (at most their count for batch dims)."""
+    try:
+        a = scalar(axis, "axis") % data.ndim
+    except Exception:  # noqa: BLE001  (an axis the rules refuse: the full check says so)
+        return UNKNOWN_BYTES
+    return math.prod(data.shape[:a]) * indices.size * math.prod(data.shape[a + 1:]) \
+        * data.itemsize
 
 
 INPUTS = (
@@ -170,6 +196,7 @@ BATCH_DIMS = Attr("batch_dims", "int", default=0,
 class Gather1(Op):
     spec = OpSpec(
         type="Gather", since=1, until=6, inputs=INPUTS, outputs=OUTPUT, exact=True,
+        output_bytes=gather_bytes,
         doc="Takes slices of the data along an axis at the given indices, in [0, dim-1].")
     openvino_refuses = refuses()
 
@@ -186,6 +213,7 @@ class Gather1(Op):
 class Gather7(Op):
     spec = OpSpec(
         type="Gather", since=7, until=7, attrs=(BATCH_DIMS,), inputs=INPUTS, outputs=OUTPUT,
+        output_bytes=gather_bytes,
         exact=True,
         doc="Takes slices of the data along an axis at the given indices, in [0, dim-1], with "
             "leading batch dims.")
@@ -204,6 +232,7 @@ class Gather7(Op):
 class Gather8(Op):
     spec = OpSpec(
         type="Gather", since=8, until=16, attrs=(BATCH_DIMS,), inputs=INPUTS, outputs=OUTPUT,
+        output_bytes=gather_bytes,
         exact=True,
         doc="Takes slices of the data along an axis at the given indices, negative ones from "
             "the end; an index outside [-dim, dim-1] gives zeros.")

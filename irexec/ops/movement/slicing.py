@@ -3,6 +3,8 @@ StridedSlice), the sliced shape over intervals, and the split axis (Split, Varia
 
 from __future__ import annotations
 
+import functools
+
 from irexec.errors import OpError
 from irexec.ir.shape import Dimension, PartialShape
 from irexec.ir.shape_rules import normalize_axis
@@ -138,9 +140,14 @@ def slice_shape(ctx, data_index: int = 0, first: int = 1) -> PartialShape:
 
 def slices(shape: tuple[int, ...], start, stop, step, axes=None) -> tuple[slice, ...]:
     """The Python slices (one per data axis) that Slice's inputs name, for data of ``shape``."""
+    return _slices(tuple(shape), ints(start), ints(stop), ints(step),
+                   None if axes is None else ints(axes))
+
+
+@functools.lru_cache(maxsize=1024)  # a model slices the same shapes on every call
+def _slices(shape: tuple[int, ...], b, e, s, axes) -> tuple[slice, ...]:
     out = [slice(None)] * len(shape)
-    b, e, s = ints(start), ints(stop), ints(step)
-    which = range(len(b)) if axes is None else [a % len(shape) for a in ints(axes)]
+    which = range(len(b)) if axes is None else [a % len(shape) for a in axes]
     for a, first, last, by in zip(which, b, e, s):
         out[a] = as_slice(shape[a], first, last, by)
     return tuple(out)

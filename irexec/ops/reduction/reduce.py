@@ -18,6 +18,7 @@ How the values come out, as OpenVINO computes them:
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -62,11 +63,11 @@ def _extreme(data, axes, keep, biggest: bool):
 
 def _sum(data, axes, keep):
     ct = compute_dtype(data.dtype)
-    return np.sum(data, axis=axes, dtype=ct, keepdims=keep)
+    return np.add.reduce(data, axis=axes, dtype=ct, keepdims=keep)  # np.sum's own call
 
 
 def _count(data, axes) -> int:
-    return int(np.prod([data.shape[a] for a in axes], dtype=np.int64))
+    return math.prod([data.shape[a] for a in axes])
 
 
 def _divide(total, count: int, dtype):

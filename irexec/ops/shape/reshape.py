@@ -9,13 +9,14 @@ target (value 1) makes a scalar.
 
 from __future__ import annotations
 
+import functools
 import math
 
 from irexec.errors import OpError
 from irexec.ir import shape_rules
 from irexec.ir.shape import Dimension, PartialShape
 from irexec.ops.domains import TargetShape
-from irexec.ops.spec import register
+from irexec.ops.spec import register, same_bytes
 from irexec.ops.spec import (ANY, INTEGER, SCALAR_OR_VECTOR, Attr, Input, Op, OpSpec, Output,
                              TensorType, TypeVar)
 from irexec.ops.values import ints
@@ -167,6 +168,7 @@ class Reshape(Op):
         doc="Changes a tensor's shape, keeping its elements and their order.",
         exact=True,
         returns_view=True,  # the plan copies it where the caller must own it
+        output_bytes=same_bytes,
     )
 
     @staticmethod
@@ -194,11 +196,16 @@ class Reshape(Op):
 
     @staticmethod
     def kernel(data, shape, *, special_zero):
-        values = ints(shape) if shape.ndim else ()
-        sizes = [data.shape[i] if v == 0 and special_zero else v for i, v in enumerate(values)]
-        if -1 in sizes:
-            at = sizes.index(-1)
-            known = math.prod(s for i, s in enumerate(sizes) if i != at)
-            sizes[at] = data.size // known if known else 1
-        return data.reshape(sizes)
+        return data.reshape(_sizes(data.shape, ints(shape) if shape.ndim else (), special_zero))
+
+
+@functools.lru_cache(maxsize=1024)  # a model reshapes the same shapes on every call
+def _sizes(dims: tuple[int, ...], values: tuple[int, ...], special_zero: bool) -> tuple[int, ...]:
+    """The output dims of data of ``dims`` reshaped to the target ``values``."""
+    sizes = [dims[i] if v == 0 and special_zero else v for i, v in enumerate(values)]
+    if -1 in sizes:
+        at = sizes.index(-1)
+        known = math.prod(s for i, s in enumerate(sizes) if i != at)
+        sizes[at] = math.prod(dims) // known if known else 1
+    return tuple(sizes)
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 from irexec.ir.shape import PartialShape
 from irexec.ir.shape_rules import normalize_axes
 from irexec.ops.domains import AxisIndices
-from irexec.ops.spec import register
+from irexec.ops.spec import register, same_bytes
 from irexec.ops.spec import (ANY, INTEGER, SCALAR_OR_VECTOR, Attr, Input, Op, OpSpec, Output,
                              TensorType, TypeVar)
 from irexec.ops.values import ints
@@ -92,6 +92,7 @@ class Squeeze1(Op):
         doc="Removes dims of size 1: all of them, or those the axes name.",
         exact=True,
         returns_view=True,  # the plan copies it where the caller must own it
+        output_bytes=same_bytes,
     )
     kernel = staticmethod(squeeze)
 
@@ -114,6 +115,7 @@ class Squeeze15(Op):
         doc="Removes dims of size 1: all of them, or those the axes name.",
         exact=True,
         returns_view=True,  # the plan copies it where the caller must own it
+        output_bytes=same_bytes,
     )
 
     @staticmethod

@@ -9,11 +9,13 @@ append at the end (irexec warns, IR334). An empty axes tensor is an error.
 
 from __future__ import annotations
 
+import functools
+
 from irexec.errors import OpError
 from irexec.ir.shape import Dimension, PartialShape
 from irexec.ir.shape_rules import normalize_axis
 from irexec.ops.domains import UniqueAxes
-from irexec.ops.spec import register
+from irexec.ops.spec import register, same_bytes
 from irexec.ops.spec import (ANY, INTEGER, SCALAR_OR_VECTOR, Input, Op, OpSpec, Output,
                              TensorType, TypeVar)
 from irexec.ops.values import ints
@@ -22,14 +24,15 @@ T = TypeVar("T", ANY)
 _ONE = Dimension.static(1)
 
 
-def positions(axes: tuple[int, ...], rank: int) -> tuple[list[int], bool]:
+@functools.lru_cache(maxsize=256)  # axes and ranks repeat on every call of a model
+def positions(axes: tuple[int, ...], rank: int) -> tuple[tuple[int, ...], bool]:
     """Where the new dims go (sorted output positions), and whether two axes met."""
     if not axes:
         raise OpError("axes is empty; Unsqueeze needs at least one axis", code="IR308")
     distinct = set(axes)
     expanded = rank + len(distinct)
     normalized = {normalize_axis(a, expanded) for a in distinct}
-    return sorted(normalized), len(normalized) < len(axes)
+    return tuple(sorted(normalized)), len(normalized) < len(axes)
 
 
 def unsqueezed(dims: list, axes: list[int], one) -> list:
@@ -60,6 +63,7 @@ class Unsqueeze(Op):
         doc="Inserts dims of size 1 at the positions the axes name.",
         exact=True,
         returns_view=True,  # the plan copies it where the caller must own it
+        output_bytes=same_bytes,
     )
 
     @staticmethod

@@ -19,6 +19,7 @@ class Convert(Op):
         doc="Converts every element to another element type, by OpenVINO's rules and for the "
             "pairs OpenVINO converts (docs/element-types.md); other pairs are IR302.",
         passes_values=True,
+        output_bytes=lambda data, **_: data.size * 8,  # no element is wider than 8 bytes
     )
 
     @staticmethod
