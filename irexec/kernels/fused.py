@@ -61,7 +61,7 @@ class FusedKernel:
     last one's output. ``name`` says what the pattern is (``LayerNorm``, ``MatMul+Add+Gelu``
     ...): ``irexec bench --per-op`` and ``print(plan)`` show it."""
 
-    __slots__ = ("name", "layers", "count", "sized", "_plan")
+    __slots__ = ("name", "layers", "count", "sized", "_plan", "_quick")
 
     def __init__(self, name: str, layers: tuple[Layer, ...], count: int, sized: bool = False):
         self.name, self.layers, self.count = name, layers, count
@@ -71,6 +71,8 @@ class FusedKernel:
         self.sized = sized
         self._plan = tuple((layer.kernel, layer.refs, layer.over, layer.ufunc,
                             layer.overwritable, layer.dead, layer.location) for layer in layers)
+        self._quick = tuple((layer.kernel, layer.refs, layer.ufunc, layer.location)
+                            for layer in layers)
 
     def __call__(self, *inputs):
         last = _CHECKED.last
@@ -83,6 +85,20 @@ class FusedKernel:
             last = kernel = held = result = None
         _CHECKED.ran = (self, tuple(map(id, inputs)))
         values = list(inputs)
+        if getattr(inputs[0], "nbytes", _QUICK_BYTES) < _QUICK_BYTES:
+            # Small values (a decode step's): nothing worth writing over or giving back to the
+            # pool; the same kernels in the same order, without the bookkeeping.
+            limit = budget.current() if self.sized else None
+            for kernel, refs, ufunc, location in self._quick:
+                args = [values[r] for r in refs]
+                try:
+                    result = ufunc(*args) if ufunc is not None else kernel(*args)
+                except OpError as e:
+                    raise IRError.make(e.code or "IR605", str(e), location) from None
+                if limit is not None and getattr(result, "nbytes", 0) > limit:
+                    self.check(list(inputs))  # the layer's own error (IR109)
+                values.append(result)
+            return values[-1]
         values.extend([None] * len(self._plan))
         at = self.count
         limit = budget.current() if self.sized else None
@@ -134,6 +150,11 @@ class FusedKernel:
 
 
 _MIN_BYTES = buffers.MIN_BYTES
+# A first input (the data the chain transforms; the others are often weights) under this many
+# bytes: the step runs its layers without writing over values or handing them to the pool (a
+# decode step's values; results are the same either way, only memory reuse differs; the memory
+# budget is held as on the full path).
+_QUICK_BYTES = 16 << 10
 _COUNTS_PROVE = buffers.COUNTS_PROVE
 
 

@@ -5,8 +5,17 @@ to it, never over the step's inputs, and computes what the layers compute."""
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
+from irexec.kernels import fused
 from irexec.kernels.fused import FusedKernel, Layer
+
+
+@pytest.fixture(autouse=True)
+def _full_path(monkeypatch):
+    """The arrays here are tiny: hold them to the full path (writing over, the pool), which
+    small first inputs skip (``_QUICK_BYTES``); the quick path has its own test below."""
+    monkeypatch.setattr(fused, "_QUICK_BYTES", 0)
 
 
 def _add(a, b):
@@ -85,3 +94,24 @@ def test_a_broadcast_larger_than_the_value_gets_a_new_array():
     y = np.arange(6, dtype=np.float32).reshape(2, 3)
     out = FusedKernel("test", layers, 2)(x, y)
     assert np.array_equal(out, -x + y)
+
+
+@pytest.mark.parametrize("shape", [(4,), (2, 3), (1, 1, 64)])
+def test_small_values_take_the_quick_path_with_the_same_results(monkeypatch, shape):
+    # The same layers on small values: the quick path (no writing over) gives the full path's
+    # results, and leaves the inputs alone.
+    rng = np.random.default_rng(3)
+    x = rng.standard_normal(shape).astype(np.float32)
+    c = rng.standard_normal(shape).astype(np.float32)
+    layers = (Layer(_add, (0, 1), over=_add_over, ufunc=np.add),
+              Layer(_negate, (2,), over=_negate_over, overwritable=(0,), dead=(2,)),
+              Layer(_add, (3, 1), over=_add_over, ufunc=np.add, overwritable=(0,)))
+    full = FusedKernel("test", layers, 2)(x.copy(), c.copy())
+    monkeypatch.setattr(fused, "_QUICK_BYTES", 1 << 20)
+    calls = []
+    monkeypatch.setattr(fused, "_run", lambda *a: calls.append(a) or None)
+    x0, c0 = x.copy(), c.copy()
+    quick = FusedKernel("test", layers, 2)(x, c)
+    assert calls == []  # the full path's helper was not used
+    assert np.array_equal(quick, full) and np.array_equal(x, x0) and np.array_equal(c, c0)
+    assert quick.dtype == np.float32
