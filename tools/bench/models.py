@@ -1,7 +1,8 @@
 """Whole-model benchmark: ResNet-18 and MobileNet-V2 at 1x3x224x224 (issue 18's targets).
 
-    python tools/bench_models.py [--runs N] [--cache DIR] [--no-onnx]
-    python tools/bench_models.py --zoo DIR [--only NAME ...]   # issue "Whole-model speed"
+    python -m tools.bench models [--runs N] [--cache DIR] [--no-onnx]
+    python -m tools.bench models --zoo DIR [--only NAME ...]
+    python -m tools.bench models --nine [--zoo DIR] [--cache DIR]   # issue "Whole-model speed"
 
 The two networks are written here in plain torch.nn with the standard torchvision layouts
 (ResNet-18: 64-128-256-512 basic blocks; MobileNet-V2: the 17 inverted residuals of width 1.0),
@@ -21,6 +22,19 @@ inputs), as the whole-model speed issue asks: irexec and OpenVINO's CPU plugin (
 f32 hint, dynamic quantization off) called in turn, the median of 5 calls after a warm-up; and
 the first result from a fresh process (Python started, the library imported, the model read and
 compiled, one call), the median of 3 fresh processes per side, also in turn.
+
+``--nine`` measures the nine models of the whole-model speed issue that way (ResNet-18, ResNet-50,
+BERT tiny, MobileNet-V2, ViT tiny, EfficientNet-B0, GPT-2 tiny, Swin-T, Whisper tiny encoder):
+those tools/model_zoo.py builds are taken from ``--zoo DIR`` when built there (else built by
+model_zoo's own code into ``--cache``); the others, which the zoo does not hold (to keep CI's
+build short), are built here into ``--cache`` once: ResNet-50 (torchvision's layout, plain
+torch.nn) at 224, BERT tiny (the zoo's configuration: 2 layers of width 32) and GPT-2 tiny
+(transformers' GPT2Model, 2 layers of width 32), both with dynamic batch and length, Swin-T
+(transformers' SwinModel, the swin-tiny configuration) at 224, and a small Whisper encoder
+(transformers' WhisperEncoder: 2 layers of width 64, 80 mel bins, 200 frames), all with
+seeded random weights, converted by ``openvino.convert_model``.
+
+    python -m tools.bench models --nine --zoo /work/zoo --cache .bench-models
 
 Needs torch, OpenVINO and onnx (the ``zoo``, ``oracle`` and ``onnx`` extras).
 """
@@ -198,14 +212,203 @@ def first_result(script: str, xml: Path, npz: Path) -> float:
 def zoo(cache: Path, only: list[str], runs: int = 5, fresh: int = 3) -> list[dict]:
     """The zoo's models (tools/model_zoo.py, built in ``cache``): steady call and first result,
     irexec against OpenVINO (see the module's docstring)."""
+    chosen = [(xml.stem, xml) for xml in sorted(cache.glob("*.xml"))
+              if (not only or xml.stem in only) and xml.with_suffix(".inputs.npz").exists()]
+    return measure(chosen, runs, fresh)
+
+
+# The whole-model speed issue's nine models: (label, where from, name). "zoo": an entry of
+# tools/model_zoo.py; "bench": built by this file (BUILDERS).
+NINE = (("ResNet-18", "zoo", "resnet18"), ("ResNet-50", "bench", "resnet50"),
+        ("BERT tiny", "bench", "bert_tiny"), ("MobileNet-V2", "zoo", "mobilenet_v2"),
+        ("ViT tiny", "zoo", "vit_tiny"), ("EfficientNet-B0", "zoo", "efficientnet_b0"),
+        ("GPT-2 tiny", "bench", "gpt2_tiny"), ("Swin-T", "bench", "swin_t"),
+        ("Whisper tiny encoder", "bench", "whisper_tiny_encoder"))
+
+
+def _resnet50():
+    import torch
+    from torch import nn
+
+    class Bottleneck(nn.Module):
+        def __init__(self, cin, width, stride):
+            super().__init__()
+            cout = width * 4
+            self.body = nn.Sequential(
+                nn.Conv2d(cin, width, 1, bias=False), nn.BatchNorm2d(width), nn.ReLU(),
+                nn.Conv2d(width, width, 3, stride, 1, bias=False), nn.BatchNorm2d(width),
+                nn.ReLU(), nn.Conv2d(width, cout, 1, bias=False), nn.BatchNorm2d(cout))
+            self.skip = nn.Identity() if stride == 1 and cin == cout else nn.Sequential(
+                nn.Conv2d(cin, cout, 1, stride, bias=False), nn.BatchNorm2d(cout))
+
+        def forward(self, x):
+            return torch.relu(self.body(x) + self.skip(x))
+
+    class ResNet50(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.stem = nn.Sequential(nn.Conv2d(3, 64, 7, 2, 3, bias=False), nn.BatchNorm2d(64),
+                                      nn.ReLU(), nn.MaxPool2d(3, 2, 1))
+            layers, cin = [], 64
+            for i, (width, count) in enumerate(((64, 3), (128, 4), (256, 6), (512, 3))):
+                for j in range(count):
+                    layers.append(Bottleneck(cin, width, 2 if i and not j else 1))
+                    cin = width * 4
+            self.layers = nn.Sequential(*layers)
+            self.fc = nn.Linear(2048, 1000)
+
+        def forward(self, x):
+            x = self.layers(self.stem(x))
+            return self.fc(torch.flatten(nn.functional.adaptive_avg_pool2d(x, 1), 1))
+
+    module = ResNet50()
+    for m in module.modules():  # non-trivial batch-norm statistics
+        if isinstance(m, nn.BatchNorm2d):
+            m.running_mean.uniform_(-0.1, 0.1)
+            m.running_var.uniform_(0.5, 1.5)
+    return module, {"x": np.random.default_rng(0).standard_normal((1, 3, 224, 224),
+                                                                   dtype=np.float32)}
+
+
+def _swin_t():
+    import transformers
+
+    config = transformers.SwinConfig(image_size=224, patch_size=4, embed_dim=96,
+                                     depths=[2, 2, 6, 2], num_heads=[3, 6, 12, 24], window_size=7)
+    return transformers.SwinModel(config), {
+        "pixel_values": np.random.default_rng(0).standard_normal((1, 3, 224, 224),
+                                                                 dtype=np.float32)}
+
+
+def _whisper_tiny_encoder():
+    import transformers
+    from transformers.models.whisper.modeling_whisper import WhisperEncoder
+
+    config = transformers.WhisperConfig(d_model=64, encoder_layers=2, encoder_attention_heads=2,
+                                        encoder_ffn_dim=256, num_mel_bins=80,
+                                        max_source_positions=100, vocab_size=100)
+    return WhisperEncoder(config), {
+        "input_features": np.random.default_rng(0).standard_normal((1, 80, 200),
+                                                                   dtype=np.float32)}
+
+
+def _tokens(*names):
+    rng = np.random.default_rng(0)
+    arrays = {"input_ids": rng.integers(0, 50, size=(2, 9), dtype=np.int64)}
+    if "attention_mask" in names:
+        arrays["attention_mask"] = np.ones((2, 9), dtype=np.int64)
+        arrays["attention_mask"][1, 6:] = 0  # the second sequence padded
+    return arrays
+
+
+def _bert_tiny():
+    # transformers 5 builds its masks with code that torch.jit.trace cannot follow (the zoo's
+    # bert_tiny fails to convert for that reason): the wrapper hands BertModel the additive
+    # 4-D mask itself, as transformers 4 computed it
+    import torch
+    import transformers
+
+    class Bert(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.bert = transformers.BertModel(transformers.BertConfig(
+                vocab_size=100, hidden_size=32, num_hidden_layers=2, num_attention_heads=2,
+                intermediate_size=64, max_position_embeddings=64))
+
+        def forward(self, input_ids, attention_mask):
+            keep = attention_mask[:, None, None, :].to(torch.float32)
+            additive = (1.0 - keep) * torch.finfo(torch.float32).min
+            return self.bert(input_ids=input_ids, attention_mask=additive).last_hidden_state
+
+    return Bert(), _tokens("input_ids", "attention_mask")
+
+
+def _gpt2_tiny():
+    # transformers' GPT2Model with a tiny configuration; the causal mask handed in as an
+    # additive 4-D mask (see _bert_tiny)
+    import torch
+    import transformers
+
+    class GPT2(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.gpt = transformers.GPT2Model(transformers.GPT2Config(
+                vocab_size=100, n_embd=32, n_layer=2, n_head=2, n_positions=64))
+
+        def forward(self, input_ids):
+            n = input_ids.shape[1]
+            causal = torch.triu(torch.full((n, n), torch.finfo(torch.float32).min), 1)
+            return self.gpt(input_ids=input_ids, attention_mask=causal[None, None],
+                            use_cache=False).last_hidden_state
+
+    return GPT2(), _tokens("input_ids")
+
+
+BUILDERS = {"resnet50": _resnet50, "bert_tiny": _bert_tiny, "gpt2_tiny": _gpt2_tiny, "swin_t": _swin_t,
+            "whisper_tiny_encoder": _whisper_tiny_encoder}
+
+
+def build_extra(name: str, cache: Path) -> Path:
+    """One of BUILDERS' models as IR (f32) in ``cache`` with its example inputs beside it
+    (``NAME.inputs.npz``, keyed by the model's input names); built once."""
+    xml, npz = cache / f"{name}.xml", cache / f"{name}.inputs.npz"
+    if xml.exists() and npz.exists():
+        return xml
+    import openvino as ov
+    import torch
+
+    torch.manual_seed(0)
+    module, arrays = BUILDERS[name]()
+    module = module.eval()
+    example = tuple(torch.from_numpy(a) for a in arrays.values())
+    # token inputs: dynamic batch and length, as the zoo's text models
+    shapes = [ov.PartialShape([-1, -1] if a.dtype == np.int64 else list(a.shape))
+              for a in arrays.values()]
+    with torch.no_grad():
+        model = ov.convert_model(module, example_input=example[0] if len(example) == 1
+                                 else example, input=shapes)
+    for port, key in zip(model.inputs, arrays):
+        port.get_tensor().set_names({key})
+    ov.save_model(model, xml, compress_to_fp16=False)
+    np.savez(npz, **arrays)
+    return xml
+
+
+def nine(zoo_dir: Path | None, cache: Path, only: list[str], runs: int = 5,
+         fresh: int = 3) -> list[dict]:
+    """The issue's nine models (NINE), each found or built, then measured (``measure``)."""
+    cache.mkdir(parents=True, exist_ok=True)
+    chosen = []
+    for label, origin, name in NINE:
+        if only and name not in only and label not in only:
+            continue
+        if origin == "bench":
+            xml = build_extra(name, cache)
+        elif zoo_dir is not None and (zoo_dir / f"{name}.inputs.npz").exists():
+            xml = zoo_dir / f"{name}.xml"
+        else:
+            from tools import model_zoo
+            xml = cache / f"{name}.xml"
+            if not (cache / f"{name}.inputs.npz").exists():
+                model_zoo.build(next(e for e in model_zoo.ZOO if e.name == name), cache)
+        chosen.append((label, xml))
+    return measure(chosen, runs, fresh)
+
+
+def _shapes(npz: Path) -> str:
+    return " ".join("x".join(map(str, a.shape)) for a in np.load(npz).values())
+
+
+def measure(chosen: list[tuple[str, Path]], runs: int = 5, fresh: int = 3) -> list[dict]:
+    """Each (label, IR file) with its saved inputs: irexec's steady call against OpenVINO's
+    (alternating, the median of ``runs`` after a warm-up), then the first result from a fresh
+    process, the median of ``fresh`` processes per side, in turn."""
     import statistics
 
     import openvino as ov
     rows = []
-    for xml in sorted(cache.glob("*.xml")):
-        name, npz = xml.stem, xml.with_suffix(".inputs.npz")
-        if only and name not in only or not npz.exists():
-            continue
+    for name, xml in chosen:
+        npz = xml.with_suffix(".inputs.npz")
         inputs = dict(np.load(npz))
         compiled = irexec.compile_model(irexec.read_model(xml))
         core = ov.Core()
@@ -220,16 +423,16 @@ def zoo(cache: Path, only: list[str], runs: int = 5, fresh: int = 3) -> list[dic
             firsts[0].append(first_result(FIRST_IREXEC, xml, npz))
             firsts[1].append(first_result(FIRST_OPENVINO, xml, npz))
         f_ours, f_ov = (statistics.median(f) for f in firsts)
-        row = {"model": name, "irexec_ms": t_ours * 1e3, "openvino_ms": t_ov * 1e3,
-               "ratio": t_ours / t_ov, "first_irexec_s": f_ours, "first_openvino_s": f_ov,
+        row = {"model": name, "inputs": _shapes(npz), "irexec_ms": t_ours * 1e3,
+               "openvino_ms": t_ov * 1e3, "ratio": t_ours / t_ov, "first_irexec_s": f_ours, "first_openvino_s": f_ov,
                "first_ratio": f_ours / f_ov, "load": os.getloadavg()[0]}
         rows.append(row)
         print(json.dumps(row), flush=True)
-    print("| model | irexec ms | OpenVINO ms | ratio | first result irexec s | OpenVINO s | "
-          "ratio | load |")
-    print("| --- | --- | --- | --- | --- | --- | --- | --- |")
+    print("| model | inputs | irexec ms | OpenVINO ms | ratio | first result irexec s | "
+          "OpenVINO s | ratio | load |")
+    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- |")
     for r in rows:
-        print(f"| {r['model']} | {r['irexec_ms']:.3g} | {r['openvino_ms']:.3g} | "
+        print(f"| {r['model']} | {r['inputs']} | {r['irexec_ms']:.3g} | {r['openvino_ms']:.3g} | "
               f"{r['ratio']:.2f}x | {r['first_irexec_s']:.2f} | {r['first_openvino_s']:.2f} | "
               f"{r['first_ratio']:.2f} | {r['load']:.1f} |")
     return rows
@@ -241,12 +444,21 @@ def main(argv=None) -> int:
     parser.add_argument("--zoo", metavar="DIR", help="measure tools/model_zoo.py's models "
                         "built in DIR instead (steady call and first result)")
     parser.add_argument("--only", action="append", default=[], metavar="NAME",
-                        help="with --zoo: only this model (repeatable)")
+                        help="with --zoo/--nine: only this model (repeatable)")
     parser.add_argument("--cache", default=str(ROOT / ".bench-models"))
     parser.add_argument("--no-onnx", action="store_true", help="skip ONNX's reference evaluator")
+    parser.add_argument("--nine", action="store_true", help="the whole-model speed issue's nine "
+                        "models: those of the zoo from --zoo DIR (if given and built there), "
+                        "the others built into --cache")
+    parser.add_argument("--fresh", type=int, default=3, metavar="N",
+                        help="with --zoo/--nine: fresh processes per side for the first result")
     args = parser.parse_args(argv)
+    if args.nine:
+        nine(Path(args.zoo) if args.zoo else None, Path(args.cache), args.only,
+             fresh=args.fresh)
+        return 0
     if args.zoo:
-        zoo(Path(args.zoo), args.only)
+        zoo(Path(args.zoo), args.only, fresh=args.fresh)
         return 0
     cache = Path(args.cache)
     cache.mkdir(parents=True, exist_ok=True)
@@ -275,7 +487,7 @@ def main(argv=None) -> int:
                                           capture_output=True, text=True).stdout)
         peak = grown["growth"]
         weights, acts = sizes(xml)
-        row = {"model": name, "irexec_ms": t_ours * 1e3, "openvino_ms": t_ov * 1e3,
+        row = {"model": name, "inputs": _shapes(npz), "irexec_ms": t_ours * 1e3, "openvino_ms": t_ov * 1e3,
                "x_openvino": t_ours / t_ov, "onnx_reference_ms": t_ref and t_ref * 1e3,
                "precise_ms": t_precise * 1e3, "precise_over_default": t_precise / t_ours,
                "x_faster_than_reference": t_ref and t_ref / t_ours,
