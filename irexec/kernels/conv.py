@@ -35,7 +35,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from irexec.kernels import buffers, scratch, windows
+from irexec.kernels import blas, buffers, scratch, windows
 from irexec.kernels.numeric import compute_dtype
 
 # The most a depthwise convolution's column block may take: it holds K (9 for 3x3) copies of
@@ -89,7 +89,8 @@ def forward(x: np.ndarray, w: np.ndarray, strides: Sequence[int], dilations: Seq
         xp = windows.pad(x, pads_begin, ends)
         xs = windows.tap_view(xp, (0,) * len(kernel), out, strides, dilations)
         cols = _as(xs.reshape(n, g, ci, -1) if xs.flags.c_contiguous else xs, ct)
-        np.matmul(wc.reshape(g, co, ci), cols.reshape(n, g, ci, -1), out=y.reshape(n, g, co, -1))
+        blas.matmul(wc.reshape(g, co, ci), cols.reshape(n, g, ci, -1),
+                    out=y.reshape(n, g, co, -1))
     else:
         xp = windows.pad(x, pads_begin, ends)
         _im2col(xp, wc, out, strides, dilations, ct, y.reshape((n, g, co, out[0], -1)))
@@ -181,13 +182,13 @@ def _im2col(xp, wc, out, strides, dilations, ct, y) -> None:
     row_bytes = g * ci * kp * rest * ct.itemsize
     if n * out[0] * row_bytes <= windows.tile_bytes():
         cols = _as(cols_t, ct).reshape(n, g, ci * kp, -1)
-        np.matmul(w2, cols, out=y.reshape(n, g, co, -1))
+        blas.matmul(w2, cols, out=y.reshape(n, g, co, -1))
         return
     for b in range(n):
         for r0, r1 in windows.bands(out[0], row_bytes):
             part = cols_t[b:b + 1, ..., r0:r1, *(slice(None),) * (nsp - 1)]
             cols = _as(part, ct).reshape(1, g, ci * kp, -1)
-            y[b:b + 1, :, :, r0:r1] = np.matmul(w2, cols).reshape(1, g, co, r1 - r0, rest)
+            y[b:b + 1, :, :, r0:r1] = blas.matmul(w2, cols).reshape(1, g, co, r1 - r0, rest)
 
 
 def _depthwise(x, wc, out, strides, dilations, pads_begin, ct, y) -> None:
@@ -280,7 +281,7 @@ def _rows_blocks(data, w_rows, flat, cols, start, kernel, dilations, left, out, 
         np.copyto(cols4[:rows], taps[:rows])
         for edge in edges:
             edge[:rows] = 0
-        np.matmul(w_rows[r0:r1], cols[:rows], out=y[r0:r1])
+        blas.matmul(w_rows[r0:r1], cols[:rows], out=y[r0:r1])
 
 
 def _depthwise_phases(x, wc, out, strides, dilations, pads_begin, ct, y) -> None:
@@ -354,7 +355,7 @@ def _phase_loop(data, w_rows, cols, product, planes, out, kernel, strides, dilat
             for k, o in enumerate(offsets):
                 c[:, k] = sources.reshape(rows, -1)[:, o:o + span]
         p = product[:rows]
-        np.matmul(w_rows[r0:r1], c, out=p)  # [rows, co, span]
+        blas.matmul(w_rows[r0:r1], c, out=p)  # [rows, co, span]
         shaped = p.reshape((rows, co, out[0]) + tuple(lengths[1:]))
         y[r0:r1] = shaped[(Ellipsis, *(slice(0, o) for o in out[1:]))]
 
@@ -452,8 +453,8 @@ def backward(x: np.ndarray, w: np.ndarray, strides: Sequence[int], dilations: Se
         [(slice(b, b + 1), band) for b in range(n) for band in windows.bands(spatial[0],
                                                                               row_bytes)]
     for batch, (r0, r1) in parts:
-        cols = np.matmul(wt, _as(xg[batch, :, :, r0:r1], ct).reshape(-1, g, ci,
-                                                                     (r1 - r0) * rest))
+        cols = blas.matmul(wt, _as(xg[batch, :, :, r0:r1], ct).reshape(-1, g, ci,
+                                                                       (r1 - r0) * rest))
         cols = cols.reshape((-1, g, co) + tuple(kernel) + (r1 - r0,) + spatial[1:])
         rows = (r1 - r0,) + spatial[1:]
         windows.add_taps(buf[batch], cols, kernel, rows, strides, dilations,

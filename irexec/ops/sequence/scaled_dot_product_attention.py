@@ -5,6 +5,7 @@ import numpy as np
 from irexec.errors import OpError
 from irexec.ir import shape_rules
 from irexec.ir.shape import PartialShape
+from irexec.kernels import blas
 from irexec.kernels.numeric import compute_dtype, narrow
 from irexec.ops import windows
 from irexec.ops.spec import register
@@ -77,7 +78,7 @@ class ScaledDotProductAttention(Op):
         q, k, v = (a.astype(ct, copy=False) for a in (query, key, value))
         factor = ct.type(scale) if scale is not None else \
             ct.type(1.0) / np.sqrt(ct.type(q.shape[-1]))
-        scores = np.matmul(q, np.swapaxes(k, -1, -2)) * factor
+        scores = blas.matmul(q, np.swapaxes(k, -1, -2)) * factor
         length, source = q.shape[-2], k.shape[-2]
         if causal:
             hidden = np.triu(np.ones((length, source), bool), k=1)
@@ -92,4 +93,4 @@ class ScaledDotProductAttention(Op):
         with np.errstate(invalid="ignore"):
             weights = np.exp(scores - top)
             weights /= np.sum(weights, axis=-1, keepdims=True)
-        return narrow(np.matmul(weights, v), query.dtype)
+        return narrow(blas.matmul(weights, v), query.dtype)

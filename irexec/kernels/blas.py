@@ -1,0 +1,121 @@
+"""Matrix products with numpy's BLAS on one thread when the product is small.
+
+OpenBLAS splits even a small product over all its threads. On a machine whose cores are busy
+with other work, the thread that takes the second half may wait a scheduler time slice before
+it runs, and the caller spins meanwhile: on a loaded 2-core VM a [100, 64] x [64, 256] product
+(a layer of a small transformer) took milliseconds on two threads and microseconds on one. The
+split pays only on large products, so :func:`matmul` runs a product of fewer than ``SMALL_MACS``
+multiply-adds (one matrix of a batch: numpy's matmul calls BLAS once per matrix) with OpenBLAS
+set to one thread, and puts the count it found back as soon as the product is done, so numpy
+code around irexec (and irexec's own large products) keeps its threads.
+
+The count never changes a result: OpenBLAS divides a product among its threads by rows and
+columns of the output, never along the summed axis, so each output element is summed in the same
+order either way (tests/kernels/test_blas.py holds products equal bit for bit on both counts).
+
+The switch is two C calls of about a microsecond around each small product. Products running at
+once in several threads share one count: the first to enter saves it and sets one thread, the
+last to leave puts it back. Where OpenBLAS's thread functions are not found (another BLAS,
+another platform), where it runs one thread anyway, or with the environment variable
+``IREXEC_BLAS_THREADS_AS_IS`` set (to compare), :func:`matmul` is ``np.matmul``.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import threading
+
+import numpy as np
+
+SMALL_MACS = 1 << 23  # a product of fewer multiply-adds than this runs on one thread
+# OpenBLAS runs products of fewer multiply-adds than this on one thread by itself (its matrix-
+# vector threshold, the lower of its two): no switch is needed below it
+ONE_THREAD_ANYWAY = 2304 * 4
+
+_NAMES = ("scipy_openblas_set_num_threads64_", "scipy_openblas_set_num_threads",
+          "openblas_set_num_threads64_", "openblas_set_num_threads")
+
+_set = None  # OpenBLAS's set-threads function once found (None: leave BLAS as it is)
+_get = None
+_searched = False
+_lock = threading.Lock()
+_inside = 0  # small products running now (in any thread)
+_saved = 1  # the count found when the first of them entered
+
+
+def _search() -> None:
+    """Find OpenBLAS's thread-count functions among the libraries this process has loaded."""
+    global _set, _get, _searched
+    _searched = True
+    if os.environ.get("IREXEC_BLAS_THREADS_AS_IS"):
+        return
+    try:
+        with open("/proc/self/maps") as maps:
+            paths = {parts[-1] for parts in map(str.split, maps)
+                     if len(parts) > 5 and "openblas" in parts[-1].lower()
+                     and ".so" in parts[-1]}
+    except OSError:
+        return
+    for path in sorted(paths):
+        try:
+            lib = ctypes.CDLL(path)
+        except OSError:
+            continue
+        for name in _NAMES:
+            setter = getattr(lib, name, None)
+            getter = getattr(lib, name.replace("_set_", "_get_"), None)
+            if setter is not None and getter is not None:
+                getter.restype = ctypes.c_int
+                getter.argtypes = []
+                setter.argtypes = [ctypes.c_int]
+                setter.restype = None
+                if getter() <= 1:
+                    return  # one thread already: nothing to switch
+                _set, _get = setter, getter
+                return
+
+
+def macs(a: np.ndarray, b: np.ndarray) -> int:
+    """Multiply-adds of one matrix product of ``a @ b`` (one matrix of a batched one)."""
+    m = a.shape[-2] if a.ndim > 1 else 1
+    n = b.shape[-1] if b.ndim > 1 else 1
+    return m * a.shape[-1] * n
+
+
+def matmul(a: np.ndarray, b: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
+    """``np.matmul(a, b, out=out)``, on one BLAS thread when each product is small."""
+    if not _searched:
+        _search()
+    if _set is None or not ONE_THREAD_ANYWAY <= macs(a, b) < SMALL_MACS:
+        return np.matmul(a, b, out=out)
+    _enter()
+    try:
+        return np.matmul(a, b, out=out)
+    finally:
+        _leave()
+
+
+def _enter() -> None:
+    global _inside, _saved
+    with _lock:
+        if _inside == 0:
+            _saved = _get()
+            if _saved > 1:
+                _set(1)
+        _inside += 1
+
+
+def _leave() -> None:
+    global _inside
+    with _lock:
+        _inside -= 1
+        if _inside == 0 and _saved > 1:
+            _set(_saved)
+
+
+def threads() -> int:
+    """OpenBLAS's thread count now (1 where it is not found)."""
+    if not _searched:
+        _search()
+    return _get() if _get is not None else 1
