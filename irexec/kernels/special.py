@@ -80,8 +80,38 @@ def erf(x: np.ndarray) -> np.ndarray:
 _SQRT1_2 = 1.0 / math.sqrt(2.0)
 
 
+# f32 Gelu goes through the array in blocks of this many elements, so that the erf series'
+# dozens of passes stay in the cache (measured on [1, 3136, 384]: 14 ms, against 32 ms in one
+# pass and 69 ms by the float64 erf)
+GELU_BLOCK = 1 << 14
+
+
 def gelu_erf(x, o):
-    """0.5 * x * (1 + erf(x / sqrt(2))), erf evaluated in float64."""
+    """0.5 * x * (1 + erf(x / sqrt(2))): in float32, erf by kernels/erf.py's float32 series
+    (within 3 ulp), a block of elements at a time; in float64 by fdlibm's erf above. The f32
+    result is within a few f32 eps of the exact value, absolutely (the 1 + erf of a negative x
+    cancels), inside the transcendental family's tolerance (docs/numerics.md)."""
+    if x.dtype != np.float32:
+        _gelu_erf64(x, o)
+        return
+    from irexec.kernels.erf import erf32
+
+    if not o.flags.c_contiguous:  # (kernels' outputs are; a view handed in is written whole)
+        whole = np.empty(o.shape, np.float32)
+        gelu_erf(x, whole)
+        o[...] = whole
+        return
+    flat_x, flat_o = np.ascontiguousarray(x).reshape(-1), o.reshape(-1)
+    scale = np.float32(_SQRT1_2)
+    for start in range(0, flat_x.size, GELU_BLOCK):
+        v = flat_x[start:start + GELU_BLOCK]
+        e = erf32(v * scale)
+        e += 1
+        e *= v
+        np.multiply(e, np.float32(0.5), out=flat_o[start:start + GELU_BLOCK])
+
+
+def _gelu_erf64(x, o):
     w = x.astype(np.float64)
     e = erf(w * _SQRT1_2)
     e += 1
