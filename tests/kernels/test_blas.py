@@ -42,7 +42,7 @@ def test_thread_count_never_changes_a_product(m, k, n):
     assert blas.threads() == saved
 
 
-def test_small_product_runs_on_one_thread_and_the_count_comes_back():
+def test_small_product_runs_on_one_thread_and_the_count_comes_back(monkeypatch):
     _multi_threaded()
     seen = []
 
@@ -58,10 +58,22 @@ def test_small_product_runs_on_one_thread_and_the_count_comes_back():
     assert seen == [1]
     assert blas.threads() == before
     assert np.array_equal(np.asarray(got), a @ b)
-    seen.clear()
     big_a, big_b = _product((256, 256), (256, 256), 2)  # 2**24 multiply-adds: not small
+    # a large product: OpenBLAS's count while cores are free, fewer threads when they are not
+    monkeypatch.setattr(blas, "free_cores", lambda: 64)
+    seen.clear()
     blas.matmul(big_a.view(Spy), big_b)
     assert seen == [before]
+    monkeypatch.setattr(blas, "free_cores", lambda: 1)
+    seen.clear()
+    got = blas.matmul(big_a.view(Spy), big_b)
+    assert seen == [1]
+    assert blas.threads() == before
+    assert np.array_equal(np.asarray(got), big_a @ big_b)
+
+
+def test_free_cores_is_between_one_and_the_usable_cores():
+    assert 1 <= blas.free_cores() <= blas._CORES
 
 
 def test_the_count_comes_back_after_an_error():
