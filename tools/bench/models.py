@@ -21,7 +21,8 @@ folder, and exported to ONNX for ONNX's reference evaluator. For each model, in 
 inputs), as the whole-model speed issue asks: irexec and OpenVINO's CPU plugin (2 threads, the
 f32 hint, dynamic quantization off) called in turn, the median of 5 calls after a warm-up; and
 the first result from a fresh process (Python started, the library imported, the model read and
-compiled, one call), the median of 3 fresh processes per side, also in turn.
+compiled, one call), the median of 3 fresh processes per side, also in turn (irexec's modules
+compiled to bytecode first, as installed).
 
 ``--nine`` measures the nine models of the whole-model speed issue that way (ResNet-18, ResNet-50,
 BERT tiny, MobileNet-V2, ViT tiny, EfficientNet-B0, GPT-2 tiny, Swin-T, Whisper tiny encoder):
@@ -198,6 +199,15 @@ compiled = core.compile_model(core.read_model(sys.argv[1]), "CPU",
                                "DYNAMIC_QUANTIZATION_GROUP_SIZE": "0"})
 compiled.create_infer_request().infer(inputs)
 """
+
+
+def compile_bytecode() -> None:
+    """irexec's modules compiled to bytecode (``__pycache__``, ignored by git), as ``pip install``
+    leaves them and as OpenVINO's are: run from a source tree with ``PYTHONDONTWRITEBYTECODE``
+    set, every fresh process compiles irexec's source again (0.5 s of the first result on the
+    2-core machine), which no installed irexec pays."""
+    subprocess.run([sys.executable, "-m", "compileall", "-q", str(ROOT / "irexec")], check=True,
+                   capture_output=True)
 
 
 def first_result(script: str, xml: Path, npz: Path) -> float:
@@ -406,6 +416,7 @@ def measure(chosen: list[tuple[str, Path]], runs: int = 5, fresh: int = 3) -> li
     import statistics
 
     import openvino as ov
+    compile_bytecode()
     rows = []
     for name, xml in chosen:
         npz = xml.with_suffix(".inputs.npz")
