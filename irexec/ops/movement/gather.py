@@ -120,6 +120,14 @@ def gather(data, indices, axis, batch_dims: int = 0, zeros_out_of_range: bool = 
     a = scalar(axis, "axis") % data.ndim
     b = batch_dims + indices.ndim if batch_dims < 0 else batch_dims
     dim = data.shape[a]
+    if indices.ndim == 0:
+        # one index: the slab at it, a view (ViT's query, key and value taken from one tensor)
+        i = int(indices)
+        if zeros_out_of_range and i < 0:
+            i += dim
+        if 0 <= i < dim:
+            return data[(slice(None),) * a + (slice(i, i + 1),)].reshape(
+                data.shape[:a] + data.shape[a + 1:])
     idx = index_values(indices)
     invalid = None
     if zeros_out_of_range:
@@ -170,6 +178,7 @@ BATCH_DIMS = Attr("batch_dims", "int", default=0,
 class Gather1(Op):
     spec = OpSpec(
         type="Gather", since=1, until=6, inputs=INPUTS, outputs=OUTPUT, exact=True,
+        returns_view=True,  # one index: a view; the plan copies it where the caller must own it
         doc="Takes slices of the data along an axis at the given indices, in [0, dim-1].")
     openvino_refuses = refuses()
 
@@ -186,7 +195,7 @@ class Gather1(Op):
 class Gather7(Op):
     spec = OpSpec(
         type="Gather", since=7, until=7, attrs=(BATCH_DIMS,), inputs=INPUTS, outputs=OUTPUT,
-        exact=True,
+        exact=True, returns_view=True,  # one index: a view (the plan copies where it must)
         doc="Takes slices of the data along an axis at the given indices, in [0, dim-1], with "
             "leading batch dims.")
     openvino_refuses = refuses()
@@ -204,7 +213,7 @@ class Gather7(Op):
 class Gather8(Op):
     spec = OpSpec(
         type="Gather", since=8, until=16, attrs=(BATCH_DIMS,), inputs=INPUTS, outputs=OUTPUT,
-        exact=True,
+        exact=True, returns_view=True,  # one index: a view (the plan copies where it must)
         doc="Takes slices of the data along an axis at the given indices, negative ones from "
             "the end; an index outside [-dim, dim-1] gives zeros.")
     openvino_refuses = refuses()
