@@ -1,6 +1,6 @@
-"""kernels/special.gelu_erf in float32 (erf by the f32 series, in blocks): within the
-transcendental family's f32 tolerance of the exact value everywhere, the same through any layout,
-and float64 unchanged (fdlibm's erf)."""
+"""kernels/special.gelu_erf in float32 (erfc by Abramowitz and Stegun's 7.1.26, in blocks):
+within the transcendental family's f32 tolerance of the exact value everywhere, the same through
+any layout, and float64 unchanged (fdlibm's erf)."""
 
 import math
 
