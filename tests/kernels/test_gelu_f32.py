@@ -50,3 +50,14 @@ def test_f64_keeps_fdlibm_erf():
     got = np.empty_like(x)
     special.gelu_erf(x, got)
     np.testing.assert_allclose(got, _exact(x), rtol=1e-14, atol=1e-300)
+
+
+def test_f32_special_values():
+    x = np.array([np.nan, np.inf, 0.0, -0.0, 1e30, -1e30, -40.0, 40.0], np.float32)
+    got = np.empty_like(x)
+    with np.errstate(all="ignore"):
+        special.gelu_erf(x, got)
+    assert np.isnan(got[0])
+    assert got[1] == np.inf
+    assert got[2] == 0 and got[3] == 0 and np.signbit(got[3])
+    assert got[4] == np.float32(1e30) and got[5] == 0 and got[6] == 0 and got[7] == 40
