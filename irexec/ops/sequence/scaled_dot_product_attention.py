@@ -78,7 +78,8 @@ class ScaledDotProductAttention(Op):
         q, k, v = (a.astype(ct, copy=False) for a in (query, key, value))
         factor = ct.type(scale) if scale is not None else \
             ct.type(1.0) / np.sqrt(ct.type(q.shape[-1]))
-        scores = blas.matmul(q, np.swapaxes(k, -1, -2)) * factor
+        scores = blas.matmul(q, np.swapaxes(k, -1, -2))
+        scores *= factor  # (the product is this kernel's own array: in place)
         length, source = q.shape[-2], k.shape[-2]
         if causal:
             hidden = np.triu(np.ones((length, source), bool), k=1)
@@ -87,10 +88,17 @@ class ScaledDotProductAttention(Op):
             if attention_mask.dtype == np.bool_:
                 scores = np.where(attention_mask, scores, ct.type(-np.inf))
             else:
-                scores = scores + attention_mask.astype(ct, copy=False)
-        # no key (source length 0): each row's weights are empty and its output 0
-        top = np.max(scores, axis=-1, keepdims=True, initial=-np.inf)
+                mask = attention_mask.astype(ct, copy=False)
+                if np.broadcast_shapes(scores.shape, mask.shape) == scores.shape:
+                    scores += mask
+                else:  # the mask widens the scores' shape
+                    scores = scores + mask
+        # no key (source length 0): each row's weights are empty and its output 0; the ufuncs'
+        # reductions directly (np.max's and np.sum's Python wrappers cost as much on small
+        # heads), and the exponentials in place of the scores
+        top = np.maximum.reduce(scores, axis=-1, keepdims=True, initial=-np.inf)
         with np.errstate(invalid="ignore"):
-            weights = np.exp(scores - top)
-            weights /= np.sum(weights, axis=-1, keepdims=True)
+            np.subtract(scores, top, out=scores)
+            weights = np.exp(scores, out=scores)
+            weights /= np.add.reduce(weights, axis=-1, keepdims=True)
         return narrow(blas.matmul(weights, v), query.dtype)
