@@ -451,7 +451,9 @@ def measure(chosen: list[tuple[str, Path]], runs: int = 5, fresh: int = 3) -> li
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--runs", type=int, default=7)
+    parser.add_argument("--runs", type=int, default=None,
+                        help="timed calls per side (default 7; with --zoo/--nine 5, the "
+                             "median taken)")
     parser.add_argument("--zoo", metavar="DIR", help="measure tools/model_zoo.py's models "
                         "built in DIR instead (steady call and first result)")
     parser.add_argument("--only", action="append", default=[], metavar="NAME",
@@ -466,11 +468,12 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
     if args.nine:
         nine(Path(args.zoo) if args.zoo else None, Path(args.cache), args.only,
-             fresh=args.fresh)
+             runs=args.runs or 5, fresh=args.fresh)
         return 0
     if args.zoo:
-        zoo(Path(args.zoo), args.only, fresh=args.fresh)
+        zoo(Path(args.zoo), args.only, runs=args.runs or 5, fresh=args.fresh)
         return 0
+    args.runs = args.runs or 7
     cache = Path(args.cache)
     cache.mkdir(parents=True, exist_ok=True)
     rows = []
