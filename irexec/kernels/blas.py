@@ -50,6 +50,7 @@ except (AttributeError, OSError):
 _lock = threading.Lock()
 _inside = 0  # products running now under a count set here (in any thread)
 _saved = 1  # the count found when the first of them entered
+_changed = False  # whether that first one set another count
 
 
 def _search() -> None:
@@ -125,11 +126,12 @@ def matmul(a: np.ndarray, b: np.ndarray, out: np.ndarray | None = None) -> np.nd
 def _enter(wanted: int) -> None:
     """Set OpenBLAS to at most ``wanted`` threads until the matching :func:`_leave` (products
     running at once in other threads keep the count the first of them set)."""
-    global _inside, _saved
+    global _inside, _saved, _changed
     with _lock:
         if _inside == 0:
             _saved = _get()
-            if wanted < _saved:
+            _changed = wanted < _saved
+            if _changed:
                 _set(wanted)
         _inside += 1
 
@@ -138,7 +140,7 @@ def _leave() -> None:
     global _inside
     with _lock:
         _inside -= 1
-        if _inside == 0 and _get() != _saved:
+        if _inside == 0 and _changed:
             _set(_saved)
 
 
