@@ -94,8 +94,9 @@ _AS_A = tuple(np.float32(c) for c in (0.254829592, -0.284496736, 1.421413741, -1
 def gelu_erf(x, o):
     """0.5 * x * (1 + erf(x / sqrt(2))). In float32: erfc of |x / sqrt 2| by Abramowitz and
     Stegun's 7.1.26 (``_AS_A``), as OpenVINO's CPU plugin does, then 1 + erf(z) as erfc(|z|)
-    itself for negative z (no cancellation) and 2 - erfc(|z|) elsewhere, without a mask; about 20 passes over a cache-sized block at a time (the f32 erf series
-    took 50). Within half a microunit of the exact value absolutely, inside the
+    itself for negative z (no cancellation) and 2 - erfc(|z|) elsewhere, without a mask;
+    about 20 passes over a cache-sized block at a time (the f32 erf series took 50). Within
+    half a microunit of the exact value absolutely, inside the
     transcendental family's tolerance (tests/kernels/test_gelu_f32.py sweeps it). In float64
     (and precise mode): fdlibm's erf above, within 1 ulp."""
     if x.dtype != np.float32:

@@ -1,6 +1,7 @@
 """Reshape, Squeeze, Unsqueeze, Split, VariadicSplit, contiguous Slice/StridedSlice and a
-Transpose that keeps the last axis last cost no copy: inside a model their outputs are views of the array they read. A view is never written
-through, and the caller never gets a view of its own input or of a constant."""
+Transpose that keeps the last axis last cost no copy: inside a model their outputs are views of
+the array they read. A view is never written through, and the caller never gets a view of its
+own input or of a constant."""
 
 import numpy as np
 import pytest
