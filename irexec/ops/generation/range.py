@@ -47,6 +47,10 @@ def count(start: float, stop: float, step: float, integral: bool) -> int:
     return int(math.ceil(abs(stop - start) / abs(step)))
 
 
+_SAME_INT = (np.dtype(np.int64), np.dtype(np.int32))
+_SAFE = 1 << 30  # bounds under which no value of a fast-path range wraps (in int32 either)
+
+
 def run(start, stop, step, out_type) -> np.ndarray:
     """The numbers in ``out_type`` (an ElementType): an integer output adds step repeatedly,
     wrapping as C++ does; a float one computes start + i * step in its own precision, or for
@@ -57,6 +61,14 @@ def run(start, stop, step, out_type) -> np.ndarray:
     n = count(a, b, c, integral)
     check_output_size((n,), 8)  # the widest intermediate
     dtype = out_type.dtype
+    if integral and dtype in _SAME_INT and start.dtype == dtype and step.dtype == dtype:
+        # start and step already of the output's type (the shape arithmetic converters write):
+        # numpy's arange gives the same numbers where none wraps, with no conversions
+        first, delta = int(start.reshape(-1)[0]), int(step.reshape(-1)[0])
+        last = first + (n - 1) * delta
+        if max(abs(first), abs(last), abs(delta)) < _SAFE:
+            return np.arange(first, first + n * delta, delta, dtype=dtype) if n > 0 else \
+                np.empty(0, dtype)
     first = convert(np.asarray(start).reshape(()), out_type)
     delta = convert(np.asarray(step).reshape(()), out_type)
     if integral:
