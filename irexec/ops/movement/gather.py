@@ -128,9 +128,15 @@ def gather(data, indices, axis, batch_dims: int = 0, zeros_out_of_range: bool = 
         if 0 <= i < dim:
             return data[(slice(None),) * a + (slice(i, i + 1),)].reshape(
                 data.shape[:a] + data.shape[a + 1:])
-    idx = index_values(indices)
+    if indices.dtype.kind == "i" and indices.dtype.itemsize >= 4:
+        idx = indices  # (numpy indexes with any integer array; no int64 copy needed)
+    else:
+        idx = index_values(indices)
     invalid = None
-    if zeros_out_of_range:
+    if zeros_out_of_range and idx.size and not (0 <= idx.min() and idx.max() < dim):
+        # some index negative or outside: count from the end, zeros for those outside (two
+        # reductions decide it for the usual indices, all in range)
+        idx = index_values(idx)
         idx = np.where(idx < 0, idx + dim, idx)
         outside = (idx < 0) | (idx >= dim)
         if outside.any():
