@@ -33,9 +33,12 @@ import threading
 import numpy as np
 
 SMALL_MACS = 1 << 23  # a product of fewer multiply-adds than this runs on one thread
-# OpenBLAS runs products of fewer multiply-adds than this on one thread by itself (its matrix-
-# vector threshold, the lower of its two): no switch is needed below it
+# OpenBLAS runs products of fewer multiply-adds than these on one thread by itself, so no switch
+# is needed below them: its matrix-vector threshold (a row or a column), and for a matrix-matrix
+# product a bound seen to hold for this OpenBLAS (0.3.31: one busy thread up to [96,96]x[96,96],
+# 0.9 M multiply-adds; two from [100,64]x[64,128])
 ONE_THREAD_ANYWAY = 2304 * 4
+ONE_THREAD_ANYWAY_GEMM = 1 << 18
 
 _NAMES = ("scipy_openblas_set_num_threads64_", "scipy_openblas_set_num_threads",
           "openblas_set_num_threads64_", "openblas_set_num_threads")
@@ -114,7 +117,8 @@ def matmul(a: np.ndarray, b: np.ndarray, out: np.ndarray | None = None) -> np.nd
     if _set is None:
         return np.matmul(a, b, out=out)
     work = macs(a, b)
-    if work < ONE_THREAD_ANYWAY:
+    gemm = a.ndim > 1 and b.ndim > 1 and a.shape[-2] > 1 and b.shape[-1] > 1
+    if work < (ONE_THREAD_ANYWAY_GEMM if gemm else ONE_THREAD_ANYWAY):
         return np.matmul(a, b, out=out)
     _enter(1 if work < SMALL_MACS else free_cores())
     try:
