@@ -29,6 +29,7 @@ from __future__ import annotations
 import ctypes
 import os
 import threading
+import time
 
 import numpy as np
 
@@ -52,6 +53,8 @@ except (AttributeError, OSError):
     _CORES = os.cpu_count() or 1
 _lock = threading.Lock()
 _inside = 0  # products running now under a count set here (in any thread)
+FREE_CORES_TTL = 0.01  # seconds a reading of the free cores is used for
+_free, _free_at = 1, -1.0
 _saved = 1  # the count found when the first of them entered
 _changed = False  # whether that first one set another count
 
@@ -96,15 +99,29 @@ def macs(a: np.ndarray, b: np.ndarray) -> int:
 
 
 def free_cores() -> int:
-    """The cores no other runnable task wants right now: the usable cores less the runnable
-    tasks of the whole machine (``/proc/loadavg``'s instantaneous count, this thread
-    included, so one is added back). At least 1; the usable cores where it cannot be read."""
+    """The cores no other process's runnable task wants right now: the usable cores less the
+    runnable tasks of the whole machine (``/proc/loadavg``'s instantaneous count) that are not
+    this process's own threads (``/proc/self/task``: BLAS's or another library's workers still
+    spinning after their last product are no reason to run on one thread). At least 1; the
+    usable cores where it cannot be read. Read at most every ``FREE_CORES_TTL`` seconds."""
+    global _free, _free_at
+    now = time.monotonic()
+    if now - _free_at < FREE_CORES_TTL:
+        return _free
     try:
         with open("/proc/loadavg", "rb") as f:
             running = int(f.read().split()[3].split(b"/")[0])
+        own = 0
+        for task in os.listdir("/proc/self/task"):
+            try:
+                with open(f"/proc/self/task/{task}/stat", "rb") as f:
+                    own += f.read().rsplit(b")", 1)[1].split()[0] == b"R"
+            except OSError:  # the thread ended meanwhile
+                pass
     except (OSError, ValueError, IndexError):
         return _CORES
-    return max(1, min(_CORES, _CORES - running + 1))
+    _free, _free_at = max(1, min(_CORES, _CORES - (running - max(own, 1)))), now
+    return _free
 
 
 def matmul(a: np.ndarray, b: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
