@@ -3,6 +3,7 @@
     python -m tools.bench models [--runs N] [--cache DIR] [--no-onnx]
     python -m tools.bench models --zoo DIR [--only NAME ...]
     python -m tools.bench models --nine [--zoo DIR] [--cache DIR]   # issue "Whole-model speed"
+    python -m tools.bench models --kernels-alone MODEL.xml   # kernels alone against the call
 
 The two networks are written here in plain torch.nn with the standard torchvision layouts
 (ResNet-18: 64-128-256-512 basic blocks; MobileNet-V2: the 17 inverted residuals of width 1.0),
@@ -456,6 +457,57 @@ def measure(chosen: list[tuple[str, Path]], runs: int = 5, fresh: int = 3) -> li
     return rows
 
 
+def kernels_alone(xml: Path, runs: int = 30) -> dict:
+    """Each layer's kernel called alone on the arrays a traced call handed it, the median of
+    ``runs`` calls, summed per op type; and the median whole call. What the call spends beyond
+    the kernels is the run loop's (its per-layer and per-call work: what the plan's shape cache
+    and fusions remove). Reads the compiled model's plan (``compiled.plan``)."""
+    import collections
+    import statistics
+
+    npz = xml.with_suffix(".inputs.npz")
+    model = irexec.read_model(xml)
+    compiled = irexec.compile_model(model)
+    if npz.exists():
+        inputs = dict(np.load(npz))
+    else:
+        from irexec.runtime.inputs import make_inputs
+        inputs = make_inputs(model, {}, 0)
+    seen = {}
+    compiled(inputs, trace=lambda layer, port, array: seen.__setitem__((layer.name, port), array))
+    plan = compiled.plan
+    arrays = dict(plan.constants)
+    values = list(inputs.values())
+    for i, slot in enumerate(plan.inputs):
+        arrays[slot.slot] = next((inputs[n] for n in slot.names if n in inputs), values[i])
+    per_type, layers = collections.defaultdict(float), collections.Counter()
+    for step in plan.steps:
+        args = [arrays.get(i) for i in step.inputs]
+        for k, out in enumerate(step.outputs):
+            arrays[out] = seen.get((step.layer, k))
+        if any(a is None for a in args):
+            continue  # (a layer the trace does not show alone)
+        step.kernel(*args)
+        times = []
+        for _ in range(runs):
+            start = time.perf_counter()
+            step.kernel(*args)
+            times.append(time.perf_counter() - start)
+        per_type[step.type] += statistics.median(times)
+        layers[step.type] += 1
+    calls = []
+    for _ in range(runs):
+        start = time.perf_counter()
+        compiled(inputs)
+        calls.append(time.perf_counter() - start)
+    call, alone = statistics.median(calls), sum(per_type.values())
+    print(f"{xml.name}: call {call * 1e3:.3f} ms (median of {runs}), kernels alone "
+          f"{alone * 1e3:.3f} ms ({alone / call:.0%}), the rest {(call - alone) * 1e3:.3f} ms")
+    for name, t in sorted(per_type.items(), key=lambda kv: -kv[1]):
+        print(f"  {name:28s} {t * 1e6:9.1f} us  {layers[name]:4d} layers")
+    return {"call_s": call, "kernels_s": alone, "per_type_s": dict(per_type)}
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=None,
@@ -472,7 +524,14 @@ def main(argv=None) -> int:
                         "the others built into --cache")
     parser.add_argument("--fresh", type=int, default=3, metavar="N",
                         help="with --zoo/--nine: fresh processes per side for the first result")
+    parser.add_argument("--kernels-alone", metavar="XML", action="append", default=[],
+                        help="each layer's kernel called alone on the arrays a traced call "
+                             "gave it, per op type, against the whole call (repeatable)")
     args = parser.parse_args(argv)
+    if args.kernels_alone:
+        for xml in args.kernels_alone:
+            kernels_alone(Path(xml), args.runs or 30)
+        return 0
     if args.nine:
         nine(Path(args.zoo) if args.zoo else None, Path(args.cache), args.only,
              runs=args.runs or 5, fresh=args.fresh)
