@@ -67,12 +67,19 @@ def forward(x: np.ndarray, w: np.ndarray, strides: Sequence[int], dilations: Seq
     n, c = x.shape[:2]
     g, co, ci = w.shape[:3]
     kernel = w.shape[3:]
-    ends = windows.reach(out, kernel, strides, dilations)
     wc = w.astype(ct, copy=False)
     y = buffers.empty((n, g * co) + tuple(out), ct)
     if y.size == 0 or x.size == 0 or wc.size == 0:  # an empty output, or sums of no terms
         y[...] = 0
         return y
+    if max(kernel) == 1 and max(strides) == 1 and not any(pads_begin) \
+            and tuple(out) == x.shape[2:]:
+        # 1x1, stride 1, no padding (most of a MobileNet's layers): the data is the column
+        # matrix as it is (a few microseconds of window arithmetic saved per layer)
+        blas.matmul(wc.reshape(g, co, ci), _as(x, ct).reshape(n, g, ci, -1),
+                    out=y.reshape(n, g, co, -1))
+        return y
+    ends = windows.reach(out, kernel, strides, dilations)
     if ci == 1 and g > 1 and (_wide_depthwise(kernel, out, ct)
                               or _small_strided(kernel, out, strides)):
         # a block of channels at a time, its row of columns within a tile
