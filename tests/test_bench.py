@@ -70,3 +70,16 @@ def test_quick_activation_bench_reports_every_case():
     for name in ("Relu", "Sigmoid", "Gelu tanh", "Swish"):
         assert f"  {name}" in run.stdout
     assert "precise mode on a CNN-like chain" in run.stdout
+
+
+def test_models_nine_covers_the_whole_model_speed_issue():
+    # the nine models of the issue, each either a zoo entry or built by the bench itself
+    from tools import model_zoo
+    from tools.bench import models
+
+    assert [label for label, _, _ in models.NINE] == [
+        "ResNet-18", "ResNet-50", "BERT tiny", "MobileNet-V2", "ViT tiny", "EfficientNet-B0",
+        "GPT-2 tiny", "Swin-T", "Whisper tiny encoder"]
+    zoo = {e.name for e in model_zoo.ZOO}
+    for _, origin, name in models.NINE:
+        assert (name in zoo) if origin == "zoo" else (name in models.BUILDERS)

@@ -35,7 +35,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from irexec.kernels import buffers, scratch, windows
+from irexec.kernels import blas, buffers, scratch, windows
 from irexec.kernels.numeric import compute_dtype
 
 # The most a depthwise convolution's column block may take: it holds K (9 for 3x3) copies of
@@ -67,13 +67,21 @@ def forward(x: np.ndarray, w: np.ndarray, strides: Sequence[int], dilations: Seq
     n, c = x.shape[:2]
     g, co, ci = w.shape[:3]
     kernel = w.shape[3:]
-    ends = windows.reach(out, kernel, strides, dilations)
     wc = w.astype(ct, copy=False)
     y = buffers.empty((n, g * co) + tuple(out), ct)
     if y.size == 0 or x.size == 0 or wc.size == 0:  # an empty output, or sums of no terms
         y[...] = 0
         return y
-    if ci == 1 and g > 1 and _wide_depthwise(kernel, out, ct):
+    if max(kernel) == 1 and max(strides) == 1 and not any(pads_begin) \
+            and tuple(out) == x.shape[2:]:
+        # 1x1, stride 1, no padding (most of a MobileNet's layers): the data is the column
+        # matrix as it is (a few microseconds of window arithmetic saved per layer)
+        blas.matmul(wc.reshape(g, co, ci), _as(x, ct).reshape(n, g, ci, -1),
+                    out=y.reshape(n, g, co, -1))
+        return y
+    ends = windows.reach(out, kernel, strides, dilations)
+    if ci == 1 and g > 1 and (_wide_depthwise(kernel, out, ct)
+                              or _small_strided(kernel, out, strides)):
         # a block of channels at a time, its row of columns within a tile
         xp = windows.pad(x, pads_begin, ends)
         per_channel = math.prod(kernel) * math.prod(out[1:]) * np.dtype(ct).itemsize
@@ -82,6 +90,8 @@ def forward(x: np.ndarray, w: np.ndarray, strides: Sequence[int], dilations: Seq
         for g0 in range(0, g, step):
             _im2col(xp[:, g0:g0 + step], wc[g0:g0 + step], out, strides, dilations, ct,
                     rows[:, g0:g0 + step])
+    elif ci == 1 and g > 1 and _few_positions(g, co, out):
+        _depthwise_channels_last(x, wc, out, strides, dilations, pads_begin, ct, y)
     elif ci == 1 and g > 1:
         _depthwise(x, wc, out, strides, dilations, pads_begin, ct,
                    y.reshape((n * g, co) + tuple(out)))
@@ -89,7 +99,8 @@ def forward(x: np.ndarray, w: np.ndarray, strides: Sequence[int], dilations: Seq
         xp = windows.pad(x, pads_begin, ends)
         xs = windows.tap_view(xp, (0,) * len(kernel), out, strides, dilations)
         cols = _as(xs.reshape(n, g, ci, -1) if xs.flags.c_contiguous else xs, ct)
-        np.matmul(wc.reshape(g, co, ci), cols.reshape(n, g, ci, -1), out=y.reshape(n, g, co, -1))
+        blas.matmul(wc.reshape(g, co, ci), cols.reshape(n, g, ci, -1),
+                    out=y.reshape(n, g, co, -1))
     else:
         xp = windows.pad(x, pads_begin, ends)
         _im2col(xp, wc, out, strides, dilations, ct, y.reshape((n, g, co, out[0], -1)))
@@ -118,6 +129,9 @@ def forward_scratch(shape, dtype, w_shape, strides, dilations, pads_begin, out) 
         return 0
     ends = windows.reach(out, kernel, strides, dilations)
     same = not any(pads_begin) and tuple(ends) == tuple(shape[2:])
+    if ci == 1 and g > 1 and _small_strided(kernel, out, strides):  # padded data, columns
+        return n * c * math.prod(ends) * dtype.itemsize + \
+            n * c * math.prod(kernel) * math.prod(out) * ct.itemsize
     if ci == 1 and g > 1:  # depthwise: blocks of at least one padded channel
         return 0 if same else math.prod(ends) * ct.itemsize
     padded = 0 if same else n * c * math.prod(ends) * dtype.itemsize
@@ -159,6 +173,73 @@ def _wide_depthwise(kernel, out, ct) -> bool:
         taps * math.prod(out[1:]) * np.dtype(ct).itemsize <= windows.tile_bytes()
 
 
+# A strided depthwise layer with at most this many taps x output positions per channel runs as
+# im2col columns (a channel block at a time) and one batched product: the same products, so
+# the same sums bit for bit. Measured against the phase path (in turn, loaded 2-core VM):
+# [1,96,32,32] 3x3/2 377 -> 249 us, [1,192,8,8] 3x3/2 137 -> 80, [1,144,16,16] 5x5/2 328 ->
+# 243, [1,240,28,28] 3x3/2 425 -> 391; with more ([1,144,56,56] 3x3/2: 784 x 9) the phases
+# win (1051 against 1137 us).
+SMALL_STRIDED_COLUMNS = 2304
+
+
+def _small_strided(kernel, out, strides) -> bool:
+    """A strided depthwise layer of few columns per channel (SMALL_STRIDED_COLUMNS)."""
+    return any(s > 1 for s in strides) and \
+        math.prod(kernel) * math.prod(out) <= SMALL_STRIDED_COLUMNS
+
+
+# A 2-D depthwise layer (one output channel per group) with at most this many output positions
+# and at least CHANNELS_LAST_GROUPS channels runs channels-last, tap by tap (see
+# _depthwise_channels_last). Measured against the per-channel products, in turn (loaded 2-core
+# VM): [1,1152,2,2] 5x5 321 -> 106 us, 3x3 154 -> 39 us, [1,672,4,4] 5x5 278 -> 161 us,
+# [1,384,4,4] 3x3 68 -> 41 us; at [1,240,8,8] (64 positions) the products win (176 against 190),
+# and with [1,96,4,4] 3x3 (31.6 against 35.1 us).
+CHANNELS_LAST_POSITIONS = 16
+CHANNELS_LAST_GROUPS = 128
+
+
+def _few_positions(g, co, out) -> bool:
+    """Whether :func:`_depthwise_channels_last` computes this depthwise layer."""
+    return len(out) == 2 and co == 1 and g >= CHANNELS_LAST_GROUPS and \
+        math.prod(out) <= CHANNELS_LAST_POSITIONS
+
+
+def _depthwise_channels_last(x, wc, out, strides, dilations, pads_begin, ct, y) -> None:
+    """A depthwise 2-D layer of few output positions and many channels into ``y`` [N, G, *out]:
+    the per-channel products would be one BLAS call per channel for a handful of positions
+    each. Instead the padded data is laid out channels-last [N, H, W, G] and each kernel tap
+    adds its weight row times one strided view of it, G channels long in the inner loop:
+    2K passes over [N, *out, G]. The taps are summed in order, one rounding a product and one
+    a sum (the products' BLAS sums them in its own order: within the accumulating family's
+    tolerance, tests/ops/convolution/test_depthwise_channels_last.py)."""
+    n, g = x.shape[:2]
+    kh, kw = wc.shape[3:]
+    sh, sw = strides
+    dh, dw = dilations
+    ho, wo = out
+    ends = windows.reach(out, (kh, kw), strides, dilations)
+    top, left = pads_begin
+    padded = np.zeros((n, ends[0], ends[1], g), ct)
+    h, w = x.shape[2:]
+    rows = slice(max(top, 0), min(top + h, ends[0]))
+    cols = slice(max(left, 0), min(left + w, ends[1]))
+    padded[:, rows, cols] = x[:, :, rows.start - top:rows.stop - top,
+                              cols.start - left:cols.stop - left].transpose(0, 2, 3, 1)
+    taps = np.ascontiguousarray(wc.reshape(g, kh * kw).T)  # [K, G], each row contiguous
+    acc = np.empty((n, ho, wo, g), ct)
+    term = np.empty_like(acc)
+    for a in range(kh):
+        for b in range(kw):
+            view = padded[:, a * dh:a * dh + sh * (ho - 1) + 1:sh,
+                          b * dw:b * dw + sw * (wo - 1) + 1:sw]
+            if a == 0 and b == 0:
+                np.multiply(view, taps[0], out=acc)
+            else:
+                np.multiply(view, taps[a * kw + b], out=term)
+                acc += term
+    y[...] = acc.transpose(0, 3, 1, 2)
+
+
 def _as(a: np.ndarray, dtype) -> np.ndarray:
     """``a`` as a C-contiguous array of ``dtype`` (one copy at most)."""
     return np.ascontiguousarray(a, dtype=dtype)
@@ -181,13 +262,13 @@ def _im2col(xp, wc, out, strides, dilations, ct, y) -> None:
     row_bytes = g * ci * kp * rest * ct.itemsize
     if n * out[0] * row_bytes <= windows.tile_bytes():
         cols = _as(cols_t, ct).reshape(n, g, ci * kp, -1)
-        np.matmul(w2, cols, out=y.reshape(n, g, co, -1))
+        blas.matmul(w2, cols, out=y.reshape(n, g, co, -1))
         return
     for b in range(n):
         for r0, r1 in windows.bands(out[0], row_bytes):
             part = cols_t[b:b + 1, ..., r0:r1, *(slice(None),) * (nsp - 1)]
             cols = _as(part, ct).reshape(1, g, ci * kp, -1)
-            y[b:b + 1, :, :, r0:r1] = np.matmul(w2, cols).reshape(1, g, co, r1 - r0, rest)
+            y[b:b + 1, :, :, r0:r1] = blas.matmul(w2, cols).reshape(1, g, co, r1 - r0, rest)
 
 
 def _depthwise(x, wc, out, strides, dilations, pads_begin, ct, y) -> None:
@@ -280,7 +361,7 @@ def _rows_blocks(data, w_rows, flat, cols, start, kernel, dilations, left, out, 
         np.copyto(cols4[:rows], taps[:rows])
         for edge in edges:
             edge[:rows] = 0
-        np.matmul(w_rows[r0:r1], cols[:rows], out=y[r0:r1])
+        blas.matmul(w_rows[r0:r1], cols[:rows], out=y[r0:r1])
 
 
 def _depthwise_phases(x, wc, out, strides, dilations, pads_begin, ct, y) -> None:
@@ -354,7 +435,7 @@ def _phase_loop(data, w_rows, cols, product, planes, out, kernel, strides, dilat
             for k, o in enumerate(offsets):
                 c[:, k] = sources.reshape(rows, -1)[:, o:o + span]
         p = product[:rows]
-        np.matmul(w_rows[r0:r1], c, out=p)  # [rows, co, span]
+        blas.matmul(w_rows[r0:r1], c, out=p)  # [rows, co, span]
         shaped = p.reshape((rows, co, out[0]) + tuple(lengths[1:]))
         y[r0:r1] = shaped[(Ellipsis, *(slice(0, o) for o in out[1:]))]
 
@@ -452,8 +533,8 @@ def backward(x: np.ndarray, w: np.ndarray, strides: Sequence[int], dilations: Se
         [(slice(b, b + 1), band) for b in range(n) for band in windows.bands(spatial[0],
                                                                               row_bytes)]
     for batch, (r0, r1) in parts:
-        cols = np.matmul(wt, _as(xg[batch, :, :, r0:r1], ct).reshape(-1, g, ci,
-                                                                     (r1 - r0) * rest))
+        cols = blas.matmul(wt, _as(xg[batch, :, :, r0:r1], ct).reshape(-1, g, ci,
+                                                                       (r1 - r0) * rest))
         cols = cols.reshape((-1, g, co) + tuple(kernel) + (r1 - r0,) + spatial[1:])
         rows = (r1 - r0,) + spatial[1:]
         windows.add_taps(buf[batch], cols, kernel, rows, strides, dilations,

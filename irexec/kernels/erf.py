@@ -40,14 +40,17 @@ _R = _fit(lambda v: math.erfc(v) * math.exp(v * v), _SPLIT, _TOP, 22)
 
 
 def _clenshaw(t: np.ndarray, coefficients: tuple[float, ...]) -> np.ndarray:
-    """sum c_k T_k(t) by Clenshaw's recurrence, in place where it can."""
+    """sum c_k T_k(t) by Clenshaw's recurrence, in place where it can: three numpy calls a
+    term and no temporaries (c - b2 is -b2 + c exactly, so the sums are the ones the
+    four-call form gave)."""
     t2 = t + t
     b1 = np.full_like(t, coefficients[-1])
     b2 = np.zeros_like(t)
+    product = np.empty_like(t)
     for c in coefficients[-2:0:-1]:
-        b2 *= -1
-        b2 += c
-        b2 += t2 * b1  # b2 becomes the new b1
+        np.subtract(c, b2, out=b2)
+        np.multiply(t2, b1, out=product)
+        b2 += product  # b2 becomes the new b1
         b1, b2 = b2, b1
     b1 *= t
     b1 -= b2

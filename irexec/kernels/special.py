@@ -106,8 +106,66 @@ def erf(x: np.ndarray) -> np.ndarray:
 _SQRT1_2 = 1.0 / math.sqrt(2.0)
 
 
+# f32 Gelu goes through the array in blocks of this many elements, so that its passes stay in
+# the cache
+GELU_BLOCK = 1 << 14
+# Abramowitz and Stegun's formula 7.1.26 (Handbook of Mathematical Functions, 1964): for a >= 0,
+# erfc(a) ~ t (a1 + t (a2 + t (a3 + t (a4 + t a5)))) exp(-a^2) with t = 1 / (1 + p a), within
+# 1.5e-7 of erf. OpenVINO's CPU plugin computes Gelu's exact form by it (oneDNN's gelu_erf).
+_AS_P = np.float32(0.3275911)
+_AS_A = tuple(np.float32(c) for c in (0.254829592, -0.284496736, 1.421413741, -1.453152027,
+                                      1.061405429))
+
+
 def gelu_erf(x, o):
-    """0.5 * x * (1 + erf(x / sqrt(2))), erf evaluated in float64."""
+    """0.5 * x * (1 + erf(x / sqrt(2))). In float32: erfc of |x / sqrt 2| by Abramowitz and
+    Stegun's 7.1.26 (``_AS_A``), as OpenVINO's CPU plugin does, then 1 + erf(z) as erfc(|z|)
+    itself for negative z (no cancellation) and 2 - erfc(|z|) elsewhere, without a mask;
+    about 20 passes over a cache-sized block at a time (the f32 erf series took 50). Within
+    half a microunit of the exact value absolutely, inside the
+    transcendental family's tolerance (tests/kernels/test_gelu_f32.py sweeps it). In float64
+    (and precise mode): fdlibm's erf above, within 1 ulp."""
+    if x.dtype != np.float32:
+        _gelu_erf64(x, o)
+        return
+    if not o.flags.c_contiguous:  # (kernels' outputs are; a view handed in is written whole)
+        whole = np.empty(o.shape, np.float32)
+        gelu_erf(x, whole)
+        o[...] = whole
+        return
+    flat_x, flat_o = np.ascontiguousarray(x).reshape(-1), o.reshape(-1)
+    size = min(flat_x.size, GELU_BLOCK)
+    a, t, q, s = (np.empty(size, np.float32) for _ in range(4))
+    m = np.empty(size, np.bool_)
+    scale, one, half = np.float32(_SQRT1_2), np.float32(1), np.float32(0.5)
+    for start in range(0, flat_x.size, GELU_BLOCK):
+        v = flat_x[start:start + GELU_BLOCK]
+        n = v.size
+        av, tv, qv, sv, mv = a[:n], t[:n], q[:n], s[:n], m[:n]
+        np.multiply(v, scale, out=sv)  # z
+        np.abs(sv, out=av)
+        np.greater_equal(sv, 0, out=mv)  # s = 2 m - 1
+        np.multiply(av, _AS_P, out=tv)
+        tv += one
+        np.divide(one, tv, out=tv)  # (numpy's divide loop is faster than its reciprocal)
+        np.multiply(tv, _AS_A[4], out=qv)
+        for c in _AS_A[3::-1]:
+            qv += c
+            qv *= tv
+        np.multiply(av, av, out=av)
+        np.negative(av, out=av)
+        np.exp(av, out=av)
+        qv *= av  # erfc(|z|)
+        # 1 + erf(z) = m (2 - 2 erfc) + erfc: erfc itself where z < 0, 2 - erfc elsewhere
+        np.multiply(qv, -2, out=sv)
+        sv += 2
+        sv *= mv
+        sv += qv
+        sv *= v
+        np.multiply(sv, half, out=flat_o[start:start + n])
+
+
+def _gelu_erf64(x, o):
     w = x.astype(np.float64)
     e = erf(w * _SQRT1_2)
     e += 1

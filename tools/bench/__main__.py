@@ -10,7 +10,8 @@
     activation   each activation on 64 MiB against the bare numpy expression, f16 against f32,
                  and precise mode against the default (--quick)
     models       ResNet-18 and MobileNet-V2 at 224: latency against OpenVINO, precise mode,
-                 ONNX's reference evaluator, peak memory, time per op type
+                 ONNX's reference evaluator, peak memory, time per op type; --nine: the
+                 whole-model speed issue's nine models, steady and first-result ratios
     sequence     a 1,000-iteration Loop and an LSTMSequence against OpenVINO's CPU plugin
 
 ``SUITE --help`` gives a suite's options. Each suite is also ``python -m tools.bench.SUITE``.

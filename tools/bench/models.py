@@ -1,7 +1,9 @@
 """Whole-model benchmark: ResNet-18 and MobileNet-V2 at 1x3x224x224 (issue 18's targets).
 
-    python tools/bench_models.py [--runs N] [--cache DIR] [--no-onnx]
-    python tools/bench_models.py --zoo DIR [--only NAME ...]   # issue "Whole-model speed"
+    python -m tools.bench models [--runs N] [--cache DIR] [--no-onnx]
+    python -m tools.bench models --zoo DIR [--only NAME ...]
+    python -m tools.bench models --nine [--zoo DIR] [--cache DIR]   # issue "Whole-model speed"
+    python -m tools.bench models --kernels-alone MODEL.xml   # kernels alone against the call
 
 The two networks are written here in plain torch.nn with the standard torchvision layouts
 (ResNet-18: 64-128-256-512 basic blocks; MobileNet-V2: the 17 inverted residuals of width 1.0),
@@ -18,9 +20,24 @@ folder, and exported to ONNX for ONNX's reference evaluator. For each model, in 
 
 ``--zoo DIR`` measures the models tools/model_zoo.py built in DIR instead (their saved example
 inputs), as the whole-model speed issue asks: irexec and OpenVINO's CPU plugin (2 threads, the
-f32 hint, dynamic quantization off) called in turn, the median of 5 calls after a warm-up; and
-the first result from a fresh process (Python started, the library imported, the model read and
-compiled, one call), the median of 3 fresh processes per side, also in turn.
+f32 hint, dynamic quantization off) called in turn, the median of 5 calls after a warm-up (and,
+beside it, the ratio of the best calls of as many more in turn); and the first result from a
+fresh process (Python started, the library imported, the model read and compiled, one call),
+the median of 3 fresh processes per side, also in turn (irexec's modules compiled to bytecode
+first, as installed).
+
+``--nine`` measures the nine models of the whole-model speed issue that way (ResNet-18, ResNet-50,
+BERT tiny, MobileNet-V2, ViT tiny, EfficientNet-B0, GPT-2 tiny, Swin-T, Whisper tiny encoder):
+those tools/model_zoo.py builds are taken from ``--zoo DIR`` when built there (else built by
+model_zoo's own code into ``--cache``); the others, which the zoo does not hold (to keep CI's
+build short), are built here into ``--cache`` once: ResNet-50 (torchvision's layout, plain
+torch.nn) at 224, BERT tiny (the zoo's configuration: 2 layers of width 32) and GPT-2 tiny
+(transformers' GPT2Model, 2 layers of width 32), both with dynamic batch and length, Swin-T
+(transformers' SwinModel, the swin-tiny configuration) at 224, and a small Whisper encoder
+(transformers' WhisperEncoder: 2 layers of width 64, 80 mel bins, 200 frames), all with
+seeded random weights, converted by ``openvino.convert_model``.
+
+    python -m tools.bench models --nine --zoo /work/zoo --cache .bench-models
 
 Needs torch, OpenVINO and onnx (the ``zoo``, ``oracle`` and ``onnx`` extras).
 """
@@ -186,6 +203,15 @@ compiled.create_infer_request().infer(inputs)
 """
 
 
+def compile_bytecode() -> None:
+    """irexec's modules compiled to bytecode (``__pycache__``, ignored by git), as ``pip install``
+    leaves them and as OpenVINO's are: run from a source tree with ``PYTHONDONTWRITEBYTECODE``
+    set, every fresh process compiles irexec's source again (0.5 s of the first result on the
+    2-core machine), which no installed irexec pays."""
+    subprocess.run([sys.executable, "-m", "compileall", "-q", str(ROOT / "irexec")], check=True,
+                   capture_output=True)
+
+
 def first_result(script: str, xml: Path, npz: Path) -> float:
     """Seconds from starting a fresh Python to its first result (the process's whole life)."""
     env = dict(os.environ, PYTHONPATH=str(ROOT))
@@ -198,14 +224,204 @@ def first_result(script: str, xml: Path, npz: Path) -> float:
 def zoo(cache: Path, only: list[str], runs: int = 5, fresh: int = 3) -> list[dict]:
     """The zoo's models (tools/model_zoo.py, built in ``cache``): steady call and first result,
     irexec against OpenVINO (see the module's docstring)."""
+    chosen = [(xml.stem, xml) for xml in sorted(cache.glob("*.xml"))
+              if (not only or xml.stem in only) and xml.with_suffix(".inputs.npz").exists()]
+    return measure(chosen, runs, fresh)
+
+
+# The whole-model speed issue's nine models: (label, where from, name). "zoo": an entry of
+# tools/model_zoo.py; "bench": built by this file (BUILDERS).
+NINE = (("ResNet-18", "zoo", "resnet18"), ("ResNet-50", "bench", "resnet50"),
+        ("BERT tiny", "bench", "bert_tiny"), ("MobileNet-V2", "zoo", "mobilenet_v2"),
+        ("ViT tiny", "zoo", "vit_tiny"), ("EfficientNet-B0", "zoo", "efficientnet_b0"),
+        ("GPT-2 tiny", "bench", "gpt2_tiny"), ("Swin-T", "bench", "swin_t"),
+        ("Whisper tiny encoder", "bench", "whisper_tiny_encoder"))
+
+
+def _resnet50():
+    import torch
+    from torch import nn
+
+    class Bottleneck(nn.Module):
+        def __init__(self, cin, width, stride):
+            super().__init__()
+            cout = width * 4
+            self.body = nn.Sequential(
+                nn.Conv2d(cin, width, 1, bias=False), nn.BatchNorm2d(width), nn.ReLU(),
+                nn.Conv2d(width, width, 3, stride, 1, bias=False), nn.BatchNorm2d(width),
+                nn.ReLU(), nn.Conv2d(width, cout, 1, bias=False), nn.BatchNorm2d(cout))
+            self.skip = nn.Identity() if stride == 1 and cin == cout else nn.Sequential(
+                nn.Conv2d(cin, cout, 1, stride, bias=False), nn.BatchNorm2d(cout))
+
+        def forward(self, x):
+            return torch.relu(self.body(x) + self.skip(x))
+
+    class ResNet50(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.stem = nn.Sequential(nn.Conv2d(3, 64, 7, 2, 3, bias=False), nn.BatchNorm2d(64),
+                                      nn.ReLU(), nn.MaxPool2d(3, 2, 1))
+            layers, cin = [], 64
+            for i, (width, count) in enumerate(((64, 3), (128, 4), (256, 6), (512, 3))):
+                for j in range(count):
+                    layers.append(Bottleneck(cin, width, 2 if i and not j else 1))
+                    cin = width * 4
+            self.layers = nn.Sequential(*layers)
+            self.fc = nn.Linear(2048, 1000)
+
+        def forward(self, x):
+            x = self.layers(self.stem(x))
+            return self.fc(torch.flatten(nn.functional.adaptive_avg_pool2d(x, 1), 1))
+
+    module = ResNet50()
+    for m in module.modules():  # non-trivial batch-norm statistics
+        if isinstance(m, nn.BatchNorm2d):
+            m.running_mean.uniform_(-0.1, 0.1)
+            m.running_var.uniform_(0.5, 1.5)
+    return module, {"x": np.random.default_rng(0).standard_normal((1, 3, 224, 224),
+                                                                   dtype=np.float32)}
+
+
+def _swin_t():
+    import transformers
+
+    config = transformers.SwinConfig(image_size=224, patch_size=4, embed_dim=96,
+                                     depths=[2, 2, 6, 2], num_heads=[3, 6, 12, 24], window_size=7)
+    return transformers.SwinModel(config), {
+        "pixel_values": np.random.default_rng(0).standard_normal((1, 3, 224, 224),
+                                                                 dtype=np.float32)}
+
+
+def _whisper_tiny_encoder():
+    import transformers
+    from transformers.models.whisper.modeling_whisper import WhisperEncoder
+
+    config = transformers.WhisperConfig(d_model=64, encoder_layers=2, encoder_attention_heads=2,
+                                        encoder_ffn_dim=256, num_mel_bins=80,
+                                        max_source_positions=100, vocab_size=100)
+    return WhisperEncoder(config), {
+        "input_features": np.random.default_rng(0).standard_normal((1, 80, 200),
+                                                                   dtype=np.float32)}
+
+
+def _tokens(*names):
+    rng = np.random.default_rng(0)
+    arrays = {"input_ids": rng.integers(0, 50, size=(2, 9), dtype=np.int64)}
+    if "attention_mask" in names:
+        arrays["attention_mask"] = np.ones((2, 9), dtype=np.int64)
+        arrays["attention_mask"][1, 6:] = 0  # the second sequence padded
+    return arrays
+
+
+def _bert_tiny():
+    # transformers 5 builds its masks with code that torch.jit.trace cannot follow (the zoo's
+    # bert_tiny fails to convert for that reason): the wrapper hands BertModel the additive
+    # 4-D mask itself, as transformers 4 computed it
+    import torch
+    import transformers
+
+    class Bert(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.bert = transformers.BertModel(transformers.BertConfig(
+                vocab_size=100, hidden_size=32, num_hidden_layers=2, num_attention_heads=2,
+                intermediate_size=64, max_position_embeddings=64))
+
+        def forward(self, input_ids, attention_mask):
+            keep = attention_mask[:, None, None, :].to(torch.float32)
+            additive = (1.0 - keep) * torch.finfo(torch.float32).min
+            return self.bert(input_ids=input_ids, attention_mask=additive).last_hidden_state
+
+    return Bert(), _tokens("input_ids", "attention_mask")
+
+
+def _gpt2_tiny():
+    # transformers' GPT2Model with a tiny configuration; the causal mask handed in as an
+    # additive 4-D mask (see _bert_tiny)
+    import torch
+    import transformers
+
+    class GPT2(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.gpt = transformers.GPT2Model(transformers.GPT2Config(
+                vocab_size=100, n_embd=32, n_layer=2, n_head=2, n_positions=64))
+
+        def forward(self, input_ids):
+            n = input_ids.shape[1]
+            causal = torch.triu(torch.full((n, n), torch.finfo(torch.float32).min), 1)
+            return self.gpt(input_ids=input_ids, attention_mask=causal[None, None],
+                            use_cache=False).last_hidden_state
+
+    return GPT2(), _tokens("input_ids")
+
+
+BUILDERS = {"resnet50": _resnet50, "bert_tiny": _bert_tiny, "gpt2_tiny": _gpt2_tiny,
+            "swin_t": _swin_t, "whisper_tiny_encoder": _whisper_tiny_encoder}
+
+
+def build_extra(name: str, cache: Path) -> Path:
+    """One of BUILDERS' models as IR (f32) in ``cache`` with its example inputs beside it
+    (``NAME.inputs.npz``, keyed by the model's input names); built once."""
+    xml, npz = cache / f"{name}.xml", cache / f"{name}.inputs.npz"
+    if xml.exists() and npz.exists():
+        return xml
+    import openvino as ov
+    import torch
+
+    torch.manual_seed(0)
+    module, arrays = BUILDERS[name]()
+    module = module.eval()
+    example = tuple(torch.from_numpy(a) for a in arrays.values())
+    # token inputs: dynamic batch and length, as the zoo's text models
+    shapes = [ov.PartialShape([-1, -1] if a.dtype == np.int64 else list(a.shape))
+              for a in arrays.values()]
+    with torch.no_grad():
+        model = ov.convert_model(module, example_input=example[0] if len(example) == 1
+                                 else example, input=shapes)
+    for port, key in zip(model.inputs, arrays):
+        port.get_tensor().set_names({key})
+    ov.save_model(model, xml, compress_to_fp16=False)
+    np.savez(npz, **arrays)
+    return xml
+
+
+def nine(zoo_dir: Path | None, cache: Path, only: list[str], runs: int = 5,
+         fresh: int = 3) -> list[dict]:
+    """The issue's nine models (NINE), each found or built, then measured (``measure``)."""
+    cache.mkdir(parents=True, exist_ok=True)
+    chosen = []
+    for label, origin, name in NINE:
+        if only and name not in only and label not in only:
+            continue
+        if origin == "bench":
+            xml = build_extra(name, cache)
+        elif zoo_dir is not None and (zoo_dir / f"{name}.inputs.npz").exists():
+            xml = zoo_dir / f"{name}.xml"
+        else:
+            from tools import model_zoo
+            xml = cache / f"{name}.xml"
+            if not (cache / f"{name}.inputs.npz").exists():
+                model_zoo.build(next(e for e in model_zoo.ZOO if e.name == name), cache)
+        chosen.append((label, xml))
+    return measure(chosen, runs, fresh)
+
+
+def _shapes(npz: Path) -> str:
+    return " ".join("x".join(map(str, a.shape)) for a in np.load(npz).values())
+
+
+def measure(chosen: list[tuple[str, Path]], runs: int = 5, fresh: int = 3) -> list[dict]:
+    """Each (label, IR file) with its saved inputs: irexec's steady call against OpenVINO's
+    (alternating, the median of ``runs`` after a warm-up), then the first result from a fresh
+    process, the median of ``fresh`` processes per side, in turn."""
     import statistics
 
     import openvino as ov
+    compile_bytecode()
     rows = []
-    for xml in sorted(cache.glob("*.xml")):
-        name, npz = xml.stem, xml.with_suffix(".inputs.npz")
-        if only and name not in only or not npz.exists():
-            continue
+    for name, xml in chosen:
+        npz = xml.with_suffix(".inputs.npz")
         inputs = dict(np.load(npz))
         compiled = irexec.compile_model(irexec.read_model(xml))
         core = ov.Core()
@@ -215,39 +431,115 @@ def zoo(cache: Path, only: list[str], runs: int = 5, fresh: int = 3) -> list[dic
         t_ours, t_ov = alternate([lambda: compiled(inputs),
                                   lambda: request.infer(inputs, share_inputs=True,
                                                         share_outputs=True)], runs, median=True)
+        # the best of as many calls again, in turn: on a loaded machine the medians swing, the
+        # best calls less
+        b_ours, b_ov = alternate([lambda: compiled(inputs),
+                                  lambda: request.infer(inputs, share_inputs=True,
+                                                        share_outputs=True)], runs)
         firsts = [[], []]
         for _ in range(fresh):
             firsts[0].append(first_result(FIRST_IREXEC, xml, npz))
             firsts[1].append(first_result(FIRST_OPENVINO, xml, npz))
         f_ours, f_ov = (statistics.median(f) for f in firsts)
-        row = {"model": name, "irexec_ms": t_ours * 1e3, "openvino_ms": t_ov * 1e3,
-               "ratio": t_ours / t_ov, "first_irexec_s": f_ours, "first_openvino_s": f_ov,
-               "first_ratio": f_ours / f_ov, "load": os.getloadavg()[0]}
+        row = {"model": name, "inputs": _shapes(npz), "irexec_ms": t_ours * 1e3,
+               "openvino_ms": t_ov * 1e3, "ratio": t_ours / t_ov, "best_ratio": b_ours / b_ov,
+               "first_irexec_s": f_ours, "first_openvino_s": f_ov, "first_ratio": f_ours / f_ov,
+               "load": os.getloadavg()[0]}
         rows.append(row)
         print(json.dumps(row), flush=True)
-    print("| model | irexec ms | OpenVINO ms | ratio | first result irexec s | OpenVINO s | "
-          "ratio | load |")
-    print("| --- | --- | --- | --- | --- | --- | --- | --- |")
+    print("| model | inputs | irexec ms | OpenVINO ms | ratio | best-call ratio | "
+          "first result irexec s | OpenVINO s | ratio | load |")
+    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
     for r in rows:
-        print(f"| {r['model']} | {r['irexec_ms']:.3g} | {r['openvino_ms']:.3g} | "
-              f"{r['ratio']:.2f}x | {r['first_irexec_s']:.2f} | {r['first_openvino_s']:.2f} | "
-              f"{r['first_ratio']:.2f} | {r['load']:.1f} |")
+        print(f"| {r['model']} | {r['inputs']} | {r['irexec_ms']:.3g} | {r['openvino_ms']:.3g} | "
+              f"{r['ratio']:.2f}x | {r['best_ratio']:.2f}x | {r['first_irexec_s']:.2f} | "
+              f"{r['first_openvino_s']:.2f} | {r['first_ratio']:.2f} | {r['load']:.1f} |")
     return rows
+
+
+def kernels_alone(xml: Path, runs: int = 30) -> dict:
+    """Each layer's kernel called alone on the arrays a traced call handed it, the median of
+    ``runs`` calls, summed per op type; and the median whole call. What the call spends beyond
+    the kernels is the run loop's (its per-layer and per-call work: what the plan's shape cache
+    and fusions remove). Reads the compiled model's plan (``compiled.plan``)."""
+    import collections
+    import statistics
+
+    npz = xml.with_suffix(".inputs.npz")
+    model = irexec.read_model(xml)
+    compiled = irexec.compile_model(model)
+    if npz.exists():
+        inputs = dict(np.load(npz))
+    else:
+        from irexec.runtime.inputs import make_inputs
+        inputs = make_inputs(model, {}, 0)
+    seen = {}
+    compiled(inputs, trace=lambda layer, port, array: seen.__setitem__((layer.name, port), array))
+    plan = compiled.plan
+    arrays = dict(plan.constants)
+    values = list(inputs.values())
+    for i, slot in enumerate(plan.inputs):
+        arrays[slot.slot] = next((inputs[n] for n in slot.names if n in inputs), values[i])
+    per_type, layers = collections.defaultdict(float), collections.Counter()
+    for step in plan.steps:
+        args = [arrays.get(i) for i in step.inputs]
+        for k, out in enumerate(step.outputs):
+            arrays[out] = seen.get((step.layer, k))
+        if any(a is None for a in args):
+            continue  # (a layer the trace does not show alone)
+        step.kernel(*args)
+        times = []
+        for _ in range(runs):
+            start = time.perf_counter()
+            step.kernel(*args)
+            times.append(time.perf_counter() - start)
+        per_type[step.type] += statistics.median(times)
+        layers[step.type] += 1
+    calls = []
+    for _ in range(runs):
+        start = time.perf_counter()
+        compiled(inputs)
+        calls.append(time.perf_counter() - start)
+    call, alone = statistics.median(calls), sum(per_type.values())
+    print(f"{xml.name}: call {call * 1e3:.3f} ms (median of {runs}), kernels alone "
+          f"{alone * 1e3:.3f} ms ({alone / call:.0%}), the rest {(call - alone) * 1e3:.3f} ms")
+    for name, t in sorted(per_type.items(), key=lambda kv: -kv[1]):
+        print(f"  {name:28s} {t * 1e6:9.1f} us  {layers[name]:4d} layers")
+    return {"call_s": call, "kernels_s": alone, "per_type_s": dict(per_type)}
 
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--runs", type=int, default=7)
+    parser.add_argument("--runs", type=int, default=None,
+                        help="timed calls per side (default 7; with --zoo/--nine 5, the "
+                             "median taken)")
     parser.add_argument("--zoo", metavar="DIR", help="measure tools/model_zoo.py's models "
                         "built in DIR instead (steady call and first result)")
     parser.add_argument("--only", action="append", default=[], metavar="NAME",
-                        help="with --zoo: only this model (repeatable)")
+                        help="with --zoo/--nine: only this model (repeatable)")
     parser.add_argument("--cache", default=str(ROOT / ".bench-models"))
     parser.add_argument("--no-onnx", action="store_true", help="skip ONNX's reference evaluator")
+    parser.add_argument("--nine", action="store_true", help="the whole-model speed issue's nine "
+                        "models: those of the zoo from --zoo DIR (if given and built there), "
+                        "the others built into --cache")
+    parser.add_argument("--fresh", type=int, default=3, metavar="N",
+                        help="with --zoo/--nine: fresh processes per side for the first result")
+    parser.add_argument("--kernels-alone", metavar="XML", action="append", default=[],
+                        help="each layer's kernel called alone on the arrays a traced call "
+                             "gave it, per op type, against the whole call (repeatable)")
     args = parser.parse_args(argv)
-    if args.zoo:
-        zoo(Path(args.zoo), args.only)
+    if args.kernels_alone:
+        for xml in args.kernels_alone:
+            kernels_alone(Path(xml), args.runs or 30)
         return 0
+    if args.nine:
+        nine(Path(args.zoo) if args.zoo else None, Path(args.cache), args.only,
+             runs=args.runs or 5, fresh=args.fresh)
+        return 0
+    if args.zoo:
+        zoo(Path(args.zoo), args.only, runs=args.runs or 5, fresh=args.fresh)
+        return 0
+    args.runs = args.runs or 7
     cache = Path(args.cache)
     cache.mkdir(parents=True, exist_ok=True)
     rows = []

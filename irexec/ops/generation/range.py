@@ -59,6 +59,10 @@ def count(start: float, stop: float, step: float, integral: bool) -> int:
     return int(math.ceil(abs(stop - start) / abs(step)))
 
 
+_SAME_INT = (np.dtype(np.int64), np.dtype(np.int32))
+_SAFE = 1 << 30  # bounds under which no value of a fast-path range wraps (in int32 either)
+
+
 def run(start, stop, step, out_type) -> np.ndarray:
     """The numbers in ``out_type`` (an ElementType): an integer output adds step repeatedly,
     wrapping as C++ does; a float one computes start + i * step in its own precision, or for

@@ -5,6 +5,7 @@ import numpy as np
 from irexec.errors import OpError
 from irexec.ir import shape_rules
 from irexec.ir.shape import Dimension, PartialShape
+from irexec.kernels import blas
 from irexec.kernels.numeric import compute_dtype, narrow
 from irexec.ops import windows
 from irexec.ops.spec import register
@@ -91,7 +92,7 @@ class MatMul(Op):
             b = np.swapaxes(b, -1, -2)
         if ct != dtype:
             a, b = a.astype(ct), b.astype(ct)
-        y = np.matmul(a, b)
+        y = blas.matmul(a, b)
         if type(y) is not np.ndarray:  # two vectors: numpy gives a scalar
             y = np.asarray(y)
         return y if ct == dtype else narrow(y, dtype)

@@ -126,16 +126,30 @@ def gather(data, indices, axis, batch_dims: int = 0, zeros_out_of_range: bool = 
     a = scalar(axis, "axis") % data.ndim
     b = batch_dims + indices.ndim if batch_dims < 0 else batch_dims
     dim = data.shape[a]
-    # int64 indices as they are (nothing here writes into them); any other type converted
-    idx = indices if type(indices) is np.ndarray and indices.dtype == np.int64 \
-        else index_values(indices)
+    if indices.ndim == 0:
+        # one index: the slab at it, a view (ViT's query, key and value taken from one tensor)
+        i = int(indices)
+        if zeros_out_of_range and i < 0:
+            i += dim
+        if 0 <= i < dim:
+            return data[(slice(None),) * a + (slice(i, i + 1),)].reshape(
+                data.shape[:a] + data.shape[a + 1:])
+    # 32- and 64-bit signed indices as they are (numpy indexes with either; nothing here
+    # writes into them); any other type converted
+    idx = indices if type(indices) is np.ndarray and indices.dtype.kind == "i" \
+        and indices.dtype.itemsize >= 4 else index_values(indices)
     invalid = None
-    if zeros_out_of_range and idx.size <= FEW_INDICES:
-        # a few indices (a token, a beam, a shape's element): in range by Python's min and
-        # max, without the array passes below (each costs more than these on a few values)
-        flat = idx.ravel().tolist()
-        zeros_out_of_range = bool(flat) and (min(flat) < 0 or max(flat) >= dim)
     if zeros_out_of_range:
+        if idx.size <= FEW_INDICES:
+            # a few indices (a token, a beam, a shape's element): in range by Python's min and
+            # max, without the array passes (each costs more than these on a few values)
+            flat = idx.ravel().tolist()
+            zeros_out_of_range = bool(flat) and (min(flat) < 0 or max(flat) >= dim)
+        else:  # two reductions decide it for the usual indices, all in range
+            zeros_out_of_range = bool(idx.size) and not (0 <= idx.min() and idx.max() < dim)
+    if zeros_out_of_range:
+        # some index negative or outside: count from the end, zeros for those outside
+        idx = index_values(idx)
         idx = np.where(idx < 0, idx + dim, idx)
         outside = (idx < 0) | (idx >= dim)
         if outside.any():
@@ -195,8 +209,9 @@ BATCH_DIMS = Attr("batch_dims", "int", default=0,
 @register
 class Gather1(Op):
     spec = OpSpec(
-        type="Gather", since=1, until=6, inputs=INPUTS, outputs=OUTPUT, exact=True,
+        type="Gather", since=1, until=6, inputs=INPUTS, outputs=OUTPUT,
         output_bytes=gather_bytes,
+        exact=True, returns_view=True,  # one index: a view (the plan copies where it must)
         doc="Takes slices of the data along an axis at the given indices, in [0, dim-1].")
     openvino_refuses = refuses()
 
@@ -214,7 +229,7 @@ class Gather7(Op):
     spec = OpSpec(
         type="Gather", since=7, until=7, attrs=(BATCH_DIMS,), inputs=INPUTS, outputs=OUTPUT,
         output_bytes=gather_bytes,
-        exact=True,
+        exact=True, returns_view=True,  # one index: a view (the plan copies where it must)
         doc="Takes slices of the data along an axis at the given indices, in [0, dim-1], with "
             "leading batch dims.")
     openvino_refuses = refuses()
@@ -233,7 +248,7 @@ class Gather8(Op):
     spec = OpSpec(
         type="Gather", since=8, until=16, attrs=(BATCH_DIMS,), inputs=INPUTS, outputs=OUTPUT,
         output_bytes=gather_bytes,
-        exact=True,
+        exact=True, returns_view=True,  # one index: a view (the plan copies where it must)
         doc="Takes slices of the data along an axis at the given indices, negative ones from "
             "the end; an index outside [-dim, dim-1] gives zeros.")
     openvino_refuses = refuses()

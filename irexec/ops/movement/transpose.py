@@ -55,6 +55,7 @@ class Transpose(Op):
         outputs=(Output("output", "the data with its axes permuted", type=T),),
         doc="Permutes the axes of a tensor.",
         exact=True,
+        returns_view=True,  # the plan copies it where the caller must own it
     )
     openvino_refuses = refuses()
 
@@ -85,6 +86,11 @@ class Transpose(Op):
     def kernel(data, input_order):
         order = ints(input_order) or tuple(range(data.ndim - 1, -1, -1))
         src = data.transpose(order)
+        if not order or order[-1] == data.ndim - 1:
+            # the last axis stays last: a view whose rows are still contiguous runs, which
+            # every consumer reads as it reads a Slice's (a MatMul as BLAS's leading
+            # dimension; attention's [B, L, H, D] -> [B, H, L, D] costs nothing)
+            return src
         if data.nbytes < buffers.MIN_BYTES:  # small: numpy's copy, no pool to draw from
             return src.copy()
         out = buffers.empty(src.shape, data.dtype)

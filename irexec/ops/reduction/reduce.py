@@ -62,6 +62,8 @@ def _extreme(data, axes, keep, biggest: bool):
 
 
 def _sum(data, axes, keep):
+    # np.add.reduce is what np.sum calls (the same pairwise sums), without its Python wrapper:
+    # a third of a small ReduceMean's time (EfficientNet's squeeze-and-excitation layers)
     ct = compute_dtype(data.dtype)
     return np.add.reduce(data, axis=axes, dtype=ct, keepdims=keep)  # np.sum's own call
 
@@ -75,6 +77,8 @@ def _divide(total, count: int, dtype):
     if count == 0:
         return np.zeros_like(total)
     if is_float(dtype):
+        if type(total) is np.ndarray and total.ndim:  # the sums are ours: divide in place
+            return np.true_divide(total, total.dtype.type(count), out=total)
         return total / total.dtype.type(count)
     q = total // count
     return q + ((total % count != 0) & (total < 0)).astype(q.dtype)

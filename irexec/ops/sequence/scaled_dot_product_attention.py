@@ -7,6 +7,7 @@ import numpy as np
 from irexec.errors import OpError
 from irexec.ir import shape_rules
 from irexec.ir.shape import PartialShape
+from irexec.kernels import blas
 from irexec.kernels.numeric import broadcast_shape, compute_dtype, narrow, quiet
 from irexec.ops import windows
 from irexec.ops.spec import register
@@ -82,7 +83,7 @@ class ScaledDotProductAttention(Op):
         q, k, v = (a.astype(ct, copy=False) for a in (query, key, value))
         factor = ct.type(scale) if scale is not None else \
             ct.type(1.0) / np.sqrt(ct.type(q.shape[-1]))
-        scores = np.matmul(q, np.swapaxes(k, -1, -2))
+        scores = blas.matmul(q, np.swapaxes(k, -1, -2))
         with quiet():
             np.multiply(scores, factor, out=scores)
             length, source = q.shape[-2], k.shape[-2]
@@ -96,11 +97,12 @@ class ScaledDotProductAttention(Op):
                     same = broadcast_shape(scores, mask) == scores.shape
                     scores = np.add(scores, mask, out=scores if same else None)
             # no key (source length 0): each row's weights are empty and its output 0
-            top = np.max(scores, axis=-1, keepdims=True, initial=-np.inf)
+            # the ufuncs' reductions directly (np.max's and np.sum's wrappers cost as much on small heads)
+            top = np.maximum.reduce(scores, axis=-1, keepdims=True, initial=-np.inf)
             np.subtract(scores, top, out=scores)
             weights = np.exp(scores, out=scores)
-            weights /= np.sum(weights, axis=-1, keepdims=True)
-        return narrow(np.matmul(weights, v), query.dtype)
+            weights /= np.add.reduce(weights, axis=-1, keepdims=True)
+        return narrow(blas.matmul(weights, v), query.dtype)
 
 
 @functools.lru_cache(maxsize=64)

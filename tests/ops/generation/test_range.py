@@ -92,3 +92,29 @@ def test_openvino_conformance(tmp_path):
                       np.array(step, np.int64), np.float32(start * 0.5),
                       np.float32(stop * 0.5), np.float32(step * 0.25)])
     check(tmp_path, outs, params + fparams, feeds)
+
+
+def test_integer_fast_path_gives_the_general_paths_numbers():
+    # start and step already of the output's integer type take numpy's arange where nothing
+    # wraps; the numbers are the general path's (start + i * step, wrapping as C++ does)
+    import itertools
+
+    from irexec.ir import element_type as et
+    from irexec.ops.generation import range as module
+
+    def general(*args):
+        saved, module._SAME_INT = module._SAME_INT, ()
+        try:
+            return module.run(*args)
+        finally:
+            module._SAME_INT = saved
+
+    for name in ("i64", "i32"):
+        out = et.from_name(name)
+        values = [0, 1, -1, 5, -7, 100, -100, 2 ** 29, -2 ** 29, 2 ** 31 - 1, -2 ** 31]
+        for a, b, c in itertools.product(values, values, values):
+            if c == 0 or module.count(a, b, c, True) > 5000:
+                continue
+            args = [np.array(v, out.dtype) for v in (a, b, c)]
+            fast, want = module.run(*args, out), general(*args, out)
+            assert fast.dtype == want.dtype and np.array_equal(fast, want), (name, a, b, c)

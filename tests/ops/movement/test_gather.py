@@ -336,3 +336,46 @@ def test_the_bad_index_is_named_in_plain_numbers(op_type, inputs, attrs):
     const, param = inputs(bad), inputs(Param(bad))
     message = same_error_both_ways(op_type, const, param, "IR325", **attrs)
     assert "np." not in message and "indices[0, 1] = 7" in message, message
+
+
+# --- one index: a view of the slab, inside a model; the caller still owns its result -------------
+
+@pytest.mark.parametrize("version", ["opset1", "opset7", "opset8"])
+@pytest.mark.parametrize("axis, index", [(0, 1), (1, 2), (2, 0), (-1, 3), (0, -1), (1, 7),
+                                         (1, -5)])
+def test_one_index(version, axis, index):
+    import irexec
+    from irexec.builder import ModelBuilder
+
+    value = np.arange(3 * 5 * 4, dtype=np.float32).reshape(3, 5, 4) - 20
+    dim = value.shape[axis]
+    legal = 0 <= index < dim or (version == "opset8" and -dim <= index < 0)
+    b = ModelBuilder()
+    t = b.op("Relu", b.parameter("x", "f32", [3, 5, 4]), name="t")
+    g = b.op("Gather", t, b.constant(np.array(index)), b.constant(np.array(axis)),
+             version=version, name="g")
+    b.result(b.op("Multiply", g, b.constant(np.float32(2)), name="m"), "twice")
+    b.result(g, "out")
+    if not legal and version != "opset8":
+        return  # Gather-1/7 refuse such an index (the tests above)
+    seen = {}
+    twice, out = irexec.compile_model(b.build())(
+        {"x": value}, trace=lambda layer, port, array: seen.setdefault(layer.name, array)).values()
+    want = np.take(np.maximum(value, 0), index, axis=axis) if legal else \
+        np.zeros(np.delete(value.shape, axis % 3), np.float32)  # Gather-8: zeros
+    assert out.shape == want.shape and np.array_equal(out, want)
+    assert np.array_equal(twice, want * 2)
+    assert np.shares_memory(seen["g"], seen["t"]) == legal  # a view of the slab, no copy
+    assert not np.shares_memory(out, twice)
+
+
+def test_one_index_of_the_callers_input_is_copied():
+    import irexec
+    from irexec.builder import ModelBuilder
+
+    value = np.arange(12, dtype=np.float32).reshape(3, 4)
+    b = ModelBuilder()
+    b.result(b.op("Gather", b.parameter("x", "f32", [3, 4]), b.constant(np.array(1)),
+                  b.constant(np.array(0)), version="opset8"), "out")
+    (out,) = irexec.compile_model(b.build())({"x": value}).values()
+    assert np.array_equal(out, value[1]) and not np.shares_memory(out, value)

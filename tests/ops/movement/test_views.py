@@ -1,6 +1,7 @@
-"""Reshape, Squeeze, Unsqueeze, Split, VariadicSplit and contiguous Slice/StridedSlice cost no
-copy: inside a model their outputs are views of the array they read. A view is never written
-through, and the caller never gets a view of its own input or of a constant."""
+"""Reshape, Squeeze, Unsqueeze, Split, VariadicSplit, contiguous Slice/StridedSlice and a
+Transpose that keeps the last axis last cost no copy: inside a model their outputs are views of
+the array they read. A view is never written through, and the caller never gets a view of its
+own input or of a constant."""
 
 import numpy as np
 import pytest
@@ -41,7 +42,7 @@ VIEW_OPS = ["Reshape", "Squeeze", "Unsqueeze", "Split", "VariadicSplit", "Slice"
 def test_output_is_a_view_of_the_intermediate_it_reads(op):
     b = ModelBuilder()
     x = b.parameter("x", "f32", [4, 6, 5])
-    t = b.op("Transpose", x, b.constant(np.array([1, 0, 2])), name="t")
+    t = b.op("Relu", x, name="t")  # an intermediate of the model's own
     b.result(view_op(b, op, t), "out")
     compiled = irexec.compile_model(b.build())
     seen = {}
@@ -105,3 +106,35 @@ def test_a_dropped_view_returns_its_whole_block_to_the_pool():
             compiled({"x": value}, trace=lambda layer, port, array: addresses.append(
                 array.ctypes.data) if layer.name == "t" else None)
         assert addresses[1] == addresses[2], split
+
+
+def _transposed(order, shape=(4, 6, 5)):
+    b = ModelBuilder()
+    x = b.parameter("x", "f32", list(shape))
+    t = b.op("Relu", x, name="t")
+    v = b.op("Transpose", t, b.constant(np.array(order)), name="v")
+    # a consumer of the view, and the view as a result
+    b.result(b.op("Multiply", v, b.constant(np.float32(2)), name="m"), "twice")
+    b.result(v, "out")
+    return irexec.compile_model(b.build())
+
+
+@pytest.mark.parametrize("order", [[1, 0, 2], [0, 1, 2], [2, 1, 0], [1, 2, 0]])
+def test_transpose_keeping_the_last_axis_is_a_view(order):
+    value = data(4, 6, 5) - 50
+    seen = {}
+    twice, out = _transposed(order)({"x": value}, trace=lambda layer, port, array:
+                                    seen.setdefault(layer.name, array)).values()
+    want = np.maximum(value, 0).transpose(order)
+    assert np.array_equal(out, want) and np.array_equal(twice, want * 2)
+    assert np.shares_memory(seen["v"], seen["t"]) == (order[-1] == 2)
+    assert not np.shares_memory(out, twice)
+
+
+def test_caller_never_gets_a_view_of_its_input_through_transpose():
+    value = data(6, 5)
+    b = ModelBuilder()
+    b.result(b.op("Transpose", b.parameter("x", "f32", [6, 5]), b.constant(np.array([0, 1]))),
+             "out")
+    (out,) = irexec.compile_model(b.build())({"x": value}).values()
+    assert np.array_equal(out, value) and not np.shares_memory(out, value)
