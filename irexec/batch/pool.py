@@ -1,15 +1,29 @@
 """A pool of worker processes that loses nothing when one dies.
 
-Each worker is a fresh interpreter (``python -m irexec.batch.worker FD``: nothing of the parent's
-threads or BLAS pools is inherited, and unlike multiprocessing's "spawn" the caller's main script
-is not imported again) started with the BLAS and OpenMP thread variables set to its share of the
-cores, so N workers never start N pools as wide as the machine. It talks to the parent over a
-socket pair; the parent sees a worker's death as the end of its socket. It receives the job once,
-compiles the model once, then takes samples one by one from its own pipe and sends back each
-outcome. The parent keeps ``PREFETCH`` samples queued per worker (so a worker never waits for the
-next), and knows which samples each worker holds: when a worker dies (SIGKILL, the OOM killer, a
-crash in a library) those samples go back to the queue and a new worker takes its place. A
-sample that was on ``MAX_DEATHS`` dying workers is reported as failed instead of killing more.
+Workers start one of two ways (:func:`start_method`):
+
+- **fork** (Linux, the default there): a copy of the irexec process, made after it has read and
+  compiled the model, so a worker is ready in milliseconds with the compiled model inherited
+  (its memory shared with the parent's until written) instead of a second or more spent
+  starting Python, importing irexec and reading and compiling the model again. The copy holds
+  its BLAS to its share of the cores at once (:func:`irexec.batch.work.limit_blas`: the thread
+  variables are read only when a library starts, so they cannot act in a copy); OpenBLAS stops
+  its own threads around a fork, and the parent forks from the thread that runs the job, with
+  no irexec call under way in it.
+- **spawn** (elsewhere; for an OpenVINO comparison, whose thread pools are not safe to fork;
+  or with ``IREXEC_WORKER_START=spawn``): a fresh interpreter (``python -m irexec.batch.worker
+  FD``: nothing of the parent's threads or BLAS pools is inherited, and unlike
+  multiprocessing's "spawn" the caller's main script is not imported again) started with the
+  BLAS and OpenMP thread variables set to its share of the cores; it receives the job and
+  reads and compiles the model itself.
+
+Either way a worker talks to the parent over a socket pair; the parent sees a worker's death as
+the end of its socket. It takes samples one by one from its own socket and sends back each
+outcome. The parent keeps ``PREFETCH`` samples queued per worker (so a worker never waits for
+the next) while there are samples for every worker, one each at the end; and knows which
+samples each worker holds: when a worker dies (SIGKILL, the OOM killer, a crash in a library)
+those samples go back to the queue and a new worker takes its place. A sample that was on
+``MAX_DEATHS`` dying workers is reported as failed instead of killing more.
 
 NOTE for developers: ``concurrent.futures.ProcessPoolExecutor`` fails every pending future when
 one worker dies (BrokenProcessPool) and ``multiprocessing.Pool`` never returns the task a dead
