@@ -1122,7 +1122,8 @@ def batch_cases(quick: bool, tmp: str) -> dict:
                                                     for k in range(len(runs[a]))),
                                   statistics.median(runs[a][k][1] / runs[b][k][1]
                                                     for k in range(len(runs[a])))]
-                     for a, b in (("jobs2", "jobs1"), ("jobs2", "jobs1_blas1"),
+                     for a, b in (("jobs2", "jobs1"), ("independent2", "jobs1"),
+                                  ("jobs2", "jobs1_blas1"),
                                   ("jobs1", "jobs1_blas1"), ("independent2", "jobs1_blas1"),
                                   ("jobs2", "independent2"), ("jobs2_spawn", "jobs1"),
                                   ("dask2", "jobs2"))
