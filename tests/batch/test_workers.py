@@ -8,6 +8,9 @@ from __future__ import annotations
 
 import os
 import signal
+import subprocess
+import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -22,6 +25,7 @@ from irexec.errors import IRError
 from irexec.pickling import ModelSource
 from tests.batch.models import conv_model, write_samples
 
+ROOT = Path(__file__).resolve().parents[2]
 STARTS = ["fork", "spawn"] if pool_module._can_fork() else ["spawn"]  # noqa: SLF001
 
 
@@ -130,8 +134,6 @@ def test_a_model_that_does_not_compile_is_raised_before_forking(tmp_path):
 
 def test_blas_is_held_without_threadpoolctl(monkeypatch):
     """OpenBLAS's own setter, found by ctypes, when threadpoolctl is not installed."""
-    import sys
-
     monkeypatch.setitem(sys.modules, "threadpoolctl", None)  # its import now fails
     before = blas_threads()
     if before is None:
@@ -142,3 +144,43 @@ def test_blas_is_held_without_threadpoolctl(monkeypatch):
         assert blas_threads() == before
     finally:
         limit_blas(before)
+
+
+FAULTS = """
+import resource, sys
+import numpy as np
+from irexec.batch.dask_runner import _keep_freed_memory
+
+def faults():
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
+    for _ in range(50):
+        a = np.ones(1 << 18, np.float32)  # 1 MiB, every page written
+        del a
+    return resource.getrusage(resource.RUSAGE_SELF).ru_minflt - before
+
+faults()
+without = faults()
+kept = _keep_freed_memory()
+faults()
+print(without, faults(), kept)
+"""
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="glibc's mallopt")
+def test_a_dask_worker_keeps_freed_memory_for_the_next_array(tmp_path):
+    """Dask's nanny sets MALLOC_TRIM_THRESHOLD_, which makes glibc map and unmap every large
+    array afresh (page faults on every touch); a worker's first task puts the thresholds back
+    where glibc's own rule would take them: a freed 1 MiB array is then reused, not faulted in
+    again."""
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(
+        p for p in (str(ROOT), os.environ.get("PYTHONPATH")) if p)}
+    got = subprocess.run([sys.executable, "-c", FAULTS], capture_output=True, text=True,
+                         env={**env, "MALLOC_TRIM_THRESHOLD_": "65536"}, timeout=120)
+    without, with_, kept = got.stdout.split()
+    assert kept == "True", got.stderr
+    assert int(without) >= 50 * 200  # 256 pages of 4 KiB each time
+    assert int(with_) < int(without) // 10
+    plain = subprocess.run([sys.executable, "-c", FAULTS], capture_output=True, text=True,
+                           env={k: v for k, v in env.items() if k != "MALLOC_TRIM_THRESHOLD_"},
+                           timeout=120)
+    assert plain.stdout.split()[2] == "False"  # left alone where the variable is not set
