@@ -159,9 +159,11 @@ class ModelSource:
                                         "model's bytes", Location(self.path))
         return read_model(self.path, self.weights_path)
 
-    def compile(self, config: dict | None = None) -> CompiledModel:
-        """The compiled model, made once per process for each digest and config."""
-        key = (self.digest, repr(sorted((config or {}).items())))
+    def compile(self, config: dict | None = None, budget: int | None = None) -> CompiledModel:
+        """The compiled model, made once per process for each digest, config and memory budget
+        (``budget``: the one the caller compiles within, part of the key since a plan is checked
+        against the budget it was made under)."""
+        key = _key(self.digest, config, budget)
         with _cache_lock:
             found = _compiled.get(key)
         if found is None:
@@ -171,12 +173,17 @@ class ModelSource:
                 _compiled[key] = found
         return found
 
-
-    def remember(self, compiled: CompiledModel, config: dict | None = None) -> None:
-        """Take ``compiled`` (this very model, already compiled here) as this process's copy."""
+    def remember(self, compiled: CompiledModel, config: dict | None = None,
+                 budget: int | None = None) -> None:
+        """Take ``compiled`` (this very model, already compiled here with ``config`` within
+        ``budget``) as this process's copy."""
         with _cache_lock:
             _compiled.clear()
-            _compiled[(self.digest, repr(sorted((config or {}).items())))] = compiled
+            _compiled[_key(self.digest, config, budget)] = compiled
+
+
+def _key(digest: str, config: dict | None, budget: int | None):
+    return digest, repr(sorted((config or {}).items())), budget
 
 
 _compiled: dict = {}

@@ -18,6 +18,9 @@ run; outcomes in order), ``sink`` (output files), ``comparison`` (dataset compar
 
 from __future__ import annotations
 
+from contextlib import nullcontext
+
+from irexec import budget
 from irexec.batch.datasets import ImageOptions, Sample
 from irexec.batch.runner import Place, compiled_and_source, in_order, samples_of
 from irexec.batch.work import Job
@@ -29,13 +32,18 @@ def run(model, samples, client=None, jobs: int | None = None, *, seed: int = 0,
         image: ImageOptions | None = None):
     """Yield each sample's results (OpenVINO's results object: by output name, index or port)
     in sample order. A sample that fails raises its IRError when its turn comes."""
-    compiled, source = compiled_and_source(model, config)
+    from irexec.runtime.compiled_model import CompiledModel
+
+    with budget.limit(memory_budget) if memory_budget is not None else nullcontext():
+        compiled, source = compiled_and_source(model, config)
     if config is None and compiled.precision != "f32":
         config = {"precision": compiled.precision}
     job = Job(source, config, seed, memory_budget, image or ImageOptions())
     listed = samples_of(samples)
     place = Place(jobs, client)
-    for _, outcome in in_order(place.outcomes(job, listed, compiled)):
+    # A CompiledModel given with a budget was compiled without it: the workers compile anew.
+    within = memory_budget is None or not isinstance(model, CompiledModel)
+    for _, outcome in in_order(place.outcomes(job, listed, compiled if within else None)):
         if not outcome.ok:
             raise IRError(outcome.errors)
         yield compiled.results_of(outcome.outputs)

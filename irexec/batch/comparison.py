@@ -14,6 +14,7 @@ output), or the twin's compiled model, cached beside the job's own compiled mode
 
 from __future__ import annotations
 
+import contextlib
 import math
 import os
 import threading
@@ -105,16 +106,29 @@ class Comparison:
     against: ModelSource | None = None
     tolerances: single.Tolerances = field(default_factory=single.Tolerances)
 
+    def prepare(self) -> None:
+        """Compile the twin now (in the parent, before workers are forked from it)."""
+        if self.oracle == "against":
+            self._twin()
+
+    def _twin(self):
+        """The twin, compiled once per process (kept apart from ModelSource's cache of one
+        model, which holds the job's own model)."""
+        from irexec.api import compile_model
+
+        key = ("against", self.against.digest)
+        with _oracle_lock:
+            twin = _oracles.get(key)
+        if twin is None:
+            twin = compile_model(self.against.read())
+            with _oracle_lock:
+                _oracles.clear()
+                _oracles[key] = twin
+        return twin
+
     def _theirs(self, compiled, job, inputs, wanted):
         if self.oracle == "against":
-            key = ("against", self.against.digest)
-            with _oracle_lock:
-                twin = _oracles.get(key)
-            if twin is None:
-                twin = self.against.compile()
-                with _oracle_lock:
-                    _oracles.clear()
-                    _oracles[key] = twin
+            twin = self._twin()
             values = {}
             twin_inputs = {}
             for name, value in inputs.items():
@@ -326,11 +340,18 @@ def compare(model, samples, client=None, jobs: int | None = None, *, with_: str 
     from irexec.batch.runner import Place, compiled_and_source, in_order, samples_of
     from irexec.batch.work import Job
 
-    compiled, source = compiled_and_source(model)
+    from irexec import budget
+    from irexec.runtime.compiled_model import CompiledModel
+
+    with budget.limit(memory_budget) if memory_budget is not None else contextlib.nullcontext():
+        compiled, source = compiled_and_source(model)
     comparison = comparison_for(with_, against, tolerances)
     job = Job(source, None, seed, memory_budget, image or ImageOptions(), comparison)
     listed = samples_of(samples)
-    for index, outcome in in_order(Place(jobs, client).outcomes(job, listed, compiled)):
+    # A CompiledModel given with a budget was compiled without it: the workers compile anew.
+    within = memory_budget is None or not isinstance(model, CompiledModel)
+    for index, outcome in in_order(Place(jobs, client).outcomes(job, listed,
+                                                                compiled if within else None)):
         if not outcome.ok:
             raise IRError(outcome.errors)
         outcome.summary.name = listed[index].name

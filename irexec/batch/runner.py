@@ -64,7 +64,9 @@ class Place:
         self.close()
 
     def outcomes(self, job: Job, samples: list[Sample], compiled=None):
-        """(index, Outcome) for every sample, as they finish (any order)."""
+        """(index, Outcome) for every sample, as they finish (any order). ``compiled``: the
+        job's model already compiled here (with its config, within its memory budget), used
+        in this process and inherited by forked workers instead of compiling it again."""
         if not samples:
             return
         if self.distributed:
@@ -76,12 +78,12 @@ class Place:
             yield from dask_runner.imap(self.client, job, samples)
         elif self.jobs <= 1 or len(samples) == 1:
             if compiled is not None:
-                job.source.remember(compiled, job.config)
+                job.source.remember(compiled, job.config, job.memory_budget)
             for index, sample in enumerate(samples):
                 yield index, run_sample(job, sample)
         else:
-            if job.source.xml is not None and job.source.found_here():
-                job = job.without_bytes()  # the workers read the same files, checked by digest
+            if compiled is not None:  # forked workers inherit it
+                job.source.remember(compiled, job.config, job.memory_budget)
             self.pool = local_pool.Pool(job, min(self.jobs, len(samples)))
             try:
                 yield from self.pool.imap(samples)

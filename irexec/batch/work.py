@@ -50,7 +50,7 @@ class Job:
     def compiled(self):
         """The compiled model, read and compiled within the job's memory budget (once here)."""
         with _limit(self):
-            return self.source.compile(self.config)
+            return self.source.compile(self.config, self.memory_budget)
 
     def without_bytes(self) -> Job:
         return dataclasses.replace(self, source=self.source.without_bytes())
@@ -117,6 +117,80 @@ def _out_of_memory(sample: Sample) -> Diagnostic:
 def blas_environment(threads: int) -> dict[str, str]:
     """The variables that hold every BLAS and OpenMP pool a worker may start to ``threads``."""
     return {name: str(max(1, threads)) for name in BLAS_VARIABLES}
+
+
+def limit_blas(threads: int) -> bool:
+    """Hold this process's loaded BLAS and OpenMP pools to ``threads`` from now on (a forked
+    worker: the variables of :func:`blas_environment` are read only when a library starts).
+    Through threadpoolctl when installed, else OpenBLAS's own setter found by ctypes (numpy's
+    wheels bundle OpenBLAS under a prefixed name). Whether a pool was found and set."""
+    threads = max(1, threads)
+    try:
+        from threadpoolctl import threadpool_limits
+    except ImportError:
+        threadpool_limits = None
+    if threadpool_limits is not None:
+        threadpool_limits(limits=threads)
+        return True
+    found = False
+    for library in _openblas_libraries():
+        setter = _symbol(library, _OPENBLAS_SETTERS)
+        if setter is not None:
+            setter(threads)
+            found = True
+    return found
+
+
+def blas_threads() -> int | None:
+    """The thread count of this process's BLAS (the widest pool loaded), or None if none is
+    found: for tests and reports."""
+    try:
+        from threadpoolctl import threadpool_info
+    except ImportError:
+        threadpool_info = None
+    if threadpool_info is not None:
+        counts = [p["num_threads"] for p in threadpool_info() if p.get("user_api") == "blas"]
+        return max(counts) if counts else None
+    counts = []
+    for library in _openblas_libraries():
+        getter = _symbol(library, _OPENBLAS_GETTERS)
+        if getter is not None:
+            counts.append(int(getter()))
+    return max(counts) if counts else None
+
+
+_OPENBLAS_SETTERS = ("openblas_set_num_threads", "scipy_openblas_set_num_threads64_",
+                     "openblas_set_num_threads64_", "scipy_openblas_set_num_threads")
+_OPENBLAS_GETTERS = ("openblas_get_num_threads", "scipy_openblas_get_num_threads64_",
+                     "openblas_get_num_threads64_", "scipy_openblas_get_num_threads")
+
+
+def _openblas_libraries() -> list:
+    """The OpenBLAS libraries this process has loaded (Linux: from /proc/self/maps)."""
+    import ctypes
+
+    try:
+        with open("/proc/self/maps") as f:
+            paths = sorted({line.split(None, 5)[5].strip() for line in f
+                            if len(line.split(None, 5)) == 6
+                            and "openblas" in os.path.basename(line.split(None, 5)[5]).lower()})
+    except OSError:
+        return []
+    libraries = []
+    for path in paths:
+        try:
+            libraries.append(ctypes.CDLL(path, mode=getattr(os, "RTLD_NOLOAD", 0)))
+        except OSError:
+            continue
+    return libraries
+
+
+def _symbol(library, names):
+    for name in names:
+        function = getattr(library, name, None)
+        if function is not None:
+            return function
+    return None
 
 
 def cores() -> int:

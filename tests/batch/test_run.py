@@ -172,10 +172,11 @@ def test_python_api_raises_the_failed_samples_error(model):
 
 def test_memory_budget_holds_in_every_worker(model, tmp_path):
     data = write_samples(tmp_path / "in", 2)
-    with pytest.raises(IRError) as caught:  # the 12 KiB input fits, a 64 KiB activation not
-        list(irexec.batch.run(model, str(data), jobs=2, memory_budget=32 << 10))
-    assert caught.value.code == "IR109" and "memory budget" in str(caught.value)
-    assert len(list(irexec.batch.run(model, str(data), jobs=2))) == 2
+    for jobs in (2, 1, 2):  # in this process too, and after a run without the budget
+        with pytest.raises(IRError) as caught:  # the 12 KiB input fits, a 64 KiB activation not
+            list(irexec.batch.run(model, str(data), jobs=jobs, memory_budget=32 << 10))
+        assert caught.value.code == "IR109" and "memory budget" in str(caught.value)
+        assert len(list(irexec.batch.run(model, str(data), jobs=jobs))) == 2
 
 
 def test_npy_folder_and_batch_file(model, expected, tmp_path):

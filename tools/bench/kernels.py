@@ -34,11 +34,13 @@ Embedding case: EmbeddingBagOffsets-15 over 100,000 indices, as a ratio to numpy
 ``add.reduceat`` of the same bags, measured in the same run.
 
 Batch case (``--case batch``): a ResNet-18-like model (built layer by layer, batch norm folded)
-over 64 samples at 224 in this process (``--jobs 1``), in two worker processes (``--jobs 2``) and
-on a two-worker LocalCluster, timed in one run (wall time, and the steady rate between the first
-and the last result); and the fixed cost per sample of ``irexec run --input-dir`` on a one-layer
-model, with ``--jobs 2`` and on the cluster, as the time difference of 1,100 and 100 samples
-divided by 1,000 (start-up cancels). Results in docs/scale.md.
+over 64 samples at 224 in this process (``--jobs 1``, BLAS as numpy starts it and held to one
+thread), in two worker processes (``--jobs 2``: forked, and spawned), in two independent forked
+processes each looping over half the samples (the pool's ideal), and on a two-worker
+LocalCluster: every place in turn, three times, with wall time and the steady rate over the
+middle of the arrivals; and the fixed cost per sample of ``irexec run --input-dir`` on a
+one-layer model, with ``--jobs 2`` and on the cluster, as the time difference of 1,100 and 100
+samples divided by 1,000 (start-up cancels). Results in docs/scale.md.
 
 ``--quick`` uses small sizes and fewer runs; CI runs it (tests/test_bench.py) so the bench keeps
 working. Quick timings mean nothing. Results of a full run are kept in docs/performance.md.
@@ -964,20 +966,64 @@ def _write_dataset(folder: str, count: int, shape, key: str) -> str:
     return folder
 
 
-def _timed_outcomes(place, job, samples) -> tuple[float, float]:
-    """(wall seconds from start to the last outcome, steady samples per second between the
-    first and the last outcome)."""
-    from irexec.batch.runner import in_order
+def _timed_outcomes(place, job, samples, compiled=None) -> tuple[float, float]:
+    """(wall seconds from the start to the last outcome, steady samples per second).
 
+    Steady: the rate over the middle of the run, between the arrivals (in the order outcomes
+    arrive, not sample order) of the first and the last eighth: start-up, workers becoming ready
+    one after the other, and the last samples finishing on fewer workers than started all fall
+    outside it. (Stamps taken in sample order, from the first result, counted a worker that was
+    ready late as part of the steady state.)"""
     started = time.perf_counter()
-    stamps = []
-    for _, outcome in in_order(place.outcomes(job, samples)):
+    arrivals = []
+    for _, outcome in place.outcomes(job, samples, compiled):
         if not outcome.ok:
             raise RuntimeError(str(outcome.errors[0]))
-        stamps.append(time.perf_counter())
-    wall = stamps[-1] - started
-    steady = (len(stamps) - 1) / (stamps[-1] - stamps[0]) if len(stamps) > 1 else float("nan")
-    return wall, steady
+        arrivals.append(time.perf_counter())
+    return arrivals[-1] - started, _steady(arrivals)
+
+
+def _steady(arrivals: list[float]) -> float:
+    n = len(arrivals)
+    skip = max(1, n // 8)
+    if n - 2 * skip < 2:
+        skip = 0
+    first, last = arrivals[max(skip - 1, 0)], arrivals[n - 1 - skip]
+    done = (n - 1 - skip) - max(skip - 1, 0)
+    return done / (last - first) if last > first else float("nan")
+
+
+def _independent(job, samples, workers: int = 2) -> tuple[float, float] | None:
+    """The pool's ideal: ``workers`` forked copies of this process, each running its share of
+    the samples in a plain loop with one BLAS thread, nothing sent between them. (wall, steady
+    summed over the copies); None where fork is missing."""
+    import multiprocessing
+
+    from irexec.batch.work import limit_blas, run_sample
+
+    if "fork" not in multiprocessing.get_all_start_methods():
+        return None
+    context = multiprocessing.get_context("fork")
+    results = context.Queue()
+
+    def work(part):
+        limit_blas(1)
+        stamps = []
+        for sample in part:
+            if not run_sample(job, sample).ok:
+                raise RuntimeError("a sample failed")
+            stamps.append(time.perf_counter())
+        results.put(stamps)
+
+    started = time.perf_counter()
+    processes = [context.Process(target=work, args=(samples[k::workers],))
+                 for k in range(workers)]
+    for process in processes:
+        process.start()
+    stamps = sorted(sum((results.get() for _ in processes), []))
+    for process in processes:
+        process.join()
+    return stamps[-1] - started, _steady(stamps)
 
 
 def _cli_seconds(argv: list[str]) -> tuple[float, float]:
@@ -1007,6 +1053,7 @@ def batch_cases(quick: bool, tmp: str) -> dict:
     fixed cost per sample of a one-layer model through the command line, as the difference of
     two dataset sizes (start-up cancels)."""
     from irexec.batch.datasets import folder_samples
+    from irexec.batch.pool import START_ENV
     from irexec.batch.runner import Place
     from irexec.batch.work import Job
     from irexec.pickling import ModelSource
@@ -1017,15 +1064,12 @@ def batch_cases(quick: bool, tmp: str) -> dict:
     data = _write_dataset(os.path.join(tmp, "resnet_in"), count, [1, 3, size, size], "image")
     samples = folder_samples(data)
     job = Job(ModelSource.of_file(model, with_bytes=True))
+    compiled = job.compiled()  # as `irexec run` has it before the samples (either --jobs)
     out = {"samples": count, "size": size}
-    out["jobs1"] = _timed_outcomes(Place(jobs=1), job, samples)
     try:
         from threadpoolctl import threadpool_limits
-
-        with threadpool_limits(limits=1):  # one worker's share of a 2-core machine
-            out["jobs1_blas1"] = _timed_outcomes(Place(jobs=1), job, samples)
     except ImportError:
-        out["jobs1_blas1"] = None
+        threadpool_limits = None
     cluster = client = None
     try:
         import logging
@@ -1042,15 +1086,53 @@ def batch_cases(quick: bool, tmp: str) -> dict:
         _timed_outcomes(Place(client=client), job, samples[:8])  # each worker compiles once
     except ImportError:
         pass
-    # The pool and the cluster alternated, twice: the better of each (a shared machine's load
-    # changes by the minute; alternating gives both the same chances).
-    pool_runs, dask_runs = [], []
-    for _ in range(2):
-        pool_runs.append(_timed_outcomes(Place(jobs=2), job, samples))
-        if client is not None:
-            dask_runs.append(_timed_outcomes(Place(client=client), job, samples))
-    out["jobs2"] = min(pool_runs)
-    out["dask2"] = min(dask_runs) if dask_runs else None
+
+    def blas1():
+        with threadpool_limits(limits=1):  # one worker's share of a 2-core machine
+            return _timed_outcomes(Place(jobs=1), job, samples, compiled)
+
+    def spawned():
+        previous = os.environ.get(START_ENV)
+        os.environ[START_ENV] = "spawn"
+        try:
+            return _timed_outcomes(Place(jobs=2), job, samples, compiled)
+        finally:
+            if previous is None:
+                del os.environ[START_ENV]
+            else:
+                os.environ[START_ENV] = previous
+
+    places = {"jobs1": lambda: _timed_outcomes(Place(jobs=1), job, samples, compiled),
+              "jobs1_blas1": blas1 if threadpool_limits is not None else None,
+              "jobs2": lambda: _timed_outcomes(Place(jobs=2), job, samples, compiled),
+              "jobs2_spawn": spawned,
+              "independent2": lambda: _independent(job, samples),
+              "dask2": (lambda: _timed_outcomes(Place(client=client), job, samples))
+              if client is not None else None}
+    # Every place in turn, ``rounds`` times (a shared machine's load changes by the minute;
+    # alternating gives each the same chances); each figure is the median of its rounds, and
+    # each ratio the median of the ratios within a round.
+    rounds = 1 if quick else 3
+    runs = {name: [] for name, f in places.items() if f is not None}
+    for _ in range(rounds):
+        for name in runs:
+            runs[name].append(places[name]())
+    runs = {name: [r for r in got if r is not None] for name, got in runs.items()}
+    out["rounds"] = rounds
+    out["runs"] = runs
+    for name, got in runs.items():
+        out[name] = (statistics.median(r[0] for r in got),
+                     statistics.median(r[1] for r in got)) if got else None
+    out["ratios"] = {f"{a}/{b}": [statistics.median(runs[b][k][0] / runs[a][k][0]
+                                                    for k in range(len(runs[a]))),
+                                  statistics.median(runs[a][k][1] / runs[b][k][1]
+                                                    for k in range(len(runs[a])))]
+                     for a, b in (("jobs2", "jobs1"), ("independent2", "jobs1"),
+                                  ("jobs2", "jobs1_blas1"),
+                                  ("jobs1", "jobs1_blas1"), ("independent2", "jobs1_blas1"),
+                                  ("jobs2", "independent2"), ("jobs2_spawn", "jobs1"),
+                                  ("dask2", "jobs2"))
+                     if runs.get(a) and runs.get(b)}
     # Fixed cost per sample: a one-layer model, N1 and N2 samples, through `irexec run`.
     b = ModelBuilder("one")
     b.result(b.op("Relu", b.parameter("x", "f32", [1, 16]), name="relu"), "y")
@@ -1066,10 +1148,10 @@ def batch_cases(quick: bool, tmp: str) -> dict:
     for name, extra in places:
         times = {}
         for n in (small, large):  # the better of two runs of each size
-            runs = [_cli_seconds(["run", one, "--input-dir", os.path.join(tmp, f"one_{n}"),
-                                  "--output-dir", os.path.join(tmp, f"one_out_{name}_{n}_{k}"),
-                                  *extra]) for k in range(2)]
-            times[n] = min(runs)
+            tries = [_cli_seconds(["run", one, "--input-dir", os.path.join(tmp, f"one_{n}"),
+                                   "--output-dir", os.path.join(tmp, f"one_out_{name}_{n}_{k}"),
+                                   *extra]) for k in range(2)]
+            times[n] = min(tries)
         fixed[name] = tuple((times[large][k] - times[small][k]) / (large - small)
                             for k in (0, 1))
     out["fixed"] = fixed
@@ -1079,24 +1161,37 @@ def batch_cases(quick: bool, tmp: str) -> dict:
     return out
 
 
+BATCH_PLACES = (("jobs1", "--jobs 1 (this process, BLAS on every core)"),
+                ("jobs1_blas1", "--jobs 1, BLAS held to 1 thread"),
+                ("jobs2", "--jobs 2 (2 forked workers)"),
+                ("jobs2_spawn", "--jobs 2, workers spawned (IREXEC_WORKER_START=spawn)"),
+                ("independent2", "2 independent forked processes, half the samples each "
+                                 "(the pool's ideal)"),
+                ("dask2", "LocalCluster, 2 workers of 1 thread"))
+
+
 def batch_table(r: dict) -> str:
     one_wall, one_rate = r["jobs1"]
-    lines = [f"ResNet-18-like at {r['size']}, {r['samples']} samples:", "",
+    lines = [f"ResNet-18-like at {r['size']}, {r['samples']} samples, every place in turn "
+             f"{r['rounds']} times (medians; steady: between the first and the last eighth of "
+             f"the arrivals):", "",
              "| where | wall s | samples/s (wall) | steady samples/s | throughput vs --jobs 1 "
              "(wall, steady) |", "| --- | --- | --- | --- | --- |"]
-    for key, label in (("jobs1", "--jobs 1 (this process, BLAS on every core)"),
-                       ("jobs1_blas1", "--jobs 1, BLAS held to 1 thread"),
-                       ("jobs2", "--jobs 2"), ("dask2", "LocalCluster, 2 workers")):
+    for key, label in BATCH_PLACES:
         if r.get(key) is None:
             continue
         wall, rate = r[key]
         lines.append(f"| {label} | {wall:.2f} | {r['samples'] / wall:.2f} | {rate:.2f} | "
                      f"{one_wall / wall:.2f}x, {rate / one_rate:.2f}x |")
-    if r.get("dask2") is not None:
-        lines.append("")
-        lines.append(f"LocalCluster against --jobs 2 (each the better of two runs, alternated): "
-                     f"wall {r['jobs2'][0] / r['dask2'][0]:.2f}x, steady "
-                     f"{r['dask2'][1] / r['jobs2'][1]:.2f}x the throughput")
+    lines.append("")
+    lines.append("| ratio of throughputs (median of the rounds' ratios) | wall | steady |")
+    lines.append("| --- | --- | --- |")
+    short = {"jobs1": "--jobs 1", "jobs1_blas1": "--jobs 1 with 1 BLAS thread",
+             "jobs2": "--jobs 2", "jobs2_spawn": "--jobs 2 spawned",
+             "independent2": "2 independent processes", "dask2": "LocalCluster"}
+    for pair, (wall, steady) in r["ratios"].items():
+        a, b = pair.split("/")
+        lines.append(f"| {short[a]} / {short[b]} | {wall:.2f}x | {steady:.2f}x |")
     lines.append("")
     lines.append("| fixed cost per sample (one-layer model, irexec run --input-dir) | wall ms | "
                  "CPU ms (irexec and its local workers) |")
@@ -1202,7 +1297,7 @@ def main(argv=None) -> int:
         batch = None
         if wanted("batch"):
             batch = batch_cases(args.quick, tmp)
-            print(f"  batch: --jobs 2 {batch['jobs1'][0] / batch['jobs2'][0]:.2f}x --jobs 1 "
+            print(f"  batch: --jobs 2 {batch['ratios']['jobs2/jobs1'][0]:.2f}x --jobs 1 "
                   f"(wall)", flush=True)
     print()
     if embedding:
