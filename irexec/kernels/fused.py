@@ -88,14 +88,15 @@ class FusedKernel:
         if getattr(inputs[0], "nbytes", _QUICK_BYTES) < _QUICK_BYTES:
             # Small values (a decode step's): nothing worth writing over or giving back to the
             # pool; the same kernels in the same order, without the bookkeeping.
-            limit = budget.current() if self.sized else None
+            sized = self.sized
             for kernel, refs, ufunc, location in self._quick:
                 args = [values[r] for r in refs]
                 try:
                     result = ufunc(*args) if ufunc is not None else kernel(*args)
                 except OpError as e:
                     raise IRError.make(e.code or "IR605", str(e), location) from None
-                if limit is not None and getattr(result, "nbytes", 0) > limit:
+                if sized and getattr(result, "nbytes", 0) >= _QUICK_BYTES \
+                        and result.nbytes > budget.current():
                     self.check(list(inputs))  # the layer's own error (IR109)
                 values.append(result)
             return values[-1]
@@ -153,7 +154,8 @@ _MIN_BYTES = buffers.MIN_BYTES
 # A first input (the data the chain transforms; the others are often weights) under this many
 # bytes: the step runs its layers without writing over values or handing them to the pool (a
 # decode step's values; results are the same either way, only memory reuse differs; the memory
-# budget is held as on the full path).
+# budget is held for every value of this size or more, the step's own output for any size by
+# the run loop).
 _QUICK_BYTES = 16 << 10
 _COUNTS_PROVE = buffers.COUNTS_PROVE
 
