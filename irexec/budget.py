@@ -31,6 +31,8 @@ import os
 import re
 import threading
 
+from irexec import forksafe
+
 from irexec.diagnostics.diagnostic import Location
 from irexec.errors import IRError, UsageError
 
@@ -66,6 +68,14 @@ MAX_RANK = _numpy_max_rank()
 
 _lock = threading.Lock()
 _overrides: list[int] = []
+
+
+def _after_fork() -> None:
+    global _lock
+    _lock = threading.Lock()
+
+
+forksafe.at_fork(_after_fork)
 
 
 @functools.lru_cache(maxsize=1)

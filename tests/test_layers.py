@@ -29,7 +29,7 @@ PACKAGE = ROOT / "irexec"
 LAYERS: list[tuple[str, ...]] = [
     ("irexec.version",),
     ("irexec.diagnostics",),
-    ("irexec.errors", "irexec.gc_pause", "irexec.budget"),
+    ("irexec.errors", "irexec.gc_pause", "irexec.budget", "irexec.forksafe"),
     ("irexec.ir", "irexec.numerics"),
     ("irexec.kernels",),
     ("irexec.ops",),

@@ -33,6 +33,8 @@ import time
 
 import numpy as np
 
+from irexec import forksafe
+
 SMALL_MACS = 1 << 23  # a product of fewer multiply-adds than this runs on one thread
 # OpenBLAS runs products of fewer multiply-adds than these on one thread by itself, so no switch
 # is needed below them: its matrix-vector threshold (a row or a column), and for a matrix-matrix
@@ -57,6 +59,7 @@ FREE_CORES_TTL = 0.01  # seconds a reading of the free cores is used for
 _free, _free_at = 1, -1.0
 _saved = 1  # the count found when the first of them entered
 _changed = False  # whether that first one set another count
+_set_to = 1  # the count it set
 
 
 def _search() -> None:
@@ -144,16 +147,26 @@ def matmul(a: np.ndarray, b: np.ndarray, out: np.ndarray | None = None) -> np.nd
         _leave()
 
 
+def _after_fork() -> None:
+    """A forked child: no product of the parent's other threads runs here (see forksafe)."""
+    global _lock, _inside, _changed
+    _lock, _inside, _changed = threading.Lock(), 0, False
+
+
+forksafe.at_fork(_after_fork)
+
+
 def _enter(wanted: int) -> None:
     """Set OpenBLAS to at most ``wanted`` threads until the matching :func:`_leave` (products
     running at once in other threads keep the count the first of them set)."""
-    global _inside, _saved, _changed
+    global _inside, _saved, _changed, _set_to
     with _lock:
         if _inside == 0:
             _saved = _get()
             _changed = wanted < _saved
             if _changed:
                 _set(wanted)
+                _set_to = wanted
         _inside += 1
 
 
@@ -161,7 +174,8 @@ def _leave() -> None:
     global _inside
     with _lock:
         _inside -= 1
-        if _inside == 0 and _changed:
+        # (the count is the process's: where other code set another meanwhile, theirs stays)
+        if _inside == 0 and _changed and _get() == _set_to:
             _set(_saved)
 
 

@@ -34,6 +34,7 @@ from collections.abc import Callable, Hashable
 import ml_dtypes
 import numpy as np
 
+from irexec import forksafe
 from irexec.kernels import buffers
 
 F16 = np.dtype(np.float16)
@@ -49,6 +50,14 @@ LIMIT = 64  # tables kept (128 KiB each)
 _tables: OrderedDict[tuple, np.ndarray] = OrderedDict()
 _lock = threading.Lock()
 _enabled = True
+
+
+def _after_fork() -> None:
+    global _lock
+    _lock = threading.Lock()
+
+
+forksafe.at_fork(_after_fork)
 _ALL = np.arange(1 << 16, dtype=np.uint16)
 
 

@@ -21,11 +21,21 @@ import weakref
 
 import numpy as np
 
+from irexec import forksafe
+
 ALIGN = 64  # bytes: each temporary starts on a cache line
 
 _local = threading.local()
 _every: weakref.WeakSet = weakref.WeakSet()  # the arenas of all threads, for release()
 _every_lock = threading.Lock()
+
+
+def _after_fork() -> None:
+    global _every_lock
+    _every_lock = threading.Lock()
+
+
+forksafe.at_fork(_after_fork)
 
 
 class Arena:

@@ -14,6 +14,8 @@ import threading
 
 import numpy as np
 
+from irexec import forksafe
+
 _CURRENT: contextvars.ContextVar[dict[str, np.ndarray] | None] = \
     contextvars.ContextVar("irexec_variables", default=None)
 
@@ -63,4 +65,5 @@ class LayerState:
 
     def __init__(self):
         self.lock = threading.Lock()
+        forksafe.renew(self, "lock")
         self.values: dict[str, object] = {}

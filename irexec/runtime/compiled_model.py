@@ -8,7 +8,7 @@ from collections.abc import Mapping
 
 import numpy as np
 
-from irexec import budget
+from irexec import budget, forksafe
 from irexec.errors import IRError, OpError
 from irexec.ir import element_type as et_table
 from irexec.ir.model import Model, OutputPort
@@ -190,6 +190,7 @@ class CompiledModel:
         # spare memory for the kernels' outputs, one pool per call in flight (see _infer)
         self._pools: list[tuple[buffers.Pool, list[np.ndarray]]] = []
         self._lock = threading.Lock()
+        forksafe.renew(self, "_lock")
         self._variables: dict[str, np.ndarray] = {}  # the state of calls made without a request
         for node, runners in self.plan.bodies:
             for name, body in node.bodies.items():

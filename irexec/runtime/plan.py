@@ -92,6 +92,22 @@ class Step:
         return f"{outs} = {self.type}({ins})   # {self.layer}{freed}{over}{checked}{memo}"
 
 
+def _share_constants(theirs: dict[int, np.ndarray], ours: dict[int, np.ndarray]) -> None:
+    """The traced plan's constants that equal this plan's in the same slot (the same model
+    planned twice numbers its slots alike): this plan's arrays, so that the copy made by
+    planning again (folded layers, decompressed weights) is not kept as well."""
+    for s, array in list(theirs.items()):
+        mine = ours.get(s)
+        if mine is None or mine is array or mine.shape != array.shape \
+                or mine.dtype != array.dtype or mine.dtype.kind not in "biufc" \
+                or not (mine.flags.c_contiguous and array.flags.c_contiguous):
+            continue
+        a, b = mine.reshape(-1).view(np.uint8), array.reshape(-1).view(np.uint8)
+        step = 1 << 20
+        if all(np.array_equal(a[i:i + step], b[i:i + step]) for i in range(0, a.size, step)):
+            theirs[s] = mine
+
+
 @dataclass(frozen=True)
 class InputSlot:
     name: str  # the Parameter's layer name
@@ -150,6 +166,7 @@ class Plan:
             plan = self.unfused()
             for (_, theirs), (_, ours) in zip(plan.bodies, self.bodies):
                 theirs.update(ours)
+            _share_constants(plan.constants, self.constants)
             self._traced = plan
         return plan
 

@@ -116,3 +116,19 @@ def test_model_of_small_matmul_leaves_blas_as_found():
     got = irexec.compile_model(b.build())({"x": value})[0]
     assert blas.threads() == before
     assert np.array_equal(got, value @ w)
+
+
+def test_a_count_set_by_other_code_during_a_product_stays():
+    # The count is the process's: code that sets its own while an irexec product runs keeps it.
+    _multi_threaded()
+    before = blas.threads()
+    blas._enter(1)
+    try:
+        blas._set(before - 1 if before > 2 else before + 1)
+        theirs = blas._get()
+    finally:
+        blas._leave()
+    try:
+        assert blas.threads() == theirs
+    finally:
+        blas._set(before)

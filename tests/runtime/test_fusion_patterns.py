@@ -554,3 +554,23 @@ def test_a_check_made_after_the_kernel_keeps_nothing():
     x *= 2  # the caller changes its array in place
     want = irexec.compile_model(model, config={"fusion": "off"})({"x": x})[0]
     assert _same(kernel(*args), want)
+
+
+def test_a_traced_run_shares_the_fused_plans_constants():
+    # Tracing plans the model again one step per layer; the weights that planning folds (here
+    # f16 weights converted to f32) are the fused plan's arrays, not a second copy kept.
+    b = ModelBuilder()
+    x = b.parameter("x", "f32", [2, 64])
+    w = b.op("Convert", b.constant(np.ones((64, 64), np.float16)), destination_type="f32")
+    y = b.op("Relu", b.op("Add", b.op("MatMul", x, w), b.constant(np.ones(64, np.float32))))
+    b.result(y, "y")
+    compiled = irexec.compile_model(b.build())
+    data = np.linspace(-1, 1, 128, dtype=np.float32).reshape(2, 64)
+    plain = compiled({"x": data})[0]
+    seen = []
+    traced = compiled({"x": data}, trace=lambda *args: seen.append(args))[0]
+    assert seen and np.array_equal(plain, traced)
+    fused, unfused = compiled.plan, compiled.plan.traced()
+    assert unfused is not fused
+    big = [s for s, a in fused.constants.items() if a.shape == (64, 64)]
+    assert big and all(unfused.constants[s] is fused.constants[s] for s in big)

@@ -132,8 +132,12 @@ def gather(data, indices, axis, batch_dims: int = 0, zeros_out_of_range: bool = 
         if zeros_out_of_range and i < 0:
             i += dim
         if 0 <= i < dim:
-            return data[(slice(None),) * a + (slice(i, i + 1),)].reshape(
+            view = data[(slice(None),) * a + (slice(i, i + 1),)].reshape(
                 data.shape[:a] + data.shape[a + 1:])
+            block = data.base if isinstance(data.base, np.ndarray) else data
+            # a view while it is a good part of the memory it keeps alive (a result or a state
+            # holding one token's row of a large block would keep the whole block)
+            return view if 4 * view.nbytes >= block.nbytes else view.copy()
     # 32- and 64-bit signed indices as they are (numpy indexes with either; nothing here
     # writes into them); any other type converted
     idx = indices if type(indices) is np.ndarray and indices.dtype.kind == "i" \
