@@ -132,3 +132,27 @@ def test_a_count_set_by_other_code_during_a_product_stays():
         assert blas.threads() == theirs
     finally:
         blas._set(before)
+
+
+def test_a_large_matrix_vector_product_takes_the_free_cores(monkeypatch):
+    # memory-bound (an LLM's decode step): the free cores, as a large product; a small one
+    # stays on one thread; the same bits either way
+    _multi_threaded()
+    seen = []
+
+    class Spy(np.ndarray):
+        def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
+            seen.append(blas._get())
+            inputs = tuple(np.asarray(x) for x in inputs)
+            return getattr(ufunc, method)(*inputs, **kwargs)
+
+    before = blas.threads()
+    monkeypatch.setattr(blas, "free_cores", lambda: 64)
+    x, w = _product((1, 1024), (1024, 1024), 5)
+    got = blas.matmul(x.view(Spy), w)
+    assert seen == [before] and np.array_equal(np.asarray(got), x @ w)
+    seen.clear()
+    x, w = _product((1, 256), (256, 512), 6)
+    blas.matmul(x.view(Spy), w)
+    assert seen == [1]
+    assert blas.threads() == before
