@@ -34,7 +34,7 @@ from irexec.errors import OpError
 from irexec.kernels import buffers
 from irexec.ops.spec import same_bytes
 from irexec.runtime import plan as plan_module
-from irexec.runtime.loop_code import _ufunc
+from irexec.runtime.fusion import ufunc_of
 from irexec.runtime.plan import Plan, check_known, kernel_error, oversized, sized_check
 
 MIN_BYTES = buffers.MIN_BYTES
@@ -138,7 +138,7 @@ def _memo_step(step, node, frees):
             return tuple([(values[s].shape, values[s].dtype.str, values[s].tobytes())
                           for s in slots])
     single = len(step.outputs) == 1
-    kernel = (_ufunc(step, node) if node is not None else None) or step.kernel
+    kernel = (ufunc_of(step, node) if node is not None else None) or step.kernel
     values_check = step.check is not None and step.check_values is not None
     location, check = step.location, step.check
     remembered_at_most = plan_module.MEMO_ELEMENTS
@@ -230,7 +230,7 @@ def _kernel_step(step, node, frees):
     values_check = step.check_values is not None
     # numpy's ufunc where the spec says the kernel is one call of it for the layer's types (as
     # the loop fast path, runtime/loop_code.py), for a result too small for the pool
-    ufunc = _ufunc(step, node) if node is not None else None
+    ufunc = ufunc_of(step, node) if node is not None else None
     checked = step.checked is not None
     own = frees  # slots freed here; the arrays of those nothing else sees go to the pool
 

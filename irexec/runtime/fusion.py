@@ -704,7 +704,7 @@ def _fused_step(group: Group, members: list, writers: list, nodes: dict):
                              and _may_write_over(members, nodes, r - count, readers[r],
                                                  out_type))
         dead = tuple(sorted({r for r in refs[i] if r >= count and last_use[r] == i}))
-        layers.append(Layer(step.kernel, refs[i], writer, _ufunc(step, node), overwritable,
+        layers.append(Layer(step.kernel, refs[i], writer, ufunc_of(step, node), overwritable,
                             dead, step.check, step.location))
     sized = any(s.sized for s in members)
     kernel = FusedKernel(group.name, tuple(layers), count, sized)
@@ -727,9 +727,10 @@ def _may_write_over(members, nodes, made_by: int, readers: list, out_type) -> bo
         and maker.outputs[0].element_type == out_type
 
 
-def _ufunc(step, node: Node):
+def ufunc_of(step, node: Node):
     """The numpy ufunc that the step's kernel is for its layer's element types (the spec's
-    ``ufunc``), or None: as runtime/loop_code.py decides."""
+    ``ufunc``), or None: what fused steps, the loop fast path (runtime/loop_code.py) and the
+    steps of a call like one before (runtime/call_code.py) call directly."""
     kernel = step.kernel
     if isinstance(kernel, functools.partial):
         kernel = kernel.func  # attributes bound: the kernels that declare a ufunc read none
@@ -737,7 +738,7 @@ def _ufunc(step, node: Node):
     if declared is None or kernel is not node.op.kernel:
         return None
     types = {p.source.element_type for p in node.inputs}
-    shape = node.outputs[0].partial_shape
+    shape = node.outputs[0].partial_shape if len(node.outputs) == 1 else None
     if len(types) != 1 or shape is None or not shape.rank_is_static or len(shape) == 0:
         return None
     et = types.pop()

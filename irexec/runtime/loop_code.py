@@ -25,7 +25,6 @@ source.
 
 from __future__ import annotations
 
-import functools
 import sys
 
 import numpy as np
@@ -33,6 +32,7 @@ import numpy as np
 from irexec import budget
 from irexec.errors import OpError
 from irexec.kernels import buffers, numeric
+from irexec.runtime.fusion import ufunc_of
 from irexec.runtime.plan import Plan, kernel_error, memoized
 
 
@@ -121,7 +121,7 @@ class LoopCode:
                     head.append(f"    check{j} = CHECK{j}")
                     loop.append("            at = -1")
                     loop.append(f"            check{j}([{args}])")
-                ufunc = _ufunc(step, nodes[step.location.layer_id])
+                ufunc = ufunc_of(step, nodes[step.location.layer_id])
                 names[f"K{j}"] = ufunc or step.kernel
                 head.append(f"    k{j} = K{j}" + (f"  # numpy's {ufunc.__name__}" if ufunc else ""))
                 call = f"k{j}({args})"
@@ -182,28 +182,6 @@ class LoopCode:
     def __str__(self) -> str:
         return self.source
 
-
-def _ufunc(step, node):
-    """The numpy ufunc that the step's kernel is for its layer's element type (the same values:
-    the spec's ``ufunc``), or None."""
-    kernel = step.kernel
-    if isinstance(kernel, functools.partial):
-        kernel = kernel.func  # attributes bound: the kernels that declare a ufunc read none
-    declared = node.op.spec.ufunc
-    if declared is None or kernel is not node.op.kernel:  # precise mode wraps the kernel
-        return None
-    types = {p.source.element_type for p in node.inputs}
-    shape = node.outputs[0].partial_shape if len(node.outputs) == 1 else None
-    if len(types) != 1 or shape is None or not shape.rank_is_static or len(shape) == 0:
-        return None
-    et = types.pop()
-    if et is None or et.is_dynamic:
-        return None
-    ufunc, kinds = declared
-    try:
-        return ufunc if numeric.kind(et.dtype) in kinds else None
-    except KeyError:  # a dtype no element type has
-        return None
 
 
 def _true(plan: Plan, slot: int) -> bool:
