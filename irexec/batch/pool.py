@@ -32,6 +32,7 @@ worker held; hence this small loop over pipes and process sentinels.
 
 from __future__ import annotations
 
+import abc
 import collections
 import multiprocessing
 import os
@@ -47,7 +48,7 @@ from multiprocessing.connection import Connection, wait
 
 from irexec.batch.work import Job, Outcome, blas_environment, cores, limit_blas, run_sample
 from irexec.diagnostics.diagnostic import Location
-from irexec.errors import IRError
+from irexec.errors import IRError, UsageError
 
 PREFETCH = 2
 MAX_DEATHS = 3
@@ -106,8 +107,9 @@ def _package_root() -> str:
     return os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
-class _Worker:
-    """One worker process and the parent's end of its socket."""
+class _Worker(abc.ABC):
+    """One worker process and the parent's end of its socket; how the process is reached (a
+    spawned interpreter or a forked copy) is the subclass's."""
 
     conn: Connection
     pid: int
@@ -123,14 +125,17 @@ class _Worker:
         return self.exitcode is None
 
     @property
+    @abc.abstractmethod
     def exitcode(self):
-        raise NotImplementedError
+        """The process's exit code, None while it runs."""
 
+    @abc.abstractmethod
     def _kill(self) -> None:
-        raise NotImplementedError
+        """End the process at once."""
 
+    @abc.abstractmethod
     def _wait(self, timeout: float | None) -> None:
-        raise NotImplementedError
+        """Wait up to ``timeout`` seconds for the process to end."""
 
     def stop(self, kill: bool = False) -> None:
         if not kill:
@@ -239,6 +244,9 @@ def start_method(job: Job) -> str:
     chosen = os.environ.get(START_ENV, "").strip().lower()
     if chosen in ("fork", "spawn"):
         return chosen if chosen == "spawn" or _can_fork() else "spawn"
+    if chosen:
+        raise UsageError(f"{START_ENV}={os.environ[START_ENV]!r}: workers start by 'fork' or "
+                         f"'spawn'; set one of those or unset it")
     if getattr(job.comparison, "oracle", None) == "openvino":
         return "spawn"
     return "fork" if _can_fork() else "spawn"

@@ -291,7 +291,11 @@ class ignoring:
 def broadcast_shape(a: np.ndarray, b: np.ndarray) -> tuple:
     """numpy's broadcast of two shapes, without numpy's cost (several µs a call, which small
     tensors in a loop body pay every iteration); inference has checked they broadcast."""
-    sa, sb = a.shape, b.shape
+    return broadcast_dims(a.shape, b.shape)
+
+
+def broadcast_dims(sa: tuple, sb: tuple) -> tuple:
+    """:func:`broadcast_shape` on the shapes themselves; ValueError where numpy's would."""
     if sa == sb or not sb:
         return sa
     if not sa:
@@ -307,7 +311,7 @@ def broadcast_shape(a: np.ndarray, b: np.ndarray) -> tuple:
         elif x == 1:
             out.append(y)
         else:
-            raise ValueError(f"shapes {a.shape} and {b.shape} do not broadcast")
+            raise ValueError(f"shapes {sa} and {sb} do not broadcast together")
     return tuple(out)
 
 

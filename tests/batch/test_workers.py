@@ -21,7 +21,7 @@ from irexec.batch.comparison import Comparison
 from irexec.batch.datasets import folder_samples
 from irexec.batch.pool import Pool, start_method
 from irexec.batch.work import Job, Outcome, blas_threads, limit_blas
-from irexec.errors import IRError
+from irexec.errors import IRError, UsageError
 from irexec.pickling import ModelSource
 from tests.batch.models import conv_model, write_samples
 
@@ -106,6 +106,9 @@ def test_how_workers_start(model, monkeypatch):
     assert start_method(job) == "spawn"
     monkeypatch.setenv(pool_module.START_ENV, "fork")
     assert start_method(job) == STARTS[0]
+    monkeypatch.setenv(pool_module.START_ENV, "threads")
+    with pytest.raises(UsageError, match="IREXEC_WORKER_START"):
+        start_method(job)
     monkeypatch.delenv(pool_module.START_ENV)
     # OpenVINO's thread pools are not safe to fork: an OpenVINO comparison spawns
     assert start_method(Job(job.source, comparison=Comparison("openvino"))) == "spawn"

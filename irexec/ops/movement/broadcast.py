@@ -18,7 +18,7 @@ import numpy as np
 from irexec.errors import OpError
 from irexec.ir.shape import Dimension, PartialShape
 from irexec.ir.shape_rules import broadcast_numpy
-from irexec.kernels import buffers
+from irexec.kernels import buffers, numeric
 from irexec.ops.domains import ExpandedShape, UniqueAxes
 from irexec.ops.openvino_cpu import refuses
 from irexec.ops.spec import UNKNOWN_BYTES, register
@@ -124,19 +124,9 @@ def infer_broadcast(ctx):
 
 @functools.lru_cache(maxsize=256)
 def _both(a: tuple[int, ...], b: tuple[int, ...]) -> tuple[int, ...]:
-    """``np.broadcast_shapes(a, b)`` in plain Python (numpy's makes arrays to find it);
-    ValueError where numpy's does."""
-    width = max(len(a), len(b))
-    a, b = (1,) * (width - len(a)) + a, (1,) * (width - len(b)) + b
-    out = []
-    for x, y in zip(a, b):
-        if x == y or y == 1:
-            out.append(x)
-        elif x == 1:
-            out.append(y)
-        else:
-            raise ValueError(f"shapes {a} and {b} do not broadcast together")
-    return tuple(out)
+    """``np.broadcast_shapes(a, b)`` in plain Python (numpy's makes arrays to find it), for the
+    few shapes a model uses; ValueError where numpy's does."""
+    return numeric.broadcast_dims(a, b)
 
 
 def broadcast(data, target_shape, axes_mapping=None, *, mode):
