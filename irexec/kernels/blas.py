@@ -35,7 +35,10 @@ import numpy as np
 
 from irexec import forksafe
 
-SMALL_MACS = 1 << 23  # a product of fewer multiply-adds than this runs on one thread
+# a product of fewer multiply-adds than this runs on one thread; from it, on the free cores: a
+# [100,256]x[256,64] product (1.6 M, a small transformer's MLP) took 35 us on one thread and
+# 22 us on two free ones on this 2-core VM, [200,240]x[240,64] 63 and 35 us
+SMALL_MACS = 1 << 20
 LARGE_MATVEC = 1 << 20  # ... unless it is a matrix-vector product of at least this many (4 MiB f32)
 # OpenBLAS runs products of fewer multiply-adds than these on one thread by itself, so no switch
 # is needed below them: its matrix-vector threshold (a row or a column), and for a matrix-matrix

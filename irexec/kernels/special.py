@@ -112,19 +112,37 @@ GELU_BLOCK = 1 << 14
 # Abramowitz and Stegun's formula 7.1.26 (Handbook of Mathematical Functions, 1964): for a >= 0,
 # erfc(a) ~ t (a1 + t (a2 + t (a3 + t (a4 + t a5)))) exp(-a^2) with t = 1 / (1 + p a), within
 # 1.5e-7 of erf. OpenVINO's CPU plugin computes Gelu's exact form by it (oneDNN's gelu_erf).
-_AS_P = np.float32(0.3275911)
-_AS_A = tuple(np.float32(c) for c in (0.254829592, -0.284496736, 1.421413741, -1.453152027,
-                                      1.061405429))
+# Here a = |x| / sqrt 2 is never formed: p carries the 1 / sqrt 2, and the coefficients the
+# 1/2 of Q = erfc(a) / 2 (halving is exact).
+_AS_P = np.float32(0.3275911 * _SQRT1_2)
+_AS_HALF_A = tuple(np.float32(0.5 * c) for c in (0.254829592, -0.284496736, 1.421413741,
+                                                 -1.453152027, 1.061405429))
+# |x| is held at this much in the product |x| Q (Q is 0 in f32 long before): inf * 0 is NaN
+_AS_CAP = np.float32(1e4)
+_FILLED: dict = {}  # (value, size) -> a read-only array of it (see _filled)
+
+
+def _filled(value, size: int) -> np.ndarray:
+    """A float32 array of ``size`` copies of ``value``, made once: numpy's maximum and minimum
+    against an array run 3x faster than against a scalar (the scalar loop is not vectorised)."""
+    key = (float(value), size)
+    array = _FILLED.get(key)
+    if array is None:
+        if len(_FILLED) > 64:
+            _FILLED.clear()
+        array = np.full(size, value, np.float32)
+        array.flags.writeable = False
+        _FILLED[key] = array
+    return array
 
 
 def gelu_erf(x, o):
-    """0.5 * x * (1 + erf(x / sqrt(2))). In float32: erfc of |x / sqrt 2| by Abramowitz and
-    Stegun's 7.1.26 (``_AS_A``), as OpenVINO's CPU plugin does, then 1 + erf(z) as erfc(|z|)
-    itself for negative z (no cancellation) and 2 - erfc(|z|) elsewhere, without a mask;
-    about 20 passes over a cache-sized block at a time (the f32 erf series took 50). Within
-    half a microunit of the exact value absolutely, inside the
-    transcendental family's tolerance (tests/kernels/test_gelu_f32.py sweeps it). In float64
-    (and precise mode): fdlibm's erf above, within 1 ulp."""
+    """0.5 * x * (1 + erf(x / sqrt(2))). In float32 as x Phi(x) = max(x, 0) - |x| Q(|x|), with
+    Q = erfc(|x| / sqrt 2) / 2 by Abramowitz and Stegun's 7.1.26 (``_AS_HALF_A``), as
+    OpenVINO's CPU plugin computes erfc: no cancellation on either side of 0, no mask, about 20
+    passes over a cache-sized block at a time. Within 3.3e-7 of the exact value absolutely,
+    inside the transcendental family's tolerance (tests/kernels/test_gelu_f32.py sweeps it).
+    In float64 (and precise mode): fdlibm's erf above, within 1 ulp."""
     if x.dtype != np.float32:
         _gelu_erf64(x, o)
         return
@@ -135,34 +153,34 @@ def gelu_erf(x, o):
         return
     flat_x, flat_o = np.ascontiguousarray(x).reshape(-1), o.reshape(-1)
     size = min(flat_x.size, GELU_BLOCK)
-    a, t, q, s = (np.empty(size, np.float32) for _ in range(4))
-    m = np.empty(size, np.bool_)
-    scale, one, half = np.float32(_SQRT1_2), np.float32(1), np.float32(0.5)
+    a, t, q = (np.empty(size, np.float32) for _ in range(3))
+    zeros, cap = _filled(0.0, size), _filled(_AS_CAP, size)
+    one, minus_half = np.float32(1), np.float32(-0.5)
+    c1, c2, c3, c4, c5 = _AS_HALF_A
     for start in range(0, flat_x.size, GELU_BLOCK):
         v = flat_x[start:start + GELU_BLOCK]
         n = v.size
-        av, tv, qv, sv, mv = a[:n], t[:n], q[:n], s[:n], m[:n]
-        np.multiply(v, scale, out=sv)  # z
-        np.abs(sv, out=av)
-        np.greater_equal(sv, 0, out=mv)  # s = 2 m - 1
+        if n == size:
+            av, tv, qv, zv, cv = a, t, q, zeros, cap
+        else:  # the last, shorter block
+            av, tv, qv, zv, cv = a[:n], t[:n], q[:n], zeros[:n], cap[:n]
+        np.abs(v, out=av)
         np.multiply(av, _AS_P, out=tv)
         tv += one
         np.divide(one, tv, out=tv)  # (numpy's divide loop is faster than its reciprocal)
-        np.multiply(tv, _AS_A[4], out=qv)
-        for c in _AS_A[3::-1]:
+        np.multiply(tv, c5, out=qv)
+        for c in (c4, c3, c2, c1):
             qv += c
             qv *= tv
-        np.multiply(av, av, out=av)
-        np.negative(av, out=av)
-        np.exp(av, out=av)
-        qv *= av  # erfc(|z|)
-        # 1 + erf(z) = m (2 - 2 erfc) + erfc: erfc itself where z < 0, 2 - erfc elsewhere
-        np.multiply(qv, -2, out=sv)
-        sv += 2
-        sv *= mv
-        sv += qv
-        sv *= v
-        np.multiply(sv, half, out=flat_o[start:start + n])
+        np.multiply(v, minus_half, out=tv)  # exp(-x^2 / 2) = exp(-a^2)
+        tv *= v
+        np.exp(tv, out=tv)
+        qv *= tv  # Q
+        np.minimum(av, cv, out=av)
+        qv *= av
+        ov = flat_o[start:start + n]
+        np.maximum(zv, v, out=ov)  # (zeros first: max(0, -0.0) is -0.0, Gelu's sign)
+        ov -= qv
 
 
 def _gelu_erf64(x, o):

@@ -61,3 +61,13 @@ def test_f32_special_values():
     assert got[1] == np.inf
     assert got[2] == 0 and got[3] == 0 and np.signbit(got[3])
     assert got[4] == np.float32(1e30) and got[5] == 0 and got[6] == 0 and got[7] == 40
+
+
+def test_f32_infinities_and_signed_zero_keep_their_limits():
+    # |x| Q(|x|) with |x| infinite would be inf * 0: the product holds |x| at a cap
+    x = np.array([-np.inf, np.inf, -0.0, 0.0, -1e-30, 1e-30], np.float32)
+    got = np.empty_like(x)
+    special.gelu_erf(x, got)
+    assert got[0] == 0 and got[1] == np.inf
+    assert got[2] == 0 and np.signbit(got[2]) and got[3] == 0 and not np.signbit(got[3])
+    assert got[4] == np.float32(-5e-31) and got[5] == np.float32(5e-31)
