@@ -95,6 +95,26 @@ def output(shape: tuple, dtype: np.dtype, into: np.ndarray | None = None) -> np.
 _COMPUTE: dict = {}
 
 
+_FILLED: dict = {}  # (value, size, dtype) -> a read-only array of it: see filled
+_FILLED_KEPT = 64
+
+
+def filled(value, size: int, dtype=np.float32) -> np.ndarray:
+    """A read-only 1-D array of ``size`` copies of ``value``, made once and kept (a few dozen).
+    numpy's maximum, minimum and fmax against an array of the operand's shape run about three
+    times as fast as against a scalar (numpy 2.4: their scalar-operand loops are not
+    vectorised; add and multiply's are), so a clamp to a constant takes one of these."""
+    key = (float(value), size, np.dtype(dtype).str)
+    array = _FILLED.get(key)
+    if array is None:
+        if len(_FILLED) >= _FILLED_KEPT:
+            _FILLED.clear()
+        array = np.full(size, value, dtype)
+        array.flags.writeable = False
+        _FILLED[key] = array
+    return array
+
+
 def compute_dtype(dtype) -> np.dtype:
     """The dtype a kernel computes in for inputs of ``dtype``: f32 and f64 their own, every
     narrower float f32, integers (numpy's) and booleans their own."""

@@ -12,6 +12,8 @@ import math
 
 import numpy as np
 
+from irexec.kernels.numeric import filled
+
 _ERX = 8.45062911510467529297e-01
 _EFX = 1.28379167095512586316e-01
 _PP = (1.28379167095512558561e-01, -3.25042107247001499370e-01, -2.84817495755985104766e-02,
@@ -119,23 +121,6 @@ _AS_HALF_A = tuple(np.float32(0.5 * c) for c in (0.254829592, -0.284496736, 1.42
                                                  -1.453152027, 1.061405429))
 # |x| is held at this much in the product |x| Q (Q is 0 in f32 long before): inf * 0 is NaN
 _AS_CAP = np.float32(1e4)
-_FILLED: dict = {}  # (value, size) -> a read-only array of it (see _filled)
-
-
-def _filled(value, size: int) -> np.ndarray:
-    """A float32 array of ``size`` copies of ``value``, made once: numpy's maximum and minimum
-    against an array run 3x faster than against a scalar (the scalar loop is not vectorised)."""
-    key = (float(value), size)
-    array = _FILLED.get(key)
-    if array is None:
-        if len(_FILLED) > 64:
-            _FILLED.clear()
-        array = np.full(size, value, np.float32)
-        array.flags.writeable = False
-        _FILLED[key] = array
-    return array
-
-
 def gelu_erf(x, o):
     """0.5 * x * (1 + erf(x / sqrt(2))). In float32 as x Phi(x) = max(x, 0) - |x| Q(|x|), with
     Q = erfc(|x| / sqrt 2) / 2 by Abramowitz and Stegun's 7.1.26 (``_AS_HALF_A``), as
@@ -154,7 +139,7 @@ def gelu_erf(x, o):
     flat_x, flat_o = np.ascontiguousarray(x).reshape(-1), o.reshape(-1)
     size = min(flat_x.size, GELU_BLOCK)
     a, t, q = (np.empty(size, np.float32) for _ in range(3))
-    zeros, cap = _filled(0.0, size), _filled(_AS_CAP, size)
+    zeros, cap = filled(0.0, size), filled(_AS_CAP, size)  # (max against arrays: see filled)
     one, minus_half = np.float32(1), np.float32(-0.5)
     c1, c2, c3, c4, c5 = _AS_HALF_A
     for start in range(0, flat_x.size, GELU_BLOCK):
