@@ -34,6 +34,7 @@ import math
 from collections.abc import Sequence
 
 import numpy as np
+from numpy.lib.stride_tricks import as_strided
 
 from irexec.kernels import blas, buffers, scratch, windows
 from irexec.kernels.numeric import compute_dtype
@@ -261,14 +262,64 @@ def _im2col(xp, wc, out, strides, dilations, ct, y) -> None:
     w2 = wc.reshape(g, co, ci * kp)
     row_bytes = g * ci * kp * rest * ct.itemsize
     if n * out[0] * row_bytes <= windows.tile_bytes():
-        cols = _as(cols_t, ct).reshape(n, g, ci * kp, -1)
-        blas.matmul(w2, cols, out=y.reshape(n, g, co, -1))
+        if _phase_columns_apply(kernel, strides):
+            cols = _phase_columns(xp, g, ci, out, kernel, strides, dilations, ct)
+        else:
+            cols = _as(cols_t, ct)
+        blas.matmul(w2, cols.reshape(n, g, ci * kp, -1), out=y.reshape(n, g, co, -1))
         return
     for b in range(n):
         for r0, r1 in windows.bands(out[0], row_bytes):
             part = cols_t[b:b + 1, ..., r0:r1, *(slice(None),) * (nsp - 1)]
             cols = _as(part, ct).reshape(1, g, ci * kp, -1)
             y[b:b + 1, :, :, r0:r1] = blas.matmul(w2, cols).reshape(1, g, co, r1 - r0, rest)
+
+
+# A kernel of more than this many taps per stride on the last axis (a ResNet's 7x7/2 stem) has
+# its columns copied from the stride phases of the last axis (_phase_columns). Measured on
+# [1,3,224,224] 7x7/2 with 16 outputs: the columns 670 -> 385 us, the layer 1541 -> 1233 us;
+# smaller kernels gain nothing or lose (3x3/2 on the same data: 112 against 120 us for the
+# columns; 5x5/2 [1,16,56,56] -> 32: 385 against 406 us for the layer).
+PHASE_TAPS_PER_STRIDE = 3
+
+
+def _phase_columns_apply(kernel, strides) -> bool:
+    """Whether :func:`_phase_columns` lays out this layer's columns."""
+    return strides[-1] > 1 and kernel[-1] > PHASE_TAPS_PER_STRIDE * strides[-1]
+
+
+def _phase_columns(xp, g, ci, out, kernel, strides, dilations, ct) -> np.ndarray:
+    """The im2col columns [N, G, Ci, *K, *out] of padded data ``xp`` [N, C, *padded] (the
+    values ``_as`` copies from the window view), for a stride s > 1 on the last axis.
+
+    The window view's innermost run (an output row) steps s elements through the data, a
+    gather at every element. Split the last axis into its s phases first (phase r, element j:
+    padded element j*s + r; one pass over the data): tap b of the last axis then reads phase
+    (b*d) % s from element (b*d) // s on, one element apart, and each tap's columns are copied
+    with contiguous rows."""
+    n = xp.shape[0]
+    nsp = len(kernel)
+    s, d = strides[-1], dilations[-1]
+    wp = xp.shape[-1]
+    wq = -(-wp // s)
+    phases = np.empty(xp.shape[:-1] + (s, wq), xp.dtype)
+    for r in range(s):
+        m = len(range(r, wp, s))
+        phases[..., r, :m] = xp[..., r::s]  # (elements past m are never read)
+    cols = np.empty((n, g, ci) + tuple(kernel) + tuple(out), ct)
+    st = phases.strides
+    lead = (n, xp.shape[1])
+    shape = lead + tuple(out) + tuple(kernel[:-1])
+    steps = st[:2] + tuple(st[2 + i] * strides[i] for i in range(nsp - 1)) + (st[-1],) \
+        + tuple(st[2 + i] * dilations[i] for i in range(nsp - 1))
+    # [N, G, Ci, *out, *K[:-1]] -> [N, G, Ci, *K[:-1], *out]
+    order = (0, 1, 2) + tuple(range(3 + nsp, 2 + 2 * nsp)) + tuple(range(3, 3 + nsp))
+    for b in range(kernel[-1]):
+        start = phases[..., (b * d) % s, (b * d) // s:]
+        taps = as_strided(start, shape, steps, writeable=False)
+        taps = taps.reshape((n, g, ci) + shape[2:]).transpose(order)
+        np.copyto(cols[(Ellipsis, b) + (slice(None),) * nsp], taps, casting="unsafe")
+    return cols
 
 
 def _depthwise(x, wc, out, strides, dilations, pads_begin, ct, y) -> None:
