@@ -149,8 +149,13 @@ def forward_scratch(shape, dtype, w_shape, strides, dilations, pads_begin, out) 
     if all(k == 1 for k in kernel):
         return padded + n * c * math.prod(out) * ct.itemsize
     row_bytes = g * ci * math.prod(kernel) * math.prod(out[1:]) * ct.itemsize
-    return padded + (n * out[0] * row_bytes if n * out[0] * row_bytes <= windows.tile_bytes()
-                     else _band(out[0], row_bytes))
+    if n * out[0] * row_bytes <= windows.tile_bytes():
+        phases = 0  # _phase_columns' copy of the padded data, split into the stride's phases
+        if _phase_columns_apply(kernel, strides):
+            s = strides[-1]
+            phases = n * c * math.prod(ends[:-1]) * s * -(-ends[-1] // s) * dtype.itemsize
+        return padded + phases + n * out[0] * row_bytes
+    return padded + _band(out[0], row_bytes)
 
 
 def backward_scratch(shape, dtype, w_shape, strides, dilations, pads_begin, out) -> int:

@@ -83,3 +83,17 @@ def test_the_stem_takes_the_phases_and_matches_the_direct_loop(phase_calls, kern
     y = conv.forward(x, w, strides, (1, 1), pads, want.shape[2:])
     assert_close(y, want.astype(np.float32), mag, f"{kernel}/{strides}")
     assert bool(phase_calls) == taken
+
+
+def test_the_memory_rule_counts_the_phases():
+    """forward_scratch holds the padded data, its phase copy and the columns (the memory
+    budget sees every temporary the path makes)."""
+    shape, w_shape = (1, 3, 40, 36), (1, 8, 3, 7, 7)
+    strides, dilations, pads = (2, 2), (1, 1), (3, 3)
+    out = (20, 18)
+    ends = windows.reach(out, w_shape[3:], strides, dilations)  # (45, 41)
+    padded = 3 * ends[0] * ends[1] * 4
+    phases = 3 * ends[0] * 2 * 21 * 4  # 41 elements split in 2 phases of 21
+    columns = 3 * 49 * out[0] * out[1] * 4
+    got = conv.forward_scratch(shape, np.float32, w_shape, strides, dilations, pads, out)
+    assert got == padded + phases + columns
