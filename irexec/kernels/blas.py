@@ -131,11 +131,14 @@ def free_cores() -> int:
     return _free
 
 
-def matmul(a: np.ndarray, b: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
+def matmul(a: np.ndarray, b: np.ndarray, out: np.ndarray | None = None,
+           large_from: int = SMALL_MACS) -> np.ndarray:
     """``np.matmul(a, b, out=out)``: on one BLAS thread when each product is small; a large
-    one on OpenBLAS's count, or on as many threads as there are free cores when fewer (a
-    thread that has to wait for a core makes the others spin: on the loaded 2-core machine,
-    ResNet-50's convolutions took 546 ms on two threads, 295 ms on one)."""
+    one (``large_from`` multiply-adds or more a matrix) on OpenBLAS's count, or on as many
+    threads as there are free cores when fewer (a thread that has to wait for a core makes
+    the others spin: on the loaded 2-core machine, ResNet-50's convolutions took 546 ms on
+    two threads, 295 ms on one). A caller whose products gain from a second free core
+    sooner passes a lower ``large_from`` (kernels/conv.py)."""
     if not _searched:
         _search()
     if _set is None:
@@ -147,7 +150,7 @@ def matmul(a: np.ndarray, b: np.ndarray, out: np.ndarray | None = None) -> np.nd
     # a matrix-vector product over a large matrix (an LLM's decode step) is bound by memory,
     # which a second core's loads speed up: 1.55x on a [1,1024]x[1024,2816] product streamed
     # from memory on this VM; it takes the free cores as a large product does
-    large = work >= SMALL_MACS or (not gemm and work >= LARGE_MATVEC)
+    large = work >= large_from or (not gemm and work >= LARGE_MATVEC)
     _enter(free_cores() if large else 1)
     try:
         return np.matmul(a, b, out=out)

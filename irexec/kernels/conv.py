@@ -34,6 +34,7 @@ import math
 from collections.abc import Sequence
 
 import numpy as np
+from numpy.lib.stride_tricks import as_strided
 
 from irexec.kernels import blas, buffers, scratch, windows
 from irexec.kernels.numeric import compute_dtype
@@ -59,6 +60,16 @@ def _temporaries(*specs) -> list[np.ndarray]:
     return scratch.temporaries("conv", SCRATCH_BYTES, *specs)
 
 
+# A convolution's product (im2col columns, or a 1x1 layer's data) of this many multiply-adds
+# or more runs on the free cores (kernels/blas.py; smaller products, and every product on a
+# machine whose other core is busy, on one thread). Measured on the quiet 2-core VM, one
+# thread against two: ResNet-18's 3x3 layers ([16,144]x[144,3136] ... [128,1152]x[1152,49],
+# 7.2M each) 164-216 -> 103-129 us, MobileNet-V2's 1x1 layers ([16,32]x[32,12544] 6.4M)
+# 178 -> 99 us, [48,48]x[48,784] (1.8M) 40 -> 25 us, [128,64]x[64,196] (1.6M) 35 -> 30 us.
+# The count never changes a product (blas.py), so neither does this.
+THREADS_FROM_MACS = 1 << 21
+
+
 def forward(x: np.ndarray, w: np.ndarray, strides: Sequence[int], dilations: Sequence[int],
             pads_begin: Sequence[int], out: Sequence[int]) -> np.ndarray:
     """Grouped convolution. ``x`` [N, G*Ci, *S], ``w`` [G, Co, Ci, *K] of one dtype; ``out``
@@ -77,7 +88,7 @@ def forward(x: np.ndarray, w: np.ndarray, strides: Sequence[int], dilations: Seq
         # 1x1, stride 1, no padding (most of a MobileNet's layers): the data is the column
         # matrix as it is (a few microseconds of window arithmetic saved per layer)
         blas.matmul(wc.reshape(g, co, ci), _as(x, ct).reshape(n, g, ci, -1),
-                    out=y.reshape(n, g, co, -1))
+                    out=y.reshape(n, g, co, -1), large_from=THREADS_FROM_MACS)
         return y
     ends = windows.reach(out, kernel, strides, dilations)
     if ci == 1 and g > 1 and (_wide_depthwise(kernel, out, ct)
@@ -100,7 +111,7 @@ def forward(x: np.ndarray, w: np.ndarray, strides: Sequence[int], dilations: Seq
         xs = windows.tap_view(xp, (0,) * len(kernel), out, strides, dilations)
         cols = _as(xs.reshape(n, g, ci, -1) if xs.flags.c_contiguous else xs, ct)
         blas.matmul(wc.reshape(g, co, ci), cols.reshape(n, g, ci, -1),
-                    out=y.reshape(n, g, co, -1))
+                    out=y.reshape(n, g, co, -1), large_from=THREADS_FROM_MACS)
     else:
         xp = windows.pad(x, pads_begin, ends)
         _im2col(xp, wc, out, strides, dilations, ct, y.reshape((n, g, co, out[0], -1)))
@@ -138,8 +149,13 @@ def forward_scratch(shape, dtype, w_shape, strides, dilations, pads_begin, out) 
     if all(k == 1 for k in kernel):
         return padded + n * c * math.prod(out) * ct.itemsize
     row_bytes = g * ci * math.prod(kernel) * math.prod(out[1:]) * ct.itemsize
-    return padded + (n * out[0] * row_bytes if n * out[0] * row_bytes <= windows.tile_bytes()
-                     else _band(out[0], row_bytes))
+    if n * out[0] * row_bytes <= windows.tile_bytes():
+        phases = 0  # _phase_columns' copy of the padded data, split into the stride's phases
+        if _phase_columns_apply(kernel, strides):
+            s = strides[-1]
+            phases = n * c * math.prod(ends[:-1]) * s * -(-ends[-1] // s) * dtype.itemsize
+        return padded + phases + n * out[0] * row_bytes
+    return padded + _band(out[0], row_bytes)
 
 
 def backward_scratch(shape, dtype, w_shape, strides, dilations, pads_begin, out) -> int:
@@ -261,14 +277,66 @@ def _im2col(xp, wc, out, strides, dilations, ct, y) -> None:
     w2 = wc.reshape(g, co, ci * kp)
     row_bytes = g * ci * kp * rest * ct.itemsize
     if n * out[0] * row_bytes <= windows.tile_bytes():
-        cols = _as(cols_t, ct).reshape(n, g, ci * kp, -1)
-        blas.matmul(w2, cols, out=y.reshape(n, g, co, -1))
+        if _phase_columns_apply(kernel, strides):
+            cols = _phase_columns(xp, g, ci, out, kernel, strides, dilations, ct)
+        else:
+            cols = _as(cols_t, ct)
+        blas.matmul(w2, cols.reshape(n, g, ci * kp, -1), out=y.reshape(n, g, co, -1),
+                    large_from=THREADS_FROM_MACS)
         return
     for b in range(n):
         for r0, r1 in windows.bands(out[0], row_bytes):
             part = cols_t[b:b + 1, ..., r0:r1, *(slice(None),) * (nsp - 1)]
             cols = _as(part, ct).reshape(1, g, ci * kp, -1)
-            y[b:b + 1, :, :, r0:r1] = blas.matmul(w2, cols).reshape(1, g, co, r1 - r0, rest)
+            y[b:b + 1, :, :, r0:r1] = blas.matmul(w2, cols, large_from=THREADS_FROM_MACS) \
+                .reshape(1, g, co, r1 - r0, rest)
+
+
+# A kernel of more than this many taps per stride on the last axis (a ResNet's 7x7/2 stem) has
+# its columns copied from the stride phases of the last axis (_phase_columns). Measured on
+# [1,3,224,224] 7x7/2 with 16 outputs: the columns 670 -> 385 us, the layer 1541 -> 1233 us;
+# smaller kernels gain nothing or lose (3x3/2 on the same data: 112 against 120 us for the
+# columns; 5x5/2 [1,16,56,56] -> 32: 385 against 406 us for the layer).
+PHASE_TAPS_PER_STRIDE = 3
+
+
+def _phase_columns_apply(kernel, strides) -> bool:
+    """Whether :func:`_phase_columns` lays out this layer's columns."""
+    return strides[-1] > 1 and kernel[-1] > PHASE_TAPS_PER_STRIDE * strides[-1]
+
+
+def _phase_columns(xp, g, ci, out, kernel, strides, dilations, ct) -> np.ndarray:
+    """The im2col columns [N, G, Ci, *K, *out] of padded data ``xp`` [N, C, *padded] (the
+    values ``_as`` copies from the window view), for a stride s > 1 on the last axis.
+
+    The window view's innermost run (an output row) steps s elements through the data, a
+    gather at every element. Split the last axis into its s phases first (phase r, element j:
+    padded element j*s + r; one pass over the data): tap b of the last axis then reads phase
+    (b*d) % s from element (b*d) // s on, one element apart, and each tap's columns are copied
+    with contiguous rows."""
+    n = xp.shape[0]
+    nsp = len(kernel)
+    s, d = strides[-1], dilations[-1]
+    wp = xp.shape[-1]
+    wq = -(-wp // s)
+    phases = np.empty(xp.shape[:-1] + (s, wq), xp.dtype)
+    for r in range(s):
+        m = len(range(r, wp, s))
+        phases[..., r, :m] = xp[..., r::s]  # (elements past m are never read)
+    cols = np.empty((n, g, ci) + tuple(kernel) + tuple(out), ct)
+    st = phases.strides
+    lead = (n, xp.shape[1])
+    shape = lead + tuple(out) + tuple(kernel[:-1])
+    steps = st[:2] + tuple(st[2 + i] * strides[i] for i in range(nsp - 1)) + (st[-1],) \
+        + tuple(st[2 + i] * dilations[i] for i in range(nsp - 1))
+    # [N, G, Ci, *out, *K[:-1]] -> [N, G, Ci, *K[:-1], *out]
+    order = (0, 1, 2) + tuple(range(3 + nsp, 2 + 2 * nsp)) + tuple(range(3, 3 + nsp))
+    for b in range(kernel[-1]):
+        start = phases[..., (b * d) % s, (b * d) // s:]
+        taps = as_strided(start, shape, steps, writeable=False)
+        taps = taps.reshape((n, g, ci) + shape[2:]).transpose(order)
+        np.copyto(cols[(Ellipsis, b) + (slice(None),) * nsp], taps, casting="unsafe")
+    return cols
 
 
 def _depthwise(x, wc, out, strides, dilations, pads_begin, ct, y) -> None:

@@ -297,3 +297,25 @@ def test_relu_of_every_nan_is_zero(dtype, snan, size):
         np.testing.assert_array_equal(out, np.where(src > 0, src, 0).astype(dtype))
         assert not np.signbit(out).any()
     assert np.isnan(x).sum() == len(set(where.tolist()) | {size - 1})
+
+
+@pytest.mark.parametrize("dtype, itype", [(np.float32, np.uint32), (np.float64, np.uint64)])
+def test_relu_on_the_bits_is_the_definition_bit_for_bit(dtype, itype):
+    """f32 and f64 Relu clips the bits as integers (unary._relu_bits): on random bits (every
+    sign, subnormals, infinities, NaNs of both signs), ±0.0 and the largest values, strided,
+    reversed and in place, the result is x > 0 ? x : +0.0 bit for bit."""
+    from irexec.ops.activation.unary import relu
+    rng = np.random.default_rng(3)
+    bits = rng.integers(0, np.iinfo(itype).max, 20_010, dtype=itype, endpoint=True)
+    info = np.finfo(dtype)
+    edges = np.array([0.0, -0.0, np.inf, -np.inf, info.max, -info.max, info.smallest_subnormal,
+                      -info.smallest_subnormal, info.tiny, -info.tiny], dtype)
+    x = np.concatenate([bits.view(dtype), edges, rng.standard_normal(1008).astype(dtype)])
+    for src in (x, x[::3], x[::-1], x.reshape(7, -1)[:, 1:]):
+        want = np.where(src > 0, src, dtype(0)).view(itype)
+        out = np.empty(src.shape, dtype)
+        relu(src, out)
+        np.testing.assert_array_equal(out.view(itype), want)
+        own = src.copy()
+        relu(own, own)
+        np.testing.assert_array_equal(own.view(itype), want)
