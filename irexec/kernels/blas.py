@@ -35,9 +35,11 @@ import numpy as np
 
 from irexec import forksafe
 
-# a product of fewer multiply-adds than this runs on one thread; from it, on the free cores: a
-# [100,256]x[256,64] product (1.6 M, a small transformer's MLP) took 35 us on one thread and
-# 22 us on two free ones on this 2-core VM, [200,240]x[240,64] 63 and 35 us
+# a product of fewer multiply-adds than this runs on one thread; from it, on the free cores.
+# One thread against two free ones on this 2-core VM: a small transformer's MLP
+# [100,256]x[256,64] (1.6M) 35 -> 22 us, [200,240]x[240,64] 63 -> 35 us; convolutions'
+# products: ResNet-18's 3x3 layers (7.2M each) 164-216 -> 103-129 us, MobileNet-V2's
+# [16,32]x[32,12544] 178 -> 99 us, [48,48]x[48,784] (1.8M) 40 -> 25 us
 SMALL_MACS = 1 << 20
 LARGE_MATVEC = 1 << 20  # ... unless it is a matrix-vector product of at least this many (4 MiB f32)
 # OpenBLAS runs products of fewer multiply-adds than these on one thread by itself, so no switch
@@ -131,14 +133,12 @@ def free_cores() -> int:
     return _free
 
 
-def matmul(a: np.ndarray, b: np.ndarray, out: np.ndarray | None = None,
-           large_from: int = SMALL_MACS) -> np.ndarray:
+def matmul(a: np.ndarray, b: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
     """``np.matmul(a, b, out=out)``: on one BLAS thread when each product is small; a large
-    one (``large_from`` multiply-adds or more a matrix) on OpenBLAS's count, or on as many
+    one (``SMALL_MACS`` multiply-adds or more a matrix) on OpenBLAS's count, or on as many
     threads as there are free cores when fewer (a thread that has to wait for a core makes
     the others spin: on the loaded 2-core machine, ResNet-50's convolutions took 546 ms on
-    two threads, 295 ms on one). A caller whose products gain from a second free core
-    sooner passes a lower ``large_from`` (kernels/conv.py)."""
+    two threads, 295 ms on one)."""
     if not _searched:
         _search()
     if _set is None:
@@ -150,7 +150,7 @@ def matmul(a: np.ndarray, b: np.ndarray, out: np.ndarray | None = None,
     # a matrix-vector product over a large matrix (an LLM's decode step) is bound by memory,
     # which a second core's loads speed up: 1.55x on a [1,1024]x[1024,2816] product streamed
     # from memory on this VM; it takes the free cores as a large product does
-    large = work >= large_from or (not gemm and work >= LARGE_MATVEC)
+    large = work >= SMALL_MACS or (not gemm and work >= LARGE_MATVEC)
     _enter(free_cores() if large else 1)
     try:
         return np.matmul(a, b, out=out)

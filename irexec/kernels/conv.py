@@ -60,16 +60,6 @@ def _temporaries(*specs) -> list[np.ndarray]:
     return scratch.temporaries("conv", SCRATCH_BYTES, *specs)
 
 
-# A convolution's product (im2col columns, or a 1x1 layer's data) of this many multiply-adds
-# or more runs on the free cores (kernels/blas.py; smaller products, and every product on a
-# machine whose other core is busy, on one thread). Measured on the quiet 2-core VM, one
-# thread against two: ResNet-18's 3x3 layers ([16,144]x[144,3136] ... [128,1152]x[1152,49],
-# 7.2M each) 164-216 -> 103-129 us, MobileNet-V2's 1x1 layers ([16,32]x[32,12544] 6.4M)
-# 178 -> 99 us, [48,48]x[48,784] (1.8M) 40 -> 25 us, [128,64]x[64,196] (1.6M) 35 -> 30 us.
-# The count never changes a product (blas.py), so neither does this.
-THREADS_FROM_MACS = 1 << 21
-
-
 def forward(x: np.ndarray, w: np.ndarray, strides: Sequence[int], dilations: Sequence[int],
             pads_begin: Sequence[int], out: Sequence[int]) -> np.ndarray:
     """Grouped convolution. ``x`` [N, G*Ci, *S], ``w`` [G, Co, Ci, *K] of one dtype; ``out``
@@ -88,7 +78,7 @@ def forward(x: np.ndarray, w: np.ndarray, strides: Sequence[int], dilations: Seq
         # 1x1, stride 1, no padding (most of a MobileNet's layers): the data is the column
         # matrix as it is (a few microseconds of window arithmetic saved per layer)
         blas.matmul(wc.reshape(g, co, ci), _as(x, ct).reshape(n, g, ci, -1),
-                    out=y.reshape(n, g, co, -1), large_from=THREADS_FROM_MACS)
+                    out=y.reshape(n, g, co, -1))
         return y
     ends = windows.reach(out, kernel, strides, dilations)
     if ci == 1 and g > 1 and (_wide_depthwise(kernel, out, ct)
@@ -111,7 +101,7 @@ def forward(x: np.ndarray, w: np.ndarray, strides: Sequence[int], dilations: Seq
         xs = windows.tap_view(xp, (0,) * len(kernel), out, strides, dilations)
         cols = _as(xs.reshape(n, g, ci, -1) if xs.flags.c_contiguous else xs, ct)
         blas.matmul(wc.reshape(g, co, ci), cols.reshape(n, g, ci, -1),
-                    out=y.reshape(n, g, co, -1), large_from=THREADS_FROM_MACS)
+                    out=y.reshape(n, g, co, -1))
     else:
         xp = windows.pad(x, pads_begin, ends)
         _im2col(xp, wc, out, strides, dilations, ct, y.reshape((n, g, co, out[0], -1)))
@@ -281,14 +271,13 @@ def _im2col(xp, wc, out, strides, dilations, ct, y) -> None:
             cols = _phase_columns(xp, g, ci, out, kernel, strides, dilations, ct)
         else:
             cols = _as(cols_t, ct)
-        blas.matmul(w2, cols.reshape(n, g, ci * kp, -1), out=y.reshape(n, g, co, -1),
-                    large_from=THREADS_FROM_MACS)
+        blas.matmul(w2, cols.reshape(n, g, ci * kp, -1), out=y.reshape(n, g, co, -1))
         return
     for b in range(n):
         for r0, r1 in windows.bands(out[0], row_bytes):
             part = cols_t[b:b + 1, ..., r0:r1, *(slice(None),) * (nsp - 1)]
             cols = _as(part, ct).reshape(1, g, ci * kp, -1)
-            y[b:b + 1, :, :, r0:r1] = blas.matmul(w2, cols, large_from=THREADS_FROM_MACS) \
+            y[b:b + 1, :, :, r0:r1] = blas.matmul(w2, cols) \
                 .reshape(1, g, co, r1 - r0, rest)
 
 

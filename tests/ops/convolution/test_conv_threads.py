@@ -1,5 +1,5 @@
-"""A convolution's product of kernels/conv.py's THREADS_FROM_MACS multiply-adds or more takes
-the free cores (kernels/blas.py's ``large_from``), a smaller one one thread: the same results
+"""A convolution's product of kernels/blas.py's SMALL_MACS multiply-adds or more takes the free
+cores, a smaller one one thread: the same results
 bit for bit either way (OpenBLAS splits a product by rows and columns of the output, never
 along the summed axis)."""
 
@@ -45,21 +45,20 @@ def test_one_or_two_threads_give_the_same_bits(monkeypatch, x_shape, w_shape, st
     np.testing.assert_array_equal(results[0].view(np.uint32), results[1].view(np.uint32))
     gc, co, ci = w_shape[:3]
     work = co * ci * int(np.prod(kernel)) * int(np.prod(out))
-    if work >= conv.THREADS_FROM_MACS:  # the product took the free cores: 1, then 2
+    if work >= blas.SMALL_MACS:  # the product took the free cores: 1, then 2
         assert counts[-1] == 2 and 1 in counts
     else:
         assert set(counts) <= {1}
 
 
-def test_large_from_lowers_the_bar_for_the_free_cores(monkeypatch):
+def test_the_free_cores_from_small_macs(monkeypatch):
     _multi_threaded()
     seen = []
     real_enter = blas._enter
     monkeypatch.setattr(blas, "_enter", lambda wanted: (seen.append(wanted),
                                                         real_enter(wanted))[1])
     monkeypatch.setattr(blas, "free_cores", lambda: 2)
-    a = np.ones((64, 256), np.float32)
-    b = np.ones((256, 256), np.float32)  # 4.2M multiply-adds: under SMALL_MACS
-    blas.matmul(a, b)
-    blas.matmul(a, b, large_from=1 << 21)
+    b = np.ones((256, 256), np.float32)
+    blas.matmul(np.ones((8, 256), np.float32), b)  # 0.5M multiply-adds: one thread
+    blas.matmul(np.ones((64, 256), np.float32), b)  # 4.2M: the free cores
     assert seen == [1, 2]
