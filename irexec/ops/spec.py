@@ -289,6 +289,11 @@ class OpSpec:
     # referenced, so neither passes the reference-count proof while the other lives); the plan
     # hands the caller a copy where the first input is the caller's own or a constant.
     returns_view: bool = False
+    # The kernel is ``data.reshape(dims)``, dims a function of data's shape and the other
+    # inputs' values alone (Reshape, Squeeze, Unsqueeze): where those inputs are constants, a
+    # call like one before reshapes to the dims the kernel found for that shape of data
+    # (runtime/call_code.py).
+    reshapes: bool = False
     # ``skip_unread(unread) -> kernel | None``: a kernel computing the outputs but those whose
     # indices are in the frozenset ``unread`` (None in their places), or None for that set; the
     # plan binds it where no layer reads those outputs (MaxPool's indices).

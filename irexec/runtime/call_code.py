@@ -63,7 +63,7 @@ class CallCode:
             if step.memo is not None:
                 run, what = _memo_step(step, node, frees)
             else:
-                run, what = _kernel_step(step, node, frees)
+                run, what = _kernel_step(step, node, frees, constants)
             self.runs.append(run)
             self.lines.append((step, what))
 
@@ -209,7 +209,7 @@ def _memo_step(step, node, frees):
     return run, "remembered per " + ("input shape" if step.memo_by_shape else "input")
 
 
-def _kernel_step(step, node, frees):
+def _kernel_step(step, node, frees, constants=frozenset()):
     """A step that runs its kernel: the check of a call like one before, the kernel (over its
     first input when nothing else can see it), the outputs' sizes after it, the frees (a large
     array nothing else can see goes to the pool)."""
@@ -316,17 +316,60 @@ def _kernel_step(step, node, frees):
                 give(value, 1)
             value = None
 
+    reshaping = False
     if in_place is None and single and mode in (0, 3):
         values_check = mode == 3 and values_check
         run = simple
+        if node is not None and node.op.spec.reshapes and not values_check \
+                and step.inputs and all(s in constants for s in step.inputs[1:]):
+            run = _reshape_step(step, simple, mode, own)
+            reshaping = True
 
     def what() -> str:  # for print(code)
         said = ["kernel" if ufunc is None else f"numpy's {ufunc.__name__} (small results)",
                 ["", "value domains", f"sized test of inputs {list(candidates)}",
                  "sizes after"][mode],
-                "may write over its first input" if in_place is not None else ""]
+                "may write over its first input" if in_place is not None else "",
+                "numpy's reshape to the dims found per shape of its data" if reshaping else ""]
         return ", ".join(w for w in said if w)
     return run, what
+
+
+def _reshape_step(step, simple, mode: int, own: tuple[int, ...]):
+    """A layer whose kernel is ``data.reshape(dims)``, dims fixed by data's shape and the
+    layer's other inputs (``OpSpec.reshapes``), all constants here: the dims found by the
+    kernel for a shape of data are used for that shape again, so the step is numpy's reshape
+    (the kernel's own call, bit for bit and view for view) without the kernel reading its
+    constants. A shape not met before runs ``simple``, the whole step."""
+    data, out = step.inputs[0], step.outputs[0]
+    dims_of: dict = {}
+
+    def reshape(values, limit, give):
+        x = values[data]
+        dims = dims_of.get(x.shape)
+        if dims is None:
+            shape = x.shape
+            x = None
+            simple(values, limit, give)
+            if len(dims_of) < RESHAPES_KEPT:
+                dims_of[shape] = values[out].shape
+            return
+        result = x.reshape(dims)
+        if mode and result.nbytes > limit:  # (a copy: data that was not contiguous)
+            oversized(step, (result,), (x,), limit)
+        x = None
+        values[out] = result
+        result = None
+        for s in own:
+            value = values[s]
+            values[s] = None
+            if value is not None and value.nbytes >= MIN_BYTES:
+                give(value, 1)
+            value = None
+    return reshape
+
+
+RESHAPES_KEPT = 16  # shapes of data a reshaping step remembers its dims for
 
 
 def _small_candidates(step, node) -> tuple[int, ...]:

@@ -219,3 +219,26 @@ def test_two_threads_decoding_at_once_get_each_their_own_answer():
         assert len(got) == len(want) == 26
         for g, w in zip(got, want):
             np.testing.assert_array_equal(g, w)
+
+
+def test_reshapes_by_constants_reuse_their_dims_per_shape_of_data():
+    # Reshape, Unsqueeze and Squeeze with constant targets and axes: a call like one before
+    # reshapes to the dims the kernel found for that shape of data; a new shape (or the
+    # same signature's other sizes) finds its own; the values and views are the kernels'
+    b = ModelBuilder("reshapes")
+    x = b.parameter("x", "f32", [-1, 6])
+    r = b.op("Reshape", x, b.constant(_i64(-1, 2, 3)), special_zero=False)
+    u = b.op("Unsqueeze", r, b.constant(_i64(1)))
+    s = b.op("Squeeze", u, b.constant(_i64(1)))
+    flat = b.op("Reshape", s, b.constant(_i64(0, 6)), special_zero=True)
+    b.result(b.op("Multiply", flat, b.constant(np.array(2, np.float32))), "y")
+    compiled = irexec.compile_model(b.build(), "CPU", {"fusion": "off"})  # (else one step)
+    for rows in (4, 4, 4, 7, 7, 4, 3, 3):
+        data = RNG.normal(size=(rows, 6)).astype(np.float32)
+        got = compiled({"x": data})[0]
+        np.testing.assert_array_equal(got, data * np.float32(2))
+    code = compiled.plan.call_code
+    assert isinstance(code, CallCode)
+    lines = str(code).splitlines()
+    reshaping = [line for line in lines if "numpy's reshape" in line]
+    assert len(reshaping) == 4, lines

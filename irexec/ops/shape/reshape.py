@@ -168,6 +168,7 @@ class Reshape(Op):
         doc="Changes a tensor's shape, keeping its elements and their order.",
         exact=True,
         returns_view=True,  # the plan copies it where the caller must own it
+        reshapes=True,
         output_bytes=same_bytes,
     )
 

@@ -92,6 +92,7 @@ class Squeeze1(Op):
         doc="Removes dims of size 1: all of them, or those the axes name.",
         exact=True,
         returns_view=True,  # the plan copies it where the caller must own it
+        reshapes=True,
         output_bytes=same_bytes,
     )
     kernel = staticmethod(squeeze)
@@ -115,6 +116,7 @@ class Squeeze15(Op):
         doc="Removes dims of size 1: all of them, or those the axes name.",
         exact=True,
         returns_view=True,  # the plan copies it where the caller must own it
+        reshapes=True,
         output_bytes=same_bytes,
     )
 

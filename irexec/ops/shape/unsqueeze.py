@@ -63,6 +63,7 @@ class Unsqueeze(Op):
         doc="Inserts dims of size 1 at the positions the axes name.",
         exact=True,
         returns_view=True,  # the plan copies it where the caller must own it
+        reshapes=True,
         output_bytes=same_bytes,
     )
 
