@@ -80,6 +80,11 @@ def forward(x: np.ndarray, w: np.ndarray, strides: Sequence[int], dilations: Seq
         blas.matmul(wc.reshape(g, co, ci), _as(x, ct).reshape(n, g, ci, -1),
                     out=y.reshape(n, g, co, -1))
         return y
+    if g == 1 and tuple(kernel) == tuple(strides) and max(dilations) == 1 \
+            and not any(pads_begin) and x.shape[2:] == tuple(o * k for o, k in zip(out, kernel)) \
+            and _within_tile(x.size * np.dtype(ct).itemsize):
+        _patches(x, wc, out, ct, y)
+        return y
     ends = windows.reach(out, kernel, strides, dilations)
     if ci == 1 and g > 1 and (_wide_depthwise(kernel, out, ct)
                               or _small_strided(kernel, out, strides)):
@@ -106,6 +111,28 @@ def forward(x: np.ndarray, w: np.ndarray, strides: Sequence[int], dilations: Seq
         xp = windows.pad(x, pads_begin, ends)
         _im2col(xp, wc, out, strides, dilations, ct, y.reshape((n, g, co, out[0], -1)))
     return y
+
+
+def _within_tile(nbytes: int) -> bool:
+    """Whether temporaries of ``nbytes`` fit windows.tile_bytes() (never less than
+    MIN_TILE_BYTES: small ones are known to without reading the budget)."""
+    return nbytes <= windows.MIN_TILE_BYTES or nbytes <= windows.tile_bytes()
+
+
+def _patches(x, wc, out, ct, y) -> None:
+    """A kernel the size of its stride over data it tiles exactly, unpadded (a ViT's patch
+    embedding): each window is a block of the data, so the im2col columns [N, Ci, *K, *out] are
+    the data's axes split and reordered (a reshape and one copy, no window view); the same
+    columns element for element as _im2col's, so the same product."""
+    n, ci = x.shape[:2]
+    co = wc.shape[1]
+    kernel = wc.shape[3:]
+    nsp = len(kernel)
+    split = x.reshape((n, ci) + tuple(d for o, k in zip(out, kernel) for d in (o, k)))
+    order = (0, 1) + tuple(3 + 2 * i for i in range(nsp)) + tuple(2 + 2 * i for i in range(nsp))
+    cols = _as(split.transpose(order), ct)
+    blas.matmul(wc.reshape(1, co, -1), cols.reshape(n, 1, ci * math.prod(kernel), -1),
+                out=y.reshape(n, 1, co, -1))
 
 
 def _band(rows: int, row_bytes: int) -> int:

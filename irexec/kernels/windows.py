@@ -29,10 +29,13 @@ from irexec.ir import shape_rules
 TILE_BYTES = 32 << 20
 
 
+MIN_TILE_BYTES = 1 << 16  # what tile_bytes() gives at least, whatever the budget
+
+
 def tile_bytes() -> int:
     """The most a kernel's temporaries may take at once: ``TILE_BYTES``, and at most an eighth
-    of the memory budget (irexec/budget.py)."""
-    return max(1 << 16, min(TILE_BYTES, budget.current() // 8))
+    of the memory budget (irexec/budget.py), never less than ``MIN_TILE_BYTES``."""
+    return max(MIN_TILE_BYTES, min(TILE_BYTES, budget.current() // 8))
 
 
 def geometry(spatial: Sequence[int], kernel: Sequence[int], strides: Sequence[int],
