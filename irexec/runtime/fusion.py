@@ -56,7 +56,7 @@ import numpy as np
 
 from irexec.ir import element_type as et_table
 from irexec.ir.model import Node, OutputPort
-from irexec.kernels import numeric
+from irexec.kernels import growing, numeric
 from irexec.kernels.convert import convert
 from irexec.kernels.fused import FusedKernel, Layer
 
@@ -756,3 +756,72 @@ def fused_names(plan) -> dict[str, str]:
     under (the pattern's last layer), for ``irexec bench --per-op``."""
     return {step.location.layer_id: step.kernel.name for step in plan.steps
             if isinstance(step.kernel, FusedKernel)}
+
+
+# === A KV cache appended in place =================================================================
+#
+# A stateful decoder's cache: ReadValue(v) -> [Gather along axis 0 by the beam indices] ->
+# Concat(cache, new positions) -> Assign(v). The three layers get kernels that keep the cache in
+# a block with room (irexec/kernels/growing.py): the same values, without copying the whole
+# cache on every call. Found where the Concat's output is read by no Result (the caller never
+# holds the block) and all three run as steps of their own. (The Gather's output may be the
+# variable's array itself, as ReadValue's is: no step writes into an array it cannot prove
+# private, and the variables hold it.)
+
+READ_VALUE, ASSIGN, CONCAT, GATHER, RESULT = "ReadValue", "Assign", "Concat", "Gather", "Result"
+
+
+def kv_appends(order, steps: list) -> list:
+    """The plan's steps with each KV cache pattern's Gather, Concat and Assign given the
+    kernels of kernels/growing.py (runtime/plan.py calls this after ``fuse_steps``)."""
+    index = {step.location.layer_id: i for i, step in enumerate(steps)}
+
+    def own_step(node):
+        """The plan's step running ``node``'s own kernel alone, or None."""
+        i = index.get(str(node.id))
+        if i is None or node.op is None:
+            return None
+        kernel = steps[i].kernel
+        if getattr(kernel, "func", kernel) is not node.op.kernel or steps[i].memo is not None:
+            return None
+        return i
+
+    replaced = {}
+    for node in order:
+        if node.type != ASSIGN or len(node.inputs) != 1:
+            continue
+        variable = node.attrs.get("variable_id")
+        concat = node.inputs[0].source.node
+        if concat.type != CONCAT or len(concat.inputs) != 2 or any(
+                c.node.type == RESULT for c in concat.outputs[0].consumers):
+            continue
+        past = concat.inputs[0].source.node
+        gather = None
+        if past.type == GATHER and len(past.inputs) == 3 and _zero(past.inputs[2].source) \
+                and not past.attrs.get("batch_dims", 0):
+            gather, past = past, past.inputs[0].source.node
+        if past.type != READ_VALUE or past.attrs.get("variable_id") != variable:
+            continue
+        at = [own_step(n) for n in (node, concat) + ((gather,) if gather else ())]
+        if any(i is None for i in at):
+            continue
+        assign_at, concat_at = at[0], at[1]
+        replaced[concat_at] = functools.partial(growing.append, axis=concat.attrs["axis"])
+        replaced[assign_at] = functools.partial(growing.keep, variable_id=variable,
+                                                assign=steps[assign_at].kernel)
+        if gather is not None:
+            replaced[at[2]] = functools.partial(growing.rows, gather=steps[at[2]].kernel)
+    if not replaced:
+        return steps
+    return [dataclasses.replace(step, kernel=replaced[i]) if i in replaced else step
+            for i, step in enumerate(steps)]
+
+
+def _zero(port: OutputPort | None) -> bool:
+    """Whether ``port`` is a Constant holding the one integer 0."""
+    node = port.node if port is not None else None
+    if node is None or node.op is None or node.op.spec.role != "constant":
+        return False
+    value = getattr(node, "value", None)
+    return value is not None and value.size == 1 and value.dtype.kind in "iu" \
+        and int(value.reshape(-1)[0]) == 0
