@@ -54,11 +54,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from irexec import budget
+from irexec.errors import IRError, OpError
 from irexec.ir import element_type as et_table
 from irexec.ir.model import Node, OutputPort
 from irexec.kernels import growing, numeric
 from irexec.kernels.convert import convert
-from irexec.kernels.fused import FusedKernel, Layer
+from irexec.kernels.fused import _CHECKED, FusedKernel, Layer
 
 MODES = ("fused", "per-call", "ir")  # config "decompression"; the first is the default
 
@@ -825,3 +827,199 @@ def _zero(port: OutputPort | None) -> bool:
     value = getattr(node, "value", None)
     return value is not None and value.size == 1 and value.dtype.kind in "iu" \
         and int(value.reshape(-1)[0]) == 0
+
+
+# === Attention over grouped keys and values =======================================================
+#
+# Grouped-query attention as converters write it: each of the key and the value, of G heads, is
+# Unsqueezed, Broadcast to R copies per head and Reshaped to G*R heads before the
+# ScaledDotProductAttention. The step made of those seven layers runs the attention's own kernel
+# on the G heads as they are, with the query's heads split into [G, R] (and a mask's, where it
+# has them): numpy's matmul takes each matrix of a batch as it is, so every product, every
+# softmax is the one over the copies, bit for bit, and the copies (the whole cache, R times, on
+# every decode step) are never made. Where a call's shapes are not of that form, the step runs
+# its layers as written.
+
+UNSQUEEZE, BROADCAST, RESHAPE_T, SDPA = ("Unsqueeze", "Broadcast", "Reshape",
+                                         "ScaledDotProductAttention")
+BROADCAST_MODES = frozenset({"numpy", "bidirectional"})
+
+
+def grouped_attention(order, steps: list, writers: list) -> tuple[list, list]:
+    """The plan's steps with each grouped attention (above) made one step (runtime/plan.py
+    calls this after ``fuse_steps``)."""
+    index = {step.location.layer_id: i for i, step in enumerate(steps)}
+
+    def own(node) -> bool:
+        i = index.get(str(node.id))
+        if i is None or node.op is None or steps[i].memo is not None:
+            return False
+        kernel = steps[i].kernel
+        return getattr(kernel, "func", kernel) is node.op.kernel and len(steps[i].outputs) == 1
+
+    def only_reader(node, reader) -> bool:
+        return all(c.node is reader for p in node.outputs for c in p.consumers)
+
+    def chain(port, sdpa):
+        """The Reshape(Broadcast(Unsqueeze(x))) feeding ``sdpa`` at ``port``, or None."""
+        r = port.source.node if port.source is not None else None
+        if r is None or r.type != RESHAPE_T or len(r.inputs) != 2 or not only_reader(r, sdpa):
+            return None
+        b = r.inputs[0].source.node
+        if b.type != BROADCAST or len(b.inputs) != 2 or not only_reader(b, r) \
+                or str(b.attrs.get("mode", "numpy")).lower() not in BROADCAST_MODES:
+            return None
+        u = b.inputs[0].source.node
+        if u.type != UNSQUEEZE or len(u.inputs) != 2 or not only_reader(u, b):
+            return None
+        return [u, b, r] if all(own(n) for n in (u, b, r)) else None
+
+    groups = []
+    for node in order:
+        if node.type != SDPA or len(node.inputs) < 3 or not own(node):
+            continue
+        k, v = chain(node.inputs[1], node), chain(node.inputs[2], node)
+        if k is None or v is None:
+            continue
+        groups.append(Group("GroupedAttention", k + v + [node], node))
+    if not groups:
+        return steps, writers
+    replaced, gone = {}, set()
+    for group in groups:
+        members = sorted(index[str(n.id)] for n in group.nodes)
+        if steps[members[-1]].location.layer_id != str(group.root.id):
+            continue
+        nodes = {str(n.id): n for n in group.nodes}
+        step, _ = _fused_step(group, [steps[i] for i in members], [writers[i] for i in members],
+                              nodes)
+        fused = step.kernel
+        # where each of the seven layers sits among the step's layers (plan order)
+        roles = tuple(members.index(index[str(n.id)]) for n in group.nodes)
+        kernel = GroupedAttentionKernel(fused.name, fused.layers, fused.count, fused.sized,
+                                        roles, (bool(group.nodes[2].attrs.get("special_zero")),
+                                                bool(group.nodes[5].attrs.get("special_zero"))))
+        replaced[members[-1]] = dataclasses.replace(
+            step, kernel=kernel, check=kernel.check if step.check is not None else None)
+        gone.update(members[:-1])
+    new_steps, new_writers = [], []
+    for i, (step, writer) in enumerate(zip(steps, writers)):
+        if i in gone:
+            continue
+        if i in replaced:
+            step, writer = replaced[i], None
+        new_steps.append(step)
+        new_writers.append(writer)
+    return new_steps, new_writers
+
+
+class GroupedAttentionKernel(FusedKernel):
+    """A grouped attention step's kernel: its layers (plan order) are the key's Unsqueeze,
+    Broadcast and Reshape, the value's, and the attention, at the positions ``roles`` gives in
+    that order; ``special_zero``: the key's and the value's Reshape's. The attention's kernel
+    on the G heads where the call's shapes allow (``_grouped``), else the layers in order
+    (FusedKernel)."""
+
+    __slots__ = ("roles", "special_zero")
+
+    def __init__(self, name, layers, count, sized, roles, special_zero):
+        super().__init__(name, layers, count, sized)
+        self.roles, self.special_zero = roles, special_zero
+
+    def __call__(self, *inputs):
+        if _CHECKED.last is None:
+            result = self._grouped(inputs)
+            if result is not None:
+                _CHECKED.ran = (self, tuple(map(id, inputs)))
+                return result
+        return FusedKernel.__call__(self, *inputs)
+
+    def _grouped(self, inputs):
+        layers = [self.layers[i] for i in self.roles]
+        count = self.count
+        split = None  # (axis, G, R): the heads axis of the attention and its two factors
+        sides = []
+        for at, special_zero in ((0, self.special_zero[0]), (3, self.special_zero[1])):
+            unsqueeze, broadcast, reshape = layers[at:at + 3]
+            refs = unsqueeze.refs + broadcast.refs[1:] + reshape.refs[1:]
+            if any(ref >= count for ref in refs):
+                return None  # an axes or shape made inside the step: never, see the finder
+            data, axes, target, pattern = (inputs[ref] for ref in refs)
+            found = _grouping(data, axes, target, pattern, special_zero)
+            if found is None or split is not None and found[0] != split:
+                return None
+            split = found[0]
+            sides.append(found[1])
+        attention = layers[6]
+        if any(ref >= count for i, ref in enumerate(attention.refs) if i not in (1, 2)):
+            return None
+        args = [inputs[ref] if i not in (1, 2) else None
+                for i, ref in enumerate(attention.refs)]
+        axis, g, r = split
+        query = args[0]
+        if type(query) is not np.ndarray or query.ndim != sides[0].ndim - 1 \
+                or query.shape[axis] != g * r:
+            return None
+        args[0] = query.reshape(query.shape[:axis] + (g, r) + query.shape[axis + 1:])
+        args[1], args[2] = sides
+        if len(args) > 3:
+            mask = _split_heads(args[3], query.ndim, axis, g, r)
+            if mask is None:
+                return None
+            args[3] = mask
+        limit = budget.current()
+        for side in sides:  # the copies the layers would make: the memory rule as they have it
+            if side.nbytes * r > limit:
+                self.check(list(inputs))
+        try:
+            out = attention.kernel(*args)
+        except OpError as e:
+            raise IRError.make(e.code or "IR605", str(e), attention.location) from None
+        return out.reshape(out.shape[:axis] + (g * r,) + out.shape[axis + 2:])
+
+
+def _grouping(data, axes, target, pattern, special_zero: bool):
+    """For one of key and value: ((heads axis, G, R), the data with its new axis) where
+    Unsqueeze(data, axes) -> Broadcast(target) -> Reshape(pattern) repeats each of G heads R
+    times along the axis before the new one; else None."""
+    if type(data) is not np.ndarray or data.ndim < 2 or axes.size != 1 \
+            or axes.dtype.kind not in "iu" or target.dtype.kind not in "iu" \
+            or pattern.dtype.kind not in "iu" or target.ndim != 1 or pattern.ndim != 1:
+        return None
+    rank = data.ndim + 1
+    a = int(axes.reshape(-1)[0])
+    if not -rank <= a < rank:
+        return None
+    a %= rank
+    if a == 0:
+        return None
+    shape = data.shape[:a] + (1,) + data.shape[a:]
+    t = tuple(target.tolist())
+    if len(t) != rank or t[a] < 1 or any(t[i] != shape[i] for i in range(rank) if i != a):
+        return None
+    merged = t[:a - 1] + (t[a - 1] * t[a],) + t[a + 1:]
+    p = tuple(pattern.tolist())
+    if len(p) != len(merged) or p.count(-1) > 1:
+        return None
+    for i, (want, given) in enumerate(zip(merged, p)):
+        if given == want or given == -1 and want != 0 or special_zero and given == 0 \
+                and t[i] == want:
+            continue
+        return None
+    return (a - 1, t[a - 1], t[a]), data.reshape(shape)
+
+
+def _split_heads(mask, rank: int, axis: int, g: int, r: int):
+    """The attention mask for queries whose heads axis ``axis`` (of ``rank``) is split into
+    [g, r]: as it is when it does not reach that axis, its heads split the same way (or a 1
+    made [1, 1]) when it does; None otherwise."""
+    if type(mask) is not np.ndarray:
+        return None
+    at = mask.ndim - (rank - axis)  # the mask's dim aligned with the heads
+    if at < 0:
+        return mask
+    heads = mask.shape[at]
+    if heads == 1:
+        return mask.reshape(mask.shape[:at] + (1, 1) + mask.shape[at + 1:])
+    if heads == g * r:
+        return mask.reshape(mask.shape[:at] + (g, r) + mask.shape[at + 1:])
+    return None
