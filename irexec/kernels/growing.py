@@ -35,9 +35,11 @@ from irexec.kernels import state
 
 ROOM_FRACTION = 4  # a new block has room for a quarter of its length more (at least MIN_ROOM)
 MIN_ROOM = 16
+MIN_BYTES = 32 << 10  # a smaller cache is concatenated as the layer does (as cheap, measured)
 
 _lock = threading.Lock()
-# id(block) -> [weakref to it, axis, filled length, weakref to the view of the filled part]
+# id(block) -> [weakref to it, axis, filled length, weakref to the view of the filled part,
+# the slices (a tuple) before the axis]
 _blocks: dict[int, list] = {}
 
 
@@ -72,39 +74,38 @@ def rows(data: np.ndarray, indices: np.ndarray, axis, *, gather):
     return gather(data, indices, axis)
 
 
-def _extends(past: np.ndarray, new: np.ndarray, axis: int):
-    """The block ``past`` is the filled part of, when ``new`` fits in its room; else None."""
-    block = past.base
-    if type(block) is not np.ndarray:
-        return None
-    entry = _blocks.get(id(block))
-    # the view append returned last (the variable's value), and no other
-    if entry is None or entry[3]() is not past or entry[0]() is not block \
-            or entry[1] != axis or entry[2] + new.shape[axis] > block.shape[axis]:
-        return None
-    return block
-
-
 def append(past: np.ndarray, new: np.ndarray, *, axis: int) -> np.ndarray:
-    """``np.concatenate((past, new), axis)``, as a view of a block with room (see above)."""
+    """``np.concatenate((past, new), axis)``, as a view of a block with room (see above); a
+    cache under ``MIN_BYTES`` as numpy's concatenation (a new array is as cheap)."""
+    block = past.base
+    if type(block) is np.ndarray:  # the view made last, extended in its block's room
+        entry = _blocks.get(id(block))
+        if entry is not None and entry[3]() is past and type(new) is np.ndarray \
+                and new.dtype == past.dtype:
+            head, at = entry[4], entry[1]
+            shape = new.shape
+            with _lock:
+                filled = entry[2]
+                total = filled + shape[at]
+                if entry[3]() is past and total <= block.shape[at] \
+                        and (axis - at) % past.ndim == 0 and len(shape) == past.ndim \
+                        and shape[:at] == past.shape[:at] \
+                        and shape[at + 1:] == past.shape[at + 1:]:
+                    view = block[head + (slice(0, total),)]
+                    entry[2], entry[3] = total, weakref.ref(view)
+                else:
+                    view = None
+            if view is not None:
+                block[head + (slice(filled, total),)] = new
+                return view
     if type(past) is not np.ndarray or type(new) is not np.ndarray or past.ndim != new.ndim \
-            or past.ndim == 0 or past.dtype != new.dtype or past.dtype.kind not in "biuf":
+            or past.ndim == 0 or past.dtype != new.dtype or past.dtype.kind not in "biuf" \
+            or past.nbytes + new.nbytes < MIN_BYTES:
         return np.concatenate((past, new), axis=axis)
     axis = axis % past.ndim
     if past.shape[:axis] != new.shape[:axis] or past.shape[axis + 1:] != new.shape[axis + 1:]:
         return np.concatenate((past, new), axis=axis)  # its own error
     head = (slice(None),) * axis
-    with _lock:
-        block = _extends(past, new, axis)
-        if block is not None:
-            entry = _blocks[id(block)]
-            filled = entry[2]
-            total = filled + new.shape[axis]
-            view = block[head + (slice(0, total),)]
-            entry[2], entry[3] = total, weakref.ref(view)
-    if block is not None:
-        block[head + (slice(filled, total),)] = new
-        return view
     filled = past.shape[axis]
     total = filled + new.shape[axis]
     shape = list(past.shape)
@@ -117,7 +118,7 @@ def append(past: np.ndarray, new: np.ndarray, *, axis: int) -> np.ndarray:
     key = id(block)
     view = block[head + (slice(0, total),)]
     with _lock:
-        _blocks[key] = [weakref.ref(block, _forget(key)), axis, total, weakref.ref(view)]
+        _blocks[key] = [weakref.ref(block, _forget(key)), axis, total, weakref.ref(view), head]
     return view
 
 

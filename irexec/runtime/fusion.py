@@ -919,14 +919,25 @@ class GroupedAttentionKernel(FusedKernel):
     on the G heads where the call's shapes allow (``_grouped``), else the layers in order
     (FusedKernel)."""
 
-    __slots__ = ("roles", "special_zero")
+    __slots__ = ("sides", "attention", "others")
 
     def __init__(self, name, layers, count, sized, roles, special_zero):
         super().__init__(name, layers, count, sized)
-        self.roles, self.special_zero = roles, special_zero
+        chosen = [layers[i] for i in roles]
+        # for the key and the value: the step's inputs their Unsqueeze, Broadcast and Reshape
+        # read (data, axes, target shape, reshape pattern), and the Reshape's special_zero
+        self.sides = tuple(
+            chosen[at].refs + chosen[at + 1].refs[1:] + chosen[at + 2].refs[1:] + (zero,)
+            for at, zero in ((0, special_zero[0]), (3, special_zero[1])))
+        self.attention = chosen[6]
+        # the attention's other inputs (query, mask, scale) as step inputs, in order
+        self.others = tuple(r for i, r in enumerate(self.attention.refs) if i not in (1, 2))
+        if any(r >= count for side in self.sides for r in side[:4]) \
+                or any(r >= count for r in self.others):
+            self.sides = None  # (never: the finder takes no layer that makes them)
 
     def __call__(self, *inputs):
-        if _CHECKED.last is None:
+        if _CHECKED.last is None and self.sides is not None:
             result = self._grouped(inputs)
             if result is not None:
                 _CHECKED.ran = (self, tuple(map(id, inputs)))
@@ -934,78 +945,65 @@ class GroupedAttentionKernel(FusedKernel):
         return FusedKernel.__call__(self, *inputs)
 
     def _grouped(self, inputs):
-        layers = [self.layers[i] for i in self.roles]
-        count = self.count
-        split = None  # (axis, G, R): the heads axis of the attention and its two factors
-        sides = []
-        for at, special_zero in ((0, self.special_zero[0]), (3, self.special_zero[1])):
-            unsqueeze, broadcast, reshape = layers[at:at + 3]
-            refs = unsqueeze.refs + broadcast.refs[1:] + reshape.refs[1:]
-            if any(ref >= count for ref in refs):
-                return None  # an axes or shape made inside the step: never, see the finder
-            data, axes, target, pattern = (inputs[ref] for ref in refs)
-            found = _grouping(data, axes, target, pattern, special_zero)
-            if found is None or split is not None and found[0] != split:
-                return None
-            split = found[0]
-            sides.append(found[1])
-        attention = layers[6]
-        if any(ref >= count for i, ref in enumerate(attention.refs) if i not in (1, 2)):
+        (kd, ka, kt, kp, kz), (vd, va, vt, vp, vz) = self.sides
+        key = _grouping(inputs[kd], inputs[ka], inputs[kt], inputs[kp], kz)
+        if key is None:
             return None
-        args = [inputs[ref] if i not in (1, 2) else None
-                for i, ref in enumerate(attention.refs)]
-        axis, g, r = split
-        query = args[0]
-        if type(query) is not np.ndarray or query.ndim != sides[0].ndim - 1 \
-                or query.shape[axis] != g * r:
+        value = _grouping(inputs[vd], inputs[va], inputs[vt], inputs[vp], vz)
+        if value is None or value[0] != key[0]:
             return None
-        args[0] = query.reshape(query.shape[:axis] + (g, r) + query.shape[axis + 1:])
-        args[1], args[2] = sides
-        if len(args) > 3:
-            mask = _split_heads(args[3], query.ndim, axis, g, r)
+        axis, g, r = key[0]
+        others = self.others
+        query = inputs[others[0]]
+        shape = query.shape if type(query) is np.ndarray else ()
+        if len(shape) != key[1].ndim - 1 or shape[axis] != g * r:
+            return None
+        args = [query.reshape(shape[:axis] + (g, r) + shape[axis + 1:]), key[1], value[1]]
+        if len(others) > 1:
+            mask = _split_heads(inputs[others[1]], len(shape), axis, g, r)
             if mask is None:
                 return None
-            args[3] = mask
-        limit = budget.current()
-        for side in sides:  # the copies the layers would make: the memory rule as they have it
-            if side.nbytes * r > limit:
-                self.check(list(inputs))
+            args.append(mask)
+            args.extend(inputs[o] for o in others[2:])
+        if (key[1].nbytes + value[1].nbytes) * r > budget.current():
+            # the copies the layers make: the memory rule as they meet it (their error)
+            self.check(list(inputs))
         try:
-            out = attention.kernel(*args)
+            out = self.attention.kernel(*args)
         except OpError as e:
-            raise IRError.make(e.code or "IR605", str(e), attention.location) from None
-        return out.reshape(out.shape[:axis] + (g * r,) + out.shape[axis + 2:])
+            raise IRError.make(e.code or "IR605", str(e), self.attention.location) from None
+        shape = out.shape
+        return out.reshape(shape[:axis] + (g * r,) + shape[axis + 2:])
 
 
 def _grouping(data, axes, target, pattern, special_zero: bool):
     """For one of key and value: ((heads axis, G, R), the data with its new axis) where
     Unsqueeze(data, axes) -> Broadcast(target) -> Reshape(pattern) repeats each of G heads R
     times along the axis before the new one; else None."""
-    if type(data) is not np.ndarray or data.ndim < 2 or axes.size != 1 \
-            or axes.dtype.kind not in "iu" or target.dtype.kind not in "iu" \
-            or pattern.dtype.kind not in "iu" or target.ndim != 1 or pattern.ndim != 1:
+    if type(data) is not np.ndarray or axes.dtype.kind not in "iu" \
+            or target.dtype.kind not in "iu" or pattern.dtype.kind not in "iu":
         return None
-    rank = data.ndim + 1
-    a = int(axes.reshape(-1)[0])
-    if not -rank <= a < rank:
+    a, t, p = axes.tolist(), target.tolist(), pattern.tolist()
+    if type(a) is list:
+        if len(a) != 1:
+            return None
+        a = a[0]
+    dims = data.shape
+    rank = len(dims) + 1
+    if not -rank <= a < rank or type(t) is not list or type(p) is not list or len(t) != rank:
         return None
     a %= rank
-    if a == 0:
+    if a == 0 or t[:a] != list(dims[:a]) or t[a + 1:] != list(dims[a:]) or t[a] < 1:
         return None
-    shape = data.shape[:a] + (1,) + data.shape[a:]
-    t = tuple(target.tolist())
-    if len(t) != rank or t[a] < 1 or any(t[i] != shape[i] for i in range(rank) if i != a):
-        return None
-    merged = t[:a - 1] + (t[a - 1] * t[a],) + t[a + 1:]
-    p = tuple(pattern.tolist())
-    if len(p) != len(merged) or p.count(-1) > 1:
-        return None
-    for i, (want, given) in enumerate(zip(merged, p)):
-        if given == want or given == -1 and want != 0 or special_zero and given == 0 \
-                and t[i] == want:
-            continue
-        return None
-    return (a - 1, t[a - 1], t[a]), data.reshape(shape)
+    merged = t[:a - 1] + [t[a - 1] * t[a]] + t[a + 1:]
+    if p != merged:
+        if len(p) != len(merged) or p.count(-1) > 1:
+            return None
+        for i, (want, given) in enumerate(zip(merged, p)):
+            if not (given == want or given == -1 and want != 0
+                    or special_zero and given == 0 and t[i] == want):
+                return None
+    return (a - 1, t[a - 1], t[a]), data.reshape(dims[:a] + (1,) + dims[a:])
 
 
 def _split_heads(mask, rank: int, axis: int, g: int, r: int):

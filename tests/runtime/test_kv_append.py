@@ -30,7 +30,8 @@ def _generation(compiled, batch, prompt, steps, reorder, seed=3):
 
 
 @pytest.mark.parametrize("batch,reorder", [(1, False), (2, False), (2, True), (3, True)])
-def test_appended_cache_gives_the_layer_by_layer_answer_bit_for_bit(batch, reorder):
+def test_appended_cache_gives_the_layer_by_layer_answer_bit_for_bit(batch, reorder,
+                                                                    small_caches_grow):
     fast = irexec.compile_model(decoder())
     plain = irexec.compile_model(decoder(), config={"fusion": "off"})
     assert any(getattr(s.kernel, "func", None) is growing.append for s in fast.plan.steps)
@@ -43,7 +44,13 @@ def test_appended_cache_gives_the_layer_by_layer_answer_bit_for_bit(batch, reord
             np.testing.assert_array_equal(g, w)
 
 
-def test_decode_steps_append_into_one_block_and_leave_held_values_alone():
+@pytest.fixture
+def small_caches_grow(monkeypatch):
+    """The toy decoder's cache is a few hundred bytes: appended in place all the same."""
+    monkeypatch.setattr(growing, "MIN_BYTES", 0)
+
+
+def test_decode_steps_append_into_one_block_and_leave_held_values_alone(small_caches_grow):
     compiled = irexec.compile_model(decoder())
     request = compiled.create_infer_request()
     beams = np.zeros(1, np.int32)
@@ -60,7 +67,7 @@ def test_decode_steps_append_into_one_block_and_leave_held_values_alone():
         np.testing.assert_array_equal(state[:, :held.shape[1]], copy)
 
 
-def test_a_state_set_by_the_caller_is_copied_then_appended():
+def test_a_state_set_by_the_caller_is_copied_then_appended(small_caches_grow):
     compiled = irexec.compile_model(decoder())
     plain = irexec.compile_model(decoder(), config={"fusion": "off"})
     feeds = [{"input_ids": np.array([[2, 3]]), "beam_idx": np.zeros(1, np.int32)},
@@ -78,7 +85,7 @@ def test_a_state_set_by_the_caller_is_copied_then_appended():
     np.testing.assert_array_equal(value, a.query_state()[0].state.data[:, :2])
 
 
-def test_append_is_concatenate_and_branches_get_their_own():
+def test_append_is_concatenate_and_branches_get_their_own(small_caches_grow):
     rng = np.random.default_rng(0)
     past = rng.normal(size=(2, 3, 5, 4)).astype(np.float32)
     first = growing.append(past, rng.normal(size=(2, 3, 1, 4)).astype(np.float32), axis=-2)
@@ -102,6 +109,20 @@ def test_append_is_concatenate_and_branches_get_their_own():
     np.testing.assert_array_equal(ints, [[0, 1, 2, 0], [3, 4, 5, 1]])
     with pytest.raises(ValueError):
         growing.append(np.zeros((2, 3)), np.zeros((3, 1)), axis=1)
+    # a block's next positions of other dims (numpy would broadcast them): numpy's error
+    start = growing.append(np.zeros((2, 3)), np.zeros((2, 1)), axis=1)
+    assert start.base is not None
+    with pytest.raises(ValueError):
+        growing.append(start, np.zeros((1, 1)), axis=1)
+    np.testing.assert_array_equal(growing.append(start, np.ones((2, 2)), axis=-1),
+                                  [[0, 0, 0, 0, 1, 1], [0, 0, 0, 0, 1, 1]])
+
+
+def test_a_small_cache_is_concatenated_as_the_layer_does():
+    past, new = np.zeros((1, 2, 8, 4), np.float32), np.ones((1, 2, 1, 4), np.float32)
+    out = growing.append(past, new, axis=2)
+    assert out.base is None and out.flags.c_contiguous
+    np.testing.assert_array_equal(out, np.concatenate((past, new), axis=2))
 
 
 def test_rows_keep_the_data_for_beams_in_order_and_gather_otherwise():
