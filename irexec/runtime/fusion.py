@@ -311,6 +311,7 @@ ADD, SUBTRACT_T, MULTIPLY_T, DIVIDE, POWER = "Add", "Subtract", "Multiply", "Div
 REDUCE_MEAN, SQRT, ERF, TANH, SIGMOID = "ReduceMean", "Sqrt", "Erf", "Tanh", "Sigmoid"
 CLAMP, RELU, MINIMUM, SELECT = "Clamp", "Relu", "Minimum", "Select"
 SOFTMAX, MATMUL = "Softmax", "MatMul"
+SLICE, CONCAT_T = "Slice", "Concat"
 COMMUTATIVE = frozenset({ADD, MULTIPLY_T, "Maximum", "Minimum"})
 
 # Element-wise layers: one output of their inputs' broadcast shape, each element computed from
@@ -427,8 +428,18 @@ class Pattern:
         return tuple(t for t in sets if all(any(t == u for _, u, _ in v) for v in self.variants))
 
 
+# Rotary position embedding (RoPE) as transformers writes it: x * cos + cat(-x2, x1) * sin, x1
+# and x2 the halves of x (two Slices of it)
+_ROTATED = [_layers(("x2", SLICE, ("x", "b2", "e2", "s2", "a2")),
+                    ("neg", MULTIPLY_T, ("x2", "minus")),
+                    ("x1", SLICE, ("x", "b1", "e1", "s1", "a1")),
+                    ("cat", CONCAT_T, ("neg", "x1")))]
+_ROPE_SUM = [_layers(("rs", MULTIPLY_T, ("cat", "sin")), ("xc", MULTIPLY_T, ("x", "cos")),
+                     ("out", ADD, ("xc", "rs")))]
+
 PATTERNS = (
     Pattern("Attention", tuple(_attention())),
+    Pattern("RoPE", tuple(_variants(_ROTATED, _ROPE_SUM))),
     Pattern("LayerNorm", tuple(_variants(_CENTRED, _square("centred"), _VARIANCE,
                                          _normalized("centred"), _AFFINE))),
     Pattern("RMSNorm", tuple(_variants(_square("x"), _VARIANCE, _normalized("x"), _SCALED))),
