@@ -200,7 +200,7 @@ def _memo_step(step, node, frees):
             if result is None:
                 result = miss(values, key)
                 streak += 1
-                if single and streak > entries:
+                if streak > entries:
                     streak, skipping = 0, UNLOOKED
             else:
                 streak = 0
