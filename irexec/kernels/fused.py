@@ -179,6 +179,18 @@ class _Checked(threading.local):
 _CHECKED = _Checked()
 
 
+def checked_pending() -> bool:
+    """Whether a check just computed some fused kernel's result for the call in progress (the
+    kernel then returns it: see ``FusedKernel.check``)."""
+    return _CHECKED.last is not None
+
+
+def ran(kernel, inputs) -> None:
+    """Note that ``kernel`` computed its result on ``inputs`` another way than its layers (a
+    check made after it keeps nothing, as after ``FusedKernel.__call__``)."""
+    _CHECKED.ran = (kernel, tuple(map(id, inputs)))
+
+
 def _run(kernel, args: list, over, ufunc, overwritable: tuple[int, ...]):
     """One layer's result: its ufunc (over a value it may write over, where numpy can), its
     in-place variant (over its first input, where it may), or its kernel."""

@@ -60,7 +60,7 @@ from irexec.ir import element_type as et_table
 from irexec.ir.model import Node, OutputPort
 from irexec.kernels import growing, numeric
 from irexec.kernels.convert import convert
-from irexec.kernels.fused import _CHECKED, FusedKernel, Layer
+from irexec.kernels.fused import FusedKernel, Layer, checked_pending, ran
 
 MODES = ("fused", "per-call", "ir")  # config "decompression"; the first is the default
 
@@ -948,10 +948,10 @@ class GroupedAttentionKernel(FusedKernel):
             self.sides = None  # (never: the finder takes no layer that makes them)
 
     def __call__(self, *inputs):
-        if _CHECKED.last is None and self.sides is not None:
+        if self.sides is not None and not checked_pending():
             result = self._grouped(inputs)
             if result is not None:
-                _CHECKED.ran = (self, tuple(map(id, inputs)))
+                ran(self, inputs)
                 return result
         return FusedKernel.__call__(self, *inputs)
 
