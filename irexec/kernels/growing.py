@@ -77,7 +77,7 @@ def rows(data: np.ndarray, indices: np.ndarray, axis, *, gather):
 def append(past: np.ndarray, new: np.ndarray, *, axis: int) -> np.ndarray:
     """``np.concatenate((past, new), axis)``, as a view of a block with room (see above); a
     cache under ``MIN_BYTES`` as numpy's concatenation (a new array is as cheap)."""
-    block = past.base
+    block = getattr(past, "base", None)
     if type(block) is np.ndarray:  # the view made last, extended in its block's room
         entry = _blocks.get(id(block))
         if entry is not None and entry[3]() is past and type(new) is np.ndarray \
