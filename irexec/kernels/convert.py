@@ -79,6 +79,10 @@ def unsupported_reason(src: ElementType, dst: ElementType) -> str | None:
 def convert(x: np.ndarray, dst) -> np.ndarray:
     """``x`` converted to the element type ``dst`` (an ElementType, or a numpy dtype irexec
     holds); the source type is the one ``x.dtype`` stands for."""
+    if type(x) is np.ndarray and x.ndim and type(dst) is ElementType:
+        cast = _CASTS.get((x.dtype, dst))
+        if cast is not None:  # integers and booleans to numpy's integers and floats
+            return x.astype(cast)
     dst = dst if isinstance(dst, ElementType) else et_table.from_dtype(dst)
     if x.ndim == 0:  # ufuncs turn 0-d arrays into numpy scalars; work on one element instead
         return convert(x.reshape(1), dst).reshape(())
@@ -89,8 +93,25 @@ def convert(x: np.ndarray, dst) -> np.ndarray:
         if src == dst:
             return x.copy()
         if src.name in _PLAIN and dst.name in _PLAIN:
+            if x.ndim and type(x) is np.ndarray and type(dst) is ElementType:
+                _cast_of(x.dtype, dst)
             return _convert(x, dst.dtype)
         return _convert_narrow(_values(x, src), src, dst)
+
+
+# Conversions that are one numpy cast, which the path below makes too: integers and booleans
+# to numpy's integers, f32 and f64 (no float source and no f16: no flag to silence, no
+# rounding rule of their own). (source dtype, destination ElementType) -> numpy dtype, filled
+# as met.
+_CASTS: dict = {}
+_CAST_TO = frozenset({"i8", "i16", "i32", "i64", "u8", "u16", "u32", "u64", "f32", "f64"})
+
+
+def _cast_of(dtype: np.dtype, dst: ElementType) -> None:
+    """Remember (dtype, dst) in _CASTS when converting to it is a plain numpy cast."""
+    if dtype.kind in "biu" and et_table.from_dtype(dtype).name in _PLAIN \
+            and dst.name in _CAST_TO and len(_CASTS) < 256:
+        _CASTS[(dtype, dst)] = dst.dtype
 
 
 def _values(x: np.ndarray, src: ElementType) -> np.ndarray:

@@ -25,6 +25,7 @@ import sys
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
+from operator import itemgetter
 
 from irexec import budget
 from irexec.errors import IRError, OpError
@@ -71,7 +72,11 @@ class FusedKernel:
         self.sized = sized
         self._plan = tuple((layer.kernel, layer.refs, layer.over, layer.ufunc,
                             layer.overwritable, layer.dead, layer.location) for layer in layers)
-        self._quick = tuple((layer.kernel, layer.refs, layer.ufunc, layer.location)
+        # (the function to call: the ufunc or the kernel; its one input's ref, or a getter of
+        # its inputs from the step's values)
+        self._quick = tuple((layer.ufunc if layer.ufunc is not None else layer.kernel,
+                             layer.refs[0] if len(layer.refs) == 1 else None,
+                             itemgetter(*layer.refs) if len(layer.refs) > 1 else None)
                             for layer in layers)
 
     def __call__(self, *inputs):
@@ -89,16 +94,22 @@ class FusedKernel:
             # Small values (a decode step's): nothing worth writing over or giving back to the
             # pool; the same kernels in the same order, without the bookkeeping.
             sized = self.sized
-            for kernel, refs, ufunc, location in self._quick:
-                args = [values[r] for r in refs]
-                try:
-                    result = ufunc(*args) if ufunc is not None else kernel(*args)
-                except OpError as e:
-                    raise IRError.make(e.code or "IR605", str(e), location) from None
-                if sized and getattr(result, "nbytes", 0) >= _QUICK_BYTES \
-                        and result.nbytes > budget.current():
-                    self.check(list(inputs))  # the layer's own error (IR109)
-                values.append(result)
+            append = values.append
+            try:
+                for call, one, get in self._quick:
+                    if get is not None:
+                        result = call(*get(values))
+                    elif one is not None:
+                        result = call(values[one])
+                    else:
+                        result = call()
+                    if sized and getattr(result, "nbytes", 0) >= _QUICK_BYTES \
+                            and result.nbytes > budget.current():
+                        self.check(list(inputs))  # the layer's own error (IR109)
+                    append(result)
+            except OpError as e:  # the layer that raised: the one after those done
+                location = self.layers[len(values) - self.count].location
+                raise IRError.make(e.code or "IR605", str(e), location) from None
             return values[-1]
         values.extend([None] * len(self._plan))
         at = self.count
@@ -166,6 +177,18 @@ class _Checked(threading.local):
 
 
 _CHECKED = _Checked()
+
+
+def checked_pending() -> bool:
+    """Whether a check just computed some fused kernel's result for the call in progress (the
+    kernel then returns it: see ``FusedKernel.check``)."""
+    return _CHECKED.last is not None
+
+
+def ran(kernel, inputs) -> None:
+    """Note that ``kernel`` computed its result on ``inputs`` another way than its layers (a
+    check made after it keeps nothing, as after ``FusedKernel.__call__``)."""
+    _CHECKED.ran = (kernel, tuple(map(id, inputs)))
 
 
 def _run(kernel, args: list, over, ufunc, overwritable: tuple[int, ...]):

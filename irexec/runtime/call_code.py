@@ -57,13 +57,17 @@ class CallCode:
         self.runs, self.lines = [], []
         for step in plan.steps:
             node = nodes.get(step.location.layer_id)
+            # the layer's input types speak for a step on its inputs (another kernel of the
+            # same layer: a KV cache's, runtime/fusion.py), its ufunc only for its own kernel
+            typed = node if node is not None and node.type == step.type \
+                and len(node.inputs) == len(step.inputs) and node.op is not None else None
             if node is not None and not _runs_layer(step, node):
                 node = None  # a fused pattern's step, or a wrapped kernel: no layer's facts
             frees = tuple(s for s in step.free if s not in constants)
             if step.memo is not None:
                 run, what = _memo_step(step, node, frees)
             else:
-                run, what = _kernel_step(step, node, frees, constants)
+                run, what = _kernel_step(step, node, frees, typed, constants)
             self.runs.append(run)
             self.lines.append((step, what))
 
@@ -196,7 +200,7 @@ def _memo_step(step, node, frees):
             if result is None:
                 result = miss(values, key)
                 streak += 1
-                if single and streak > entries:
+                if streak > entries:
                     streak, skipping = 0, UNLOOKED
             else:
                 streak = 0
@@ -209,7 +213,7 @@ def _memo_step(step, node, frees):
     return run, "remembered per " + ("input shape" if step.memo_by_shape else "input")
 
 
-def _kernel_step(step, node, frees, constants=frozenset()):
+def _kernel_step(step, node, frees, typed=None, constants=frozenset()):
     """A step that runs its kernel: the check of a call like one before, the kernel (over its
     first input when nothing else can see it), the outputs' sizes after it, the frees (a large
     array nothing else can see goes to the pool)."""
@@ -223,7 +227,7 @@ def _kernel_step(step, node, frees, constants=frozenset()):
     mode, candidates = 0, ()
     if step.check is not None:
         if step.sized:
-            candidates = _small_candidates(step, node)
+            candidates = _small_candidates(step, typed)
             mode = 2 if candidates else 3
         elif step.check_values is not None:
             mode = 1

@@ -54,11 +54,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from irexec import budget
+from irexec.errors import IRError, OpError
 from irexec.ir import element_type as et_table
 from irexec.ir.model import Node, OutputPort
-from irexec.kernels import numeric
+from irexec.kernels import growing, numeric
 from irexec.kernels.convert import convert
-from irexec.kernels.fused import FusedKernel, Layer
+from irexec.kernels.fused import FusedKernel, Layer, checked_pending, ran
 
 MODES = ("fused", "per-call", "ir")  # config "decompression"; the first is the default
 
@@ -309,6 +311,7 @@ ADD, SUBTRACT_T, MULTIPLY_T, DIVIDE, POWER = "Add", "Subtract", "Multiply", "Div
 REDUCE_MEAN, SQRT, ERF, TANH, SIGMOID = "ReduceMean", "Sqrt", "Erf", "Tanh", "Sigmoid"
 CLAMP, RELU, MINIMUM, SELECT = "Clamp", "Relu", "Minimum", "Select"
 SOFTMAX, MATMUL = "Softmax", "MatMul"
+SLICE, CONCAT_T = "Slice", "Concat"
 COMMUTATIVE = frozenset({ADD, MULTIPLY_T, "Maximum", "Minimum"})
 
 # Element-wise layers: one output of their inputs' broadcast shape, each element computed from
@@ -425,8 +428,18 @@ class Pattern:
         return tuple(t for t in sets if all(any(t == u for _, u, _ in v) for v in self.variants))
 
 
+# Rotary position embedding (RoPE) as transformers writes it: x * cos + cat(-x2, x1) * sin, x1
+# and x2 the halves of x (two Slices of it)
+_ROTATED = [_layers(("x2", SLICE, ("x", "b2", "e2", "s2", "a2")),
+                    ("neg", MULTIPLY_T, ("x2", "minus")),
+                    ("x1", SLICE, ("x", "b1", "e1", "s1", "a1")),
+                    ("cat", CONCAT_T, ("neg", "x1")))]
+_ROPE_SUM = [_layers(("rs", MULTIPLY_T, ("cat", "sin")), ("xc", MULTIPLY_T, ("x", "cos")),
+                     ("out", ADD, ("xc", "rs")))]
+
 PATTERNS = (
     Pattern("Attention", tuple(_attention())),
+    Pattern("RoPE", tuple(_variants(_ROTATED, _ROPE_SUM))),
     Pattern("LayerNorm", tuple(_variants(_CENTRED, _square("centred"), _VARIANCE,
                                          _normalized("centred"), _AFFINE))),
     Pattern("RMSNorm", tuple(_variants(_square("x"), _VARIANCE, _normalized("x"), _SCALED))),
@@ -756,3 +769,266 @@ def fused_names(plan) -> dict[str, str]:
     under (the pattern's last layer), for ``irexec bench --per-op``."""
     return {step.location.layer_id: step.kernel.name for step in plan.steps
             if isinstance(step.kernel, FusedKernel)}
+
+
+# === A KV cache appended in place =================================================================
+#
+# A stateful decoder's cache: ReadValue(v) -> [Gather along axis 0 by the beam indices] ->
+# Concat(cache, new positions) -> Assign(v). The three layers get kernels that keep the cache in
+# a block with room (irexec/kernels/growing.py): the same values, without copying the whole
+# cache on every call. Found where the Concat's output is read by no Result (the caller never
+# holds the block) and all three run as steps of their own. (The Gather's output may be the
+# variable's array itself, as ReadValue's is: no step writes into an array it cannot prove
+# private, and the variables hold it.)
+
+READ_VALUE, ASSIGN, CONCAT, GATHER, RESULT = "ReadValue", "Assign", "Concat", "Gather", "Result"
+
+
+def kv_appends(order, steps: list) -> list:
+    """The plan's steps with each KV cache pattern's Gather, Concat and Assign given the
+    kernels of kernels/growing.py (runtime/plan.py calls this after ``fuse_steps``)."""
+    index = {step.location.layer_id: i for i, step in enumerate(steps)}
+
+    def own_step(node):
+        """The plan's step running ``node``'s own kernel alone, or None."""
+        i = index.get(str(node.id))
+        if i is None or node.op is None:
+            return None
+        kernel = steps[i].kernel
+        if getattr(kernel, "func", kernel) is not node.op.kernel or steps[i].memo is not None:
+            return None
+        return i
+
+    replaced = {}
+    for node in order:
+        if node.type != ASSIGN or len(node.inputs) != 1:
+            continue
+        variable = node.attrs.get("variable_id")
+        concat = node.inputs[0].source.node
+        if concat.type != CONCAT or len(concat.inputs) != 2 or any(
+                c.node.type == RESULT for c in concat.outputs[0].consumers):
+            continue
+        past = concat.inputs[0].source.node
+        gather = None
+        if past.type == GATHER and len(past.inputs) == 3 and _zero(past.inputs[2].source) \
+                and not past.attrs.get("batch_dims", 0):
+            gather, past = past, past.inputs[0].source.node
+        if past.type != READ_VALUE or past.attrs.get("variable_id") != variable:
+            continue
+        at = [own_step(n) for n in (node, concat) + ((gather,) if gather else ())]
+        if any(i is None for i in at):
+            continue
+        assign_at, concat_at = at[0], at[1]
+        replaced[concat_at] = functools.partial(growing.append, axis=concat.attrs["axis"])
+        replaced[assign_at] = functools.partial(growing.keep, variable_id=variable,
+                                                assign=steps[assign_at].kernel)
+        if gather is not None:
+            replaced[at[2]] = functools.partial(growing.rows, gather=steps[at[2]].kernel)
+    if not replaced:
+        return steps
+    return [dataclasses.replace(step, kernel=replaced[i]) if i in replaced else step
+            for i, step in enumerate(steps)]
+
+
+def _zero(port: OutputPort | None) -> bool:
+    """Whether ``port`` is a Constant holding the one integer 0."""
+    node = port.node if port is not None else None
+    if node is None or node.op is None or node.op.spec.role != "constant":
+        return False
+    value = getattr(node, "value", None)
+    return value is not None and value.size == 1 and value.dtype.kind in "iu" \
+        and int(value.reshape(-1)[0]) == 0
+
+
+# === Attention over grouped keys and values =======================================================
+#
+# Grouped-query attention as converters write it: each of the key and the value, of G heads, is
+# Unsqueezed, Broadcast to R copies per head and Reshaped to G*R heads before the
+# ScaledDotProductAttention. The step made of those seven layers runs the attention's own kernel
+# on the G heads as they are, with the query's heads split into [G, R] (and a mask's, where it
+# has them): numpy's matmul takes each matrix of a batch as it is, so every product, every
+# softmax is the one over the copies, bit for bit, and the copies (the whole cache, R times, on
+# every decode step) are never made. Where a call's shapes are not of that form, the step runs
+# its layers as written.
+
+UNSQUEEZE, BROADCAST, RESHAPE_T, SDPA = ("Unsqueeze", "Broadcast", "Reshape",
+                                         "ScaledDotProductAttention")
+BROADCAST_MODES = frozenset({"numpy", "bidirectional"})
+
+
+def grouped_attention(order, steps: list, writers: list) -> tuple[list, list]:
+    """The plan's steps with each grouped attention (above) made one step (runtime/plan.py
+    calls this after ``fuse_steps``)."""
+    index = {step.location.layer_id: i for i, step in enumerate(steps)}
+
+    def own(node) -> bool:
+        i = index.get(str(node.id))
+        if i is None or node.op is None or steps[i].memo is not None:
+            return False
+        kernel = steps[i].kernel
+        return getattr(kernel, "func", kernel) is node.op.kernel and len(steps[i].outputs) == 1
+
+    def only_reader(node, reader) -> bool:
+        return all(c.node is reader for p in node.outputs for c in p.consumers)
+
+    def chain(port, sdpa):
+        """The Reshape(Broadcast(Unsqueeze(x))) feeding ``sdpa`` at ``port``, or None."""
+        r = port.source.node if port.source is not None else None
+        if r is None or r.type != RESHAPE_T or len(r.inputs) != 2 or not only_reader(r, sdpa):
+            return None
+        b = r.inputs[0].source.node
+        if b.type != BROADCAST or len(b.inputs) != 2 or not only_reader(b, r) \
+                or str(b.attrs.get("mode", "numpy")).lower() not in BROADCAST_MODES:
+            return None
+        u = b.inputs[0].source.node
+        if u.type != UNSQUEEZE or len(u.inputs) != 2 or not only_reader(u, b):
+            return None
+        return [u, b, r] if all(own(n) for n in (u, b, r)) else None
+
+    groups = []
+    for node in order:
+        if node.type != SDPA or len(node.inputs) < 3 or not own(node):
+            continue
+        k, v = chain(node.inputs[1], node), chain(node.inputs[2], node)
+        if k is None or v is None:
+            continue
+        groups.append(Group("GroupedAttention", k + v + [node], node))
+    if not groups:
+        return steps, writers
+    replaced, gone = {}, set()
+    for group in groups:
+        members = sorted(index[str(n.id)] for n in group.nodes)
+        if steps[members[-1]].location.layer_id != str(group.root.id):
+            continue
+        nodes = {str(n.id): n for n in group.nodes}
+        step, _ = _fused_step(group, [steps[i] for i in members], [writers[i] for i in members],
+                              nodes)
+        fused = step.kernel
+        # where each of the seven layers sits among the step's layers (plan order)
+        roles = tuple(members.index(index[str(n.id)]) for n in group.nodes)
+        kernel = GroupedAttentionKernel(fused.name, fused.layers, fused.count, fused.sized,
+                                        roles, (bool(group.nodes[2].attrs.get("special_zero")),
+                                                bool(group.nodes[5].attrs.get("special_zero"))))
+        replaced[members[-1]] = dataclasses.replace(
+            step, kernel=kernel, check=kernel.check if step.check is not None else None)
+        gone.update(members[:-1])
+    new_steps, new_writers = [], []
+    for i, (step, writer) in enumerate(zip(steps, writers)):
+        if i in gone:
+            continue
+        if i in replaced:
+            step, writer = replaced[i], None
+        new_steps.append(step)
+        new_writers.append(writer)
+    return new_steps, new_writers
+
+
+class GroupedAttentionKernel(FusedKernel):
+    """A grouped attention step's kernel: its layers (plan order) are the key's Unsqueeze,
+    Broadcast and Reshape, the value's, and the attention, at the positions ``roles`` gives in
+    that order; ``special_zero``: the key's and the value's Reshape's. The attention's kernel
+    on the G heads where the call's shapes allow (``_grouped``), else the layers in order
+    (FusedKernel)."""
+
+    __slots__ = ("sides", "attention", "others")
+
+    def __init__(self, name, layers, count, sized, roles, special_zero):
+        super().__init__(name, layers, count, sized)
+        chosen = [layers[i] for i in roles]
+        # for the key and the value: the step's inputs their Unsqueeze, Broadcast and Reshape
+        # read (data, axes, target shape, reshape pattern), and the Reshape's special_zero
+        self.sides = tuple(
+            chosen[at].refs + chosen[at + 1].refs[1:] + chosen[at + 2].refs[1:] + (zero,)
+            for at, zero in ((0, special_zero[0]), (3, special_zero[1])))
+        self.attention = chosen[6]
+        # the attention's other inputs (query, mask, scale) as step inputs, in order
+        self.others = tuple(r for i, r in enumerate(self.attention.refs) if i not in (1, 2))
+        if any(r >= count for side in self.sides for r in side[:4]) \
+                or any(r >= count for r in self.others):
+            self.sides = None  # (never: the finder takes no layer that makes them)
+
+    def __call__(self, *inputs):
+        if self.sides is not None and not checked_pending():
+            result = self._grouped(inputs)
+            if result is not None:
+                ran(self, inputs)
+                return result
+        return FusedKernel.__call__(self, *inputs)
+
+    def _grouped(self, inputs):
+        (kd, ka, kt, kp, kz), (vd, va, vt, vp, vz) = self.sides
+        key = _grouping(inputs[kd], inputs[ka], inputs[kt], inputs[kp], kz)
+        if key is None:
+            return None
+        value = _grouping(inputs[vd], inputs[va], inputs[vt], inputs[vp], vz)
+        if value is None or value[0] != key[0]:
+            return None
+        axis, g, r = key[0]
+        others = self.others
+        query = inputs[others[0]]
+        shape = query.shape if type(query) is np.ndarray else ()
+        if len(shape) != key[1].ndim - 1 or shape[axis] != g * r:
+            return None
+        args = [query.reshape(shape[:axis] + (g, r) + shape[axis + 1:]), key[1], value[1]]
+        if len(others) > 1:
+            mask = _split_heads(inputs[others[1]], len(shape), axis, g, r)
+            if mask is None:
+                return None
+            args.append(mask)
+            args.extend(inputs[o] for o in others[2:])
+        if (key[1].nbytes + value[1].nbytes) * r > budget.current():
+            # the copies the layers make: the memory rule as they meet it (their error)
+            self.check(list(inputs))
+        try:
+            out = self.attention.kernel(*args)
+        except OpError as e:
+            raise IRError.make(e.code or "IR605", str(e), self.attention.location) from None
+        shape = out.shape
+        return out.reshape(shape[:axis] + (g * r,) + shape[axis + 2:])
+
+
+def _grouping(data, axes, target, pattern, special_zero: bool):
+    """For one of key and value: ((heads axis, G, R), the data with its new axis) where
+    Unsqueeze(data, axes) -> Broadcast(target) -> Reshape(pattern) repeats each of G heads R
+    times along the axis before the new one; else None."""
+    if type(data) is not np.ndarray or axes.dtype.kind not in "iu" \
+            or target.dtype.kind not in "iu" or pattern.dtype.kind not in "iu":
+        return None
+    a, t, p = axes.tolist(), target.tolist(), pattern.tolist()
+    if type(a) is list:
+        if len(a) != 1:
+            return None
+        a = a[0]
+    dims = data.shape
+    rank = len(dims) + 1
+    if not -rank <= a < rank or type(t) is not list or type(p) is not list or len(t) != rank:
+        return None
+    a %= rank
+    if a == 0 or t[:a] != list(dims[:a]) or t[a + 1:] != list(dims[a:]) or t[a] < 1:
+        return None
+    merged = t[:a - 1] + [t[a - 1] * t[a]] + t[a + 1:]
+    if p != merged:
+        if len(p) != len(merged) or p.count(-1) > 1:
+            return None
+        for i, (want, given) in enumerate(zip(merged, p)):
+            if not (given == want or given == -1 and want != 0
+                    or special_zero and given == 0 and t[i] == want):
+                return None
+    return (a - 1, t[a - 1], t[a]), data.reshape(dims[:a] + (1,) + dims[a:])
+
+
+def _split_heads(mask, rank: int, axis: int, g: int, r: int):
+    """The attention mask for queries whose heads axis ``axis`` (of ``rank``) is split into
+    [g, r]: as it is when it does not reach that axis, its heads split the same way (or a 1
+    made [1, 1]) when it does; None otherwise."""
+    if type(mask) is not np.ndarray:
+        return None
+    at = mask.ndim - (rank - axis)  # the mask's dim aligned with the heads
+    if at < 0:
+        return mask
+    heads = mask.shape[at]
+    if heads == 1:
+        return mask.reshape(mask.shape[:at] + (1, 1) + mask.shape[at + 1:])
+    if heads == g * r:
+        return mask.reshape(mask.shape[:at] + (g, r) + mask.shape[at + 1:])
+    return None

@@ -433,6 +433,8 @@ def _compile_plan(model: Model, precise: bool = False, decompression: str = "fus
             writers.append(_bind(node, writer) if writer is not None and node.inputs else None)
     if fuse:  # patterns of layers, each made one step (runtime/fusion.py)
         steps, writers = fusion.fuse_steps(order, steps, writers)
+        steps, writers = fusion.grouped_attention(order, steps, writers)
+        steps = fusion.kv_appends(order, steps)  # a KV cache appended in place
     # Constants only folded layers read are not needed any more.
     read = {s for st in steps for s in st.inputs} | {slot(r.inputs[0].source)
                                                      for r in model.results}

@@ -242,3 +242,32 @@ def test_reshapes_by_constants_reuse_their_dims_per_shape_of_data():
     lines = str(code).splitlines()
     reshaping = [line for line in lines if "numpy's reshape" in line]
     assert len(reshaping) == 4, lines
+
+
+def test_shape_arithmetic_of_two_outputs_that_misses_every_call_stays_right():
+    # a Split of values that follow a length new on every call: after a memo's worth of
+    # misses the step computes without looking up (runtime/call_code.py), as a one-output
+    # step does; each call's outputs still the full plan's
+    b = ModelBuilder("split_lengths")
+    x = b.parameter("x", "f32", [1, -1])
+    shape = b.op("ShapeOf", x, version="opset3")
+    both = b.op("Concat", shape, b.op("Add", shape, b.constant(_i64(3))), axis=0)
+    first, second = b.op("Split", both, b.constant(np.array(0, np.int64)), num_splits=2,
+                         outputs=2)
+    total = b.op("Add", b.op("Convert", first, destination_type="f32"),
+                 b.op("Convert", second, destination_type="f32"))
+    b.result(b.op("Multiply", b.op("ReduceSum", x, b.constant(_i64(1)), keep_dims=False),
+                  total), "out")
+    compiled = irexec.compile_model(b.build())
+    for length in range(1, 90):
+        data = np.full((1, length), 0.5, np.float32)
+        np.testing.assert_array_equal(compiled({"x": data})[0], _split_reference(length))
+    assert compiled.plan.call_code is not None
+
+
+def _split_reference(length: int) -> np.ndarray:
+    shape = np.array([1, length], np.int64)
+    both = np.concatenate([shape, shape + 3])
+    first, second = both[:2], both[2:]
+    total = first.astype(np.float32) + second.astype(np.float32)
+    return np.float32(0.5 * length) * total

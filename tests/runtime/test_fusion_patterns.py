@@ -1,6 +1,6 @@
 """Fused steps (irexec/runtime/fusion.py, irexec/kernels/fused.py): LayerNorm, RMSNorm, GELU in
-its erf and tanh forms, Swish, HSwish and attention written as chains of layers, and epilogue
-chains (a MatMul, Convolution, MVN ... and the element-wise layers after it), each run as one
+its erf and tanh forms, Swish, HSwish, rotary position embedding (RoPE) and attention written as
+chains of layers, and epilogue chains (a MatMul, Convolution, MVN ... and the element-wise layers after it), each run as one
 step. Each pattern, in every way the tables accept it, on random shapes and element types, is
 held bit for bit to the unfused plan (config ``{"fusion": "off"}``: every layer a step of its
 own, each layer's kernel tested on its own elsewhere); a pattern whose inner value someone else
@@ -204,6 +204,48 @@ def test_a_value_another_reader_needs_is_not_fused_away(name):
     fused, _, got = _run_both(model, {"x": x})
     assert name not in _names(fused), str(fused.plan)
     assert len(got) == 2
+
+
+# --- rotary position embedding --------------------------------------------------------------------
+
+def _rope_model(et, dims, swap, dynamic):
+    """x * cos + cat(-x2, x1) * sin over the last axis, as transformers writes it (the halves by
+    Slice; ``swap``: the commutative layers' inputs the other way round)."""
+    b = ModelBuilder("rope")
+    x = b.parameter("x", et, [-1, -1, -1, dims] if dynamic else [2, 3, 5, dims])
+    cos = b.parameter("cos", et, [1, 1, -1, dims] if dynamic else [1, 1, 5, dims])
+    sin = b.parameter("sin", et, [1, 1, -1, dims] if dynamic else [1, 1, 5, dims])
+    half = dims // 2
+
+    def sliced(start, stop):
+        return b.op("Slice", x, b.constant(np.array([start], np.int64)),
+                    b.constant(np.array([stop], np.int64)), b.constant(np.array([1], np.int64)),
+                    b.constant(np.array([-1], np.int64)), version="opset8")
+    minus = _const(b, -1, et)
+    x2 = sliced(half, 2 ** 62)
+    neg = b.op("Multiply", minus, x2) if swap else b.op("Multiply", x2, minus)
+    cat = b.op("Concat", neg, sliced(0, half), axis=-1)
+    rs = b.op("Multiply", sin, cat) if swap else b.op("Multiply", cat, sin)
+    xc = b.op("Multiply", cos, x) if swap else b.op("Multiply", x, cos)
+    b.result(b.op("Add", rs, xc) if swap else b.op("Add", xc, rs), "y")
+    return b.build()
+
+
+@pytest.mark.parametrize("et", sorted(DTYPES))
+@pytest.mark.parametrize("swap", [False, True])
+def test_rope_is_one_step_and_computes_what_its_layers_compute(et, swap):
+    rng = np.random.default_rng(len(et) + swap)
+    for dynamic in (False, True):
+        model = _rope_model(et, 16, swap, dynamic)
+        fused = irexec.compile_model(model)
+        plain = irexec.compile_model(model, config={"fusion": "off"})
+        assert _names(fused) == ["RoPE"], str(fused.plan)
+        for length in ((5,) if not dynamic else (5, 1, 1, 7)):
+            feed = {"x": (rng.standard_normal((2, 3, length, 16)) * 3).astype(DTYPES[et])}
+            angles = rng.standard_normal((1, 1, length, 16))
+            feed["cos"], feed["sin"] = (np.cos(angles).astype(DTYPES[et]),
+                                        np.sin(angles).astype(DTYPES[et]))
+            assert _same(fused(feed)[0], plain(feed)[0])
 
 
 # --- attention ----------------------------------------------------------------------------------

@@ -651,6 +651,10 @@ def _ms(t):
     return "-" if t is None else f"{t * 1e3:.1f}"
 
 
+def _ms2(t):
+    return "-" if t is None else f"{t * 1e3:.2f}"
+
+
 def _ratio(t):
     return "-" if t is None else f"{t:.2f}"
 
@@ -744,7 +748,13 @@ def llm_case(folder: Path, runs: int, ov, prompt: int = 128, steps: int = 16) ->
     KV cache in f32; the threads OPENBLAS_NUM_THREADS gives irexec's BLAS) in one run, a
     generation of each in turn. The best of ``runs`` generations for each figure; each step's
     length is new within a generation, as when generating (irexec remembers the shape
-    arithmetic of fewer lengths than a generation holds)."""
+    arithmetic of fewer lengths than a generation holds).
+
+    Also the floor of a decode step for a product-by-product interpreter: numpy's f32
+    matrix-vector products over the step's weights as the plan holds them (decompressed to f32
+    once), one after another, nothing else (``floor_step_s``, the best of ``runs`` passes in
+    turn with the generations): the weights' memory read at BLAS's own thread count. OpenVINO
+    reads the compressed weights; numpy has no product over packed 4-bit ones."""
     import irexec
     from irexec.generation import positions
 
@@ -779,16 +789,46 @@ def llm_case(folder: Path, runs: int, ov, prompt: int = 128, steps: int = 16) ->
         core = ov.Core()
         requests["openvino"] = core.compile_model(core.read_model(str(xml)), "CPU", config) \
             .create_infer_request()
-    # the two sides alternate, a generation each, so that the machine's load falls on both
+    products = _decode_products(compiled)
+
+    def floor() -> float:
+        start = time.perf_counter()
+        for x, w in products:
+            np.matmul(x, w)
+        return time.perf_counter() - start
+
+    # the sides alternate, a generation each, so that the machine's load falls on all
     best = {side: [float("inf"), float("inf")] for side in requests}
+    floor_best = float("inf")
     for _ in range(runs):
         for side, request in requests.items():
             prefill, step = generation(request)
             best[side] = [min(best[side][0], prefill), min(best[side][1], step)]
-    row = {"case": folder.name}
+        floor_best = min(floor_best, float(np.median([floor() for _ in range(steps)])))
+    row = {"case": folder.name, "floor_step_s": floor_best,
+           "floor_weights_mb": sum(w.nbytes for _, w in products) / 1e6}
     for side, (prefill, step) in best.items():
         row[f"{side}_prefill_s"], row[f"{side}_step_s"] = prefill, step
     return row
+
+
+def _decode_products(compiled) -> list:
+    """A decode step's matrix-vector products as plain numpy: for every 2-d f32 constant that
+    a MatMul step of the plan (fused or not) reads, a vector times it (transposed, as a
+    Linear layer's [out, in] weight is read)."""
+    constants = compiled.plan.constants
+    products, seen = [], set()
+    for step in compiled.plan.steps:
+        if "MatMul" not in step.type:
+            continue
+        for slot in step.inputs:
+            w = constants.get(slot)
+            if w is None or slot in seen or w.ndim != 2 or w.dtype != np.float32 \
+                    or w.size < 1 << 12:
+                continue
+            seen.add(slot)
+            products.append((np.ones((1, 1, w.shape[1]), np.float32), w.T))
+    return products
 
 
 def _llm_feed(names, ids, mask, pos) -> dict:
@@ -802,14 +842,18 @@ def _llm_feed(names, ids, mask, pos) -> dict:
 
 def llm_table(rows: list[dict]) -> str:
     lines = ["| LLM (tools/llm_zoo.py) | prefill 128 tokens: irexec ms | OpenVINO ms | ratio | "
-             "decode step: irexec ms | OpenVINO ms | ratio |", "| --- | --- | --- | --- | --- "
-             "| --- | --- |"]
+             "decode step: irexec ms | OpenVINO ms | ratio | numpy f32 products of the step's "
+             "weights (floor) ms | floor / OpenVINO |",
+             "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
     for r in rows:
         ovp, ovs = r.get("openvino_prefill_s"), r.get("openvino_step_s")
+        floor = r.get("floor_step_s")
         lines.append(f"| {r['case']} | {_ms(r['irexec_prefill_s'])} | {_ms(ovp)} | "
                      f"{r['irexec_prefill_s'] / ovp if ovp else float('nan'):.2f} | "
-                     f"{_ms(r['irexec_step_s'])} | {_ms(ovs)} | "
-                     f"{r['irexec_step_s'] / ovs if ovs else float('nan'):.2f} |")
+                     f"{_ms2(r['irexec_step_s'])} | {_ms2(ovs)} | "
+                     f"{r['irexec_step_s'] / ovs if ovs else float('nan'):.2f} | "
+                     f"{_ms2(floor)} ({r.get('floor_weights_mb', 0):.1f} MB) | "
+                     f"{floor / ovs if ovs and floor else float('nan'):.2f} |")
     return "\n".join(lines)
 
 

@@ -78,31 +78,40 @@ class ScaledDotProductAttention(Op):
     def kernel(query, key, value, attention_mask=None, scale=None, *, causal):
         # Each step written over the scores where it keeps their shape: the same operations
         # and values as with a new array each (f32 and f64 compute in place, narrower floats
-        # in the f32 arrays they were widened to).
-        ct = compute_dtype(query.dtype)
-        q, k, v = (a.astype(ct, copy=False) for a in (query, key, value))
-        factor = ct.type(scale) if scale is not None else \
-            ct.type(1.0) / np.sqrt(ct.type(q.shape[-1]))
-        scores = blas.matmul(q, np.swapaxes(k, -1, -2))
+        # in the f32 arrays they were widened to). A decode step's attention is a few small
+        # arrays: numpy's calls are made directly, none repeated (the factor once per size).
+        dtype = query.dtype
+        ct = compute_dtype(dtype)
+        q, k, v = (a if a.dtype == ct else a.astype(ct) for a in (query, key, value))
+        factor = ct.type(scale) if scale is not None else _factor(ct, q.shape[-1])
+        scores = blas.matmul(q, k.swapaxes(-1, -2))
         with quiet():
             np.multiply(scores, factor, out=scores)
-            length, source = q.shape[-2], k.shape[-2]
             if causal:
-                np.copyto(scores, ct.type(-np.inf), where=_hidden(length, source))
+                np.copyto(scores, ct.type(-np.inf), where=_hidden(q.shape[-2], k.shape[-2]))
             elif attention_mask is not None:
                 if attention_mask.dtype == np.bool_:
                     scores = np.where(attention_mask, scores, ct.type(-np.inf))
                 else:
-                    mask = attention_mask.astype(ct, copy=False)
+                    mask = attention_mask if attention_mask.dtype == ct else \
+                        attention_mask.astype(ct)
                     same = broadcast_shape(scores, mask) == scores.shape
                     scores = np.add(scores, mask, out=scores if same else None)
             # no key (source length 0): each row's weights are empty and its output 0
-            # the ufuncs' reductions directly (np.max's and np.sum's wrappers cost as much on small heads)
+            # the ufuncs' reductions directly (np.max's and np.sum's wrappers cost as much on
+            # small heads)
             top = np.maximum.reduce(scores, axis=-1, keepdims=True, initial=-np.inf)
             np.subtract(scores, top, out=scores)
             weights = np.exp(scores, out=scores)
             weights /= np.add.reduce(weights, axis=-1, keepdims=True)
-        return narrow(blas.matmul(weights, v), query.dtype)
+        out = blas.matmul(weights, v)
+        return out if out.dtype == dtype else narrow(out, dtype)
+
+
+@functools.lru_cache(maxsize=64)
+def _factor(ct: np.dtype, size: int):
+    """1 / sqrt(E) in the compute type, as the kernel computes it."""
+    return ct.type(1.0) / np.sqrt(ct.type(size))
 
 
 @functools.lru_cache(maxsize=64)
