@@ -107,6 +107,23 @@ def erf(x: np.ndarray) -> np.ndarray:
 
 _SQRT1_2 = 1.0 / math.sqrt(2.0)
 
+LOG2E = 1.0 / math.log(2.0)
+
+
+def exp_scaled(x: np.ndarray, c, out: np.ndarray) -> np.ndarray:
+    """``exp(c * x)`` into ``out``. In float32 as ``exp2((c log2 e) x)``: numpy's f32 exp2 runs
+    in half the time of its exp (0.23 against 0.49 ns an element here), and the product costs
+    the pass the scaling costs anyway. The argument's rounding makes the relative error grow
+    with it, about |c x| 6e-8: for the functions built on it here (the logistic, Swish, Gelu's
+    tail, a softmax's weights), a large argument is a value that vanishes next to 1 or to
+    the row's largest term, inside the transcendental family's tolerance (numerics.md); Exp
+    itself keeps numpy's exp. Other types: ``exp(c * x)`` as written."""
+    if x.dtype == np.float32:
+        np.multiply(x, np.float32(c * LOG2E), out=out)
+        return np.exp2(out, out=out)
+    np.multiply(x, c, out=out)
+    return np.exp(out, out=out)
+
 
 # f32 Gelu goes through the array in blocks of this many elements, so that its passes stay in
 # the cache
@@ -140,7 +157,7 @@ def gelu_erf(x, o):
     size = min(flat_x.size, GELU_BLOCK)
     a, t, q = (np.empty(size, np.float32) for _ in range(3))
     zeros, cap = filled(0.0, size), filled(_AS_CAP, size)  # (max against arrays: see filled)
-    one, minus_half = np.float32(1), np.float32(-0.5)
+    one, minus_half_log2e = np.float32(1), np.float32(-0.5 * LOG2E)
     c1, c2, c3, c4, c5 = _AS_HALF_A
     for start in range(0, flat_x.size, GELU_BLOCK):
         v = flat_x[start:start + GELU_BLOCK]
@@ -157,9 +174,9 @@ def gelu_erf(x, o):
         for c in (c4, c3, c2, c1):
             qv += c
             qv *= tv
-        np.multiply(v, minus_half, out=tv)  # exp(-x^2 / 2) = exp(-a^2)
-        tv *= v
-        np.exp(tv, out=tv)
+        np.multiply(v, minus_half_log2e, out=tv)  # exp(-x^2 / 2) = exp(-a^2), by exp2:
+        tv *= v  # see exp_scaled
+        np.exp2(tv, out=tv)
         qv *= tv  # Q
         np.minimum(av, cv, out=av)
         qv *= av

@@ -3,6 +3,7 @@
 import numpy as np
 
 from irexec.kernels import buffers, numeric
+from irexec.kernels.special import exp_scaled
 from irexec.ops.spec import register
 from irexec.ops.spec import REAL, SCALAR, Input, Op, OpSpec, Output, TypeVar
 
@@ -10,13 +11,10 @@ T = TypeVar("T", REAL)
 
 
 def swish(x, o, beta=None):
-    """x / (1 + exp(-beta * x)); beta 1 when not given."""
+    """x / (1 + exp(-beta * x)); beta 1 when not given (exp by kernels/special.py's
+    exp_scaled)."""
     t = buffers.empty(x.shape, x.dtype)  # reused memory: a fresh array page-faults
-    if beta is None:
-        np.negative(x, out=t)
-    else:
-        np.multiply(x, -beta, out=t)
-    np.exp(t, out=t)
+    exp_scaled(x, -1.0 if beta is None else -float(beta), t)
     t += 1
     np.divide(x, t, out=o)
 

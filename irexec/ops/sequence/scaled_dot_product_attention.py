@@ -9,6 +9,7 @@ from irexec.ir import shape_rules
 from irexec.ir.shape import PartialShape
 from irexec.kernels import blas
 from irexec.kernels.numeric import broadcast_shape, compute_dtype, narrow, quiet
+from irexec.kernels.special import LOG2E
 from irexec.ops import windows
 from irexec.ops.spec import register
 from irexec.ops.spec import (SCALAR, Attr, Input, Op, OpSpec, Output, Rank, TensorType, TypeSet,
@@ -85,6 +86,13 @@ class ScaledDotProductAttention(Op):
         q, k, v = (a if a.dtype == ct else a.astype(ct) for a in (query, key, value))
         factor = ct.type(scale) if scale is not None else _factor(ct, q.shape[-1])
         scores = blas.matmul(q, k.swapaxes(-1, -2))
+        # f32 scores not offset by a float mask: in units of log2 e, so that the weights are
+        # numpy's exp2 of them (half the time of its exp; the same softmax, see
+        # kernels/special.py exp_scaled); a float mask is added in the scores' own units
+        base2 = ct == np.float32 and (causal or attention_mask is None
+                                      or attention_mask.dtype == np.bool_)
+        if base2:
+            factor = _base2(factor)
         with quiet():
             np.multiply(scores, factor, out=scores)
             if causal:
@@ -102,7 +110,7 @@ class ScaledDotProductAttention(Op):
             # small heads)
             top = np.maximum.reduce(scores, axis=-1, keepdims=True, initial=-np.inf)
             np.subtract(scores, top, out=scores)
-            weights = np.exp(scores, out=scores)
+            weights = np.exp2(scores, out=scores) if base2 else np.exp(scores, out=scores)
             weights /= np.add.reduce(weights, axis=-1, keepdims=True)
         out = blas.matmul(weights, v)
         return out if out.dtype == dtype else narrow(out, dtype)
@@ -112,6 +120,12 @@ class ScaledDotProductAttention(Op):
 def _factor(ct: np.dtype, size: int):
     """1 / sqrt(E) in the compute type, as the kernel computes it."""
     return ct.type(1.0) / np.sqrt(ct.type(size))
+
+
+@functools.lru_cache(maxsize=64)
+def _base2(factor: np.float32) -> np.float32:
+    """``factor * log2 e`` rounded once to f32."""
+    return np.float32(float(factor) * LOG2E)
 
 
 @functools.lru_cache(maxsize=64)
