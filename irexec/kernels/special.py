@@ -114,10 +114,10 @@ def exp_scaled(x: np.ndarray, c, out: np.ndarray) -> np.ndarray:
     """``exp(c * x)`` into ``out``. In float32 as ``exp2((c log2 e) x)``: numpy's f32 exp2 runs
     in half the time of its exp (0.23 against 0.49 ns an element here), and the product costs
     the pass the scaling costs anyway. The argument's rounding makes the relative error grow
-    with it, about |c x| 6e-8: for the functions built on it here (the logistic, Swish, Gelu's
-    tail, a softmax's weights), a large argument is a value that vanishes next to 1 or to
-    the row's largest term, inside the transcendental family's tolerance (numerics.md); Exp
-    itself keeps numpy's exp. Other types: ``exp(c * x)`` as written."""
+    with it, about |c x| 6e-8: for the functions built on it here (Swish, Gelu's tail, a
+    softmax's weights), a large argument is a value that vanishes next to 1 or to the row's
+    largest term, inside the transcendental family's tolerance (numerics.md); Exp and Sigmoid
+    keep numpy's exp. Other types: ``exp(c * x)`` as written."""
     if x.dtype == np.float32:
         np.multiply(x, np.float32(c * LOG2E), out=out)
         return np.exp2(out, out=out)

@@ -1,7 +1,7 @@
 """kernels/special.exp_scaled: exp(c x) as numpy's exp2 of (c log2 e) x in float32. The functions
-built on it (Sigmoid, Swish, attention's softmax weights) stay within the transcendental
-family's f32 tolerance of the exact value over a dense sweep, tails included; float64 keeps
-numpy's exp."""
+built on it (Swish, attention's softmax weights) stay within the transcendental family's f32
+tolerance of the exact value over a dense sweep, tails included (Sigmoid, on numpy's exp, too);
+float64 keeps numpy's exp."""
 
 import math
 

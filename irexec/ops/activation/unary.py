@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 
 from irexec.kernels import half, numeric
-from irexec.kernels.special import exp_scaled, gelu_erf
+from irexec.kernels.special import gelu_erf
 from irexec.ops.spec import register
 from irexec.ops.spec import NUMERIC, REAL, Input, Op, OpSpec, Output, TypeVar
 
@@ -63,8 +63,10 @@ def _relu_float(x, o):
 
 
 def sigmoid(x, o):
-    """1 / (1 + exp(-x)) (exp by kernels/special.py's exp_scaled)."""
-    exp_scaled(x, -1.0, o)
+    """1 / (1 + exp(-x)) (numpy's exp: a few ulps, which the gates of recurrent layers carry
+    from step to step; Swish takes the faster exp2, kernels/special.py's exp_scaled)."""
+    np.negative(x, out=o)
+    np.exp(o, out=o)
     o += 1
     np.reciprocal(o, out=o)
 
