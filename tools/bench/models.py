@@ -135,6 +135,17 @@ def networks():
     return {"resnet18": ResNet18, "mobilenet_v2": MobileNetV2}
 
 
+def _bn_stats(module):
+    """``module`` with non-trivial batch-norm statistics (random weights leave them 0 and 1)."""
+    from torch import nn
+
+    for m in module.modules():
+        if isinstance(m, nn.BatchNorm2d):
+            m.running_mean.uniform_(-0.1, 0.1)
+            m.running_var.uniform_(0.5, 1.5)
+    return module
+
+
 def build(name: str, cache: Path) -> tuple[Path, Path]:
     """The model's IR and ONNX files in ``cache`` (built once)."""
     xml, onnx_path = cache / f"{name}_224.xml", cache / f"{name}_224.onnx"
@@ -144,11 +155,7 @@ def build(name: str, cache: Path) -> tuple[Path, Path]:
     import torch
 
     torch.manual_seed(0)
-    module = networks()[name]().eval()
-    for m in module.modules():  # non-trivial batch-norm statistics
-        if isinstance(m, torch.nn.BatchNorm2d):
-            m.running_mean.uniform_(-0.1, 0.1)
-            m.running_var.uniform_(0.5, 1.5)
+    module = _bn_stats(networks()[name]()).eval()
     example = torch.randn(1, 3, 224, 224)
     with torch.no_grad():
         ov.save_model(ov.convert_model(module, example_input=example,
@@ -301,12 +308,7 @@ def _resnet50():
             x = self.layers(self.stem(x))
             return self.fc(torch.flatten(nn.functional.adaptive_avg_pool2d(x, 1), 1))
 
-    module = ResNet50()
-    for m in module.modules():  # non-trivial batch-norm statistics
-        if isinstance(m, nn.BatchNorm2d):
-            m.running_mean.uniform_(-0.1, 0.1)
-            m.running_var.uniform_(0.5, 1.5)
-    return module, {"x": np.random.default_rng(0).standard_normal((1, 3, 224, 224),
+    return _bn_stats(ResNet50()), {"x": np.random.default_rng(0).standard_normal((1, 3, 224, 224),
                                                                    dtype=np.float32)}
 
 
@@ -315,16 +317,8 @@ def _image():
 
 
 def _published(name: str):
-    """ResNet-18 or MobileNet-V2 as published (``networks``), non-trivial batch-norm
-    statistics, at 224x224."""
-    from torch import nn
-
-    module = networks()[name]()
-    for m in module.modules():
-        if isinstance(m, nn.BatchNorm2d):
-            m.running_mean.uniform_(-0.1, 0.1)
-            m.running_var.uniform_(0.5, 1.5)
-    return module, {"x": _image()}
+    """ResNet-18 or MobileNet-V2 as published (``networks``), at 224x224."""
+    return _bn_stats(networks()[name]()), {"x": _image()}
 
 
 def _vit_tiny():
