@@ -304,6 +304,7 @@ def test_interrupt_while_writing_leaves_no_partial_file(workdir):
     the inputs untouched, exit 130."""
     script = f"""
 import os, signal, sys
+signal.signal(signal.SIGINT, signal.default_int_handler)  # (even where SIGINT came ignored)
 sys.path.insert(0, {str(ROOT)!r})
 import irexec.cli.run as run
 real = run.write_npz

@@ -251,9 +251,12 @@ def test_a_signal_stops_a_long_kernel_and_leaves_no_output(tmp_path, sig, code):
     xml = tmp_path / "model.xml"
     write_ir(b.build(), xml)
     out = tmp_path / "out.npz"
+    # (a shell that starts background jobs without job control hands them SIGINT ignored,
+    # which an exec keeps: the child gets the default, as a terminal's command has)
     proc = subprocess.Popen([sys.executable, "-m", "irexec", "run", str(xml), "-o", str(out)],
                             env=_env(), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                            text=True)
+                            text=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     try:
         # Inside the kernel once the process has used 3 s of CPU (reading, compiling and
         # making the inputs take about 1 s); without /proc, after a while.
