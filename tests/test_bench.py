@@ -83,3 +83,15 @@ def test_models_nine_covers_the_whole_model_speed_issue():
     zoo = {e.name for e in model_zoo.ZOO}
     for _, origin, name in models.NINE:
         assert (name in zoo) if origin == "zoo" else (name in models.BUILDERS)
+
+
+def test_models_nine_refuses_a_name_it_does_not_measure(tmp_path, capsys):
+    # a name of the zoo's smaller variants (or a typo) measured nothing before, silently
+    from tools.bench import models
+
+    with pytest.raises(SystemExit) as caught:
+        models.main(["--nine", "--cache", str(tmp_path), "--only", "resnet18"])
+    assert caught.value.code == 2
+    err = capsys.readouterr().err
+    assert "'resnet18' is not one of the nine" in err and "resnet18_full" in err
+    assert not any(tmp_path.iterdir())  # nothing built

@@ -669,13 +669,28 @@ def fuse_steps(order, steps: list, writers: list) -> tuple[list, list]:
     replaced: dict[int, tuple] = {}
     gone: set[int] = set()
     for group in groups:
-        members = sorted(index[str(n.id)] for n in group.nodes)
-        if steps[members[-1]].location.layer_id != str(group.root.id):
-            continue  # (never: every layer of a pattern leads to its root)
-        nodes = {str(n.id): n for n in group.nodes}
-        replaced[members[-1]] = _fused_step(group, [steps[i] for i in members],
-                                            [writers[i] for i in members], nodes)
-        gone.update(members[:-1])
+        made = _group_step(group, steps, writers, index)
+        if made is not None:
+            members, replaced[members[-1]] = made
+            gone.update(members[:-1])
+    return _replace_steps(steps, writers, replaced, gone)
+
+
+def _group_step(group: Group, steps: list, writers: list, index: dict):
+    """``(members, (step, writer))``: the group's steps (their plan positions, in order) and the
+    one fused step for them; None where the group's last step is not its root's (never: every
+    layer of a pattern leads to its root)."""
+    members = sorted(index[str(n.id)] for n in group.nodes)
+    if steps[members[-1]].location.layer_id != str(group.root.id):
+        return None
+    nodes = {str(n.id): n for n in group.nodes}
+    return members, _fused_step(group, [steps[i] for i in members],
+                                [writers[i] for i in members], nodes)
+
+
+def _replace_steps(steps: list, writers: list, replaced: dict, gone: set) -> tuple[list, list]:
+    """The steps and writers with those at the positions ``gone`` left out and those in
+    ``replaced`` (position -> (step, writer)) put in their places."""
     new_steps, new_writers = [], []
     for i, (step, writer) in enumerate(zip(steps, writers)):
         if i in gone:
@@ -897,30 +912,20 @@ def grouped_attention(order, steps: list, writers: list) -> tuple[list, list]:
         return steps, writers
     replaced, gone = {}, set()
     for group in groups:
-        members = sorted(index[str(n.id)] for n in group.nodes)
-        if steps[members[-1]].location.layer_id != str(group.root.id):
+        made = _group_step(group, steps, writers, index)
+        if made is None:
             continue
-        nodes = {str(n.id): n for n in group.nodes}
-        step, _ = _fused_step(group, [steps[i] for i in members], [writers[i] for i in members],
-                              nodes)
+        members, (step, _) = made
         fused = step.kernel
         # where each of the seven layers sits among the step's layers (plan order)
         roles = tuple(members.index(index[str(n.id)]) for n in group.nodes)
         kernel = GroupedAttentionKernel(fused.name, fused.layers, fused.count, fused.sized,
                                         roles, (bool(group.nodes[2].attrs.get("special_zero")),
                                                 bool(group.nodes[5].attrs.get("special_zero"))))
-        replaced[members[-1]] = dataclasses.replace(
-            step, kernel=kernel, check=kernel.check if step.check is not None else None)
+        replaced[members[-1]] = (dataclasses.replace(
+            step, kernel=kernel, check=kernel.check if step.check is not None else None), None)
         gone.update(members[:-1])
-    new_steps, new_writers = [], []
-    for i, (step, writer) in enumerate(zip(steps, writers)):
-        if i in gone:
-            continue
-        if i in replaced:
-            step, writer = replaced[i], None
-        new_steps.append(step)
-        new_writers.append(writer)
-    return new_steps, new_writers
+    return _replace_steps(steps, writers, replaced, gone)
 
 
 class GroupedAttentionKernel(FusedKernel):

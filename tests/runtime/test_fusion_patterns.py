@@ -480,19 +480,25 @@ def test_a_bad_call_gives_the_layer_own_error_in_a_fused_step():
     assert errors[0] == errors[1] == errors[2] and errors[0][1] == "bias", errors
 
 
-def test_a_checked_result_is_reused_only_for_the_arrays_it_was_computed_from():
-    # the first call of a signature checks each layer (computing the chain) and the kernel
-    # then returns that result: only for the same input arrays, never for others
+def _dynamic_layernorm_step():
+    """A dynamic LayerNorm's model, its one fused step's kernel, and ``args(x)``: the step's
+    inputs with ``x`` as the data."""
     model = _pattern_model("LayerNorm", ("power", "divide", 2, False), "f32", [3, 16],
                            dynamic=True)
     plan = irexec.compile_model(model).plan
     step = plan.steps[0]
-    kernel = step.kernel
     x_slot = plan.inputs[0].slot
-    rng = np.random.default_rng(4)
 
     def args(x):
         return [x if s == x_slot else plan.initial_values[s] for s in step.inputs]
+    return model, step.kernel, args
+
+
+def test_a_checked_result_is_reused_only_for_the_arrays_it_was_computed_from():
+    # the first call of a signature checks each layer (computing the chain) and the kernel
+    # then returns that result: only for the same input arrays, never for others
+    _, kernel, args = _dynamic_layernorm_step()
+    rng = np.random.default_rng(4)
 
     a, b = (rng.standard_normal((3, 16)).astype(np.float32) for _ in range(2))
     want_a, want_b = kernel(*args(a)), kernel(*args(b))
@@ -583,14 +589,9 @@ def test_a_loop_body_fuses_and_traces_every_layer(rows):
 def test_a_check_made_after_the_kernel_keeps_nothing():
     # the run loop checks a step after its kernel (its error, the size of what it made): such a
     # check's result must not be served to a later call on the same arrays, changed since
-    model = _pattern_model("LayerNorm", ("power", "divide", 2, False), "f32", [3, 16],
-                           dynamic=True)
-    plan = irexec.compile_model(model).plan
-    step = plan.steps[0]
-    kernel = step.kernel
-    x_slot = plan.inputs[0].slot
+    model, kernel, args_of = _dynamic_layernorm_step()
     x = np.random.default_rng(6).standard_normal((3, 16)).astype(np.float32)
-    args = [x if s == x_slot else plan.initial_values[s] for s in step.inputs]
+    args = args_of(x)
     kernel(*args)
     kernel.check(args)  # after the kernel
     x *= 2  # the caller changes its array in place

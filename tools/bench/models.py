@@ -587,6 +587,11 @@ def main(argv=None) -> int:
             kernels_alone(Path(xml), args.runs or 30)
         return 0
     if args.nine:
+        known = {name for _, _, name in NINE} | {label for label, _, _ in NINE}
+        unknown = [n for n in args.only if n not in known]
+        if unknown:
+            parser.error(f"--only {unknown[0]!r} is not one of the nine; choose from "
+                         f"{', '.join(name for _, _, name in NINE)} (or their labels)")
         nine(Path(args.zoo) if args.zoo else None, Path(args.cache), args.only,
              runs=args.runs or 5, fresh=args.fresh)
         return 0
